@@ -1,0 +1,41 @@
+// dpsosp: the SOSP certificate (SPEC section 6).
+#pragma once
+#include <functional>
+
+#include "dpsosp/data.hpp"
+#include "dpsosp/model.hpp"
+#include "dpsosp/synthetic.hpp"
+#include "dpsosp/types.hpp"
+
+namespace dpsosp {
+
+struct Certificate {
+  double grad_norm = 0;   ///< ||grad F(x)||
+  double lambda_min = 0;  ///< smallest eigenvalue of hess F(x)
+  double sosp_gap = 0;    ///< max(||grad F||, max(0, -lambda_min)^2 / rho)
+};
+
+/// The smallest alpha for which x is an alpha-SOSP of a rho-Hessian-Lipschitz F.
+double sosp_gap(double grad_norm, double lambda_min, double rho);
+
+/// Hessian-vector product callback: out = H v.
+using HvpFunction = std::function<void(const Vec& v, Vec& out)>;
+
+struct EigenOptions {
+  /// Below this dimension a dense eigen-decomposition of the assembled Hessian is used.
+  Index dense_below = 64;
+  Index max_iterations = 1000;
+  double tolerance = 1e-8;
+};
+/// lambda_min of the symmetric operator given by hvp, matrix-free (Spectra
+/// Lanczos on H - shift*I, so only the largest-magnitude end is needed).
+double smallest_eigenvalue(const HvpFunction& hvp, Index dim, const EigenOptions& options = {});
+
+/// Certificate of x for the known population F.
+Certificate certify_population(const Population& population, const Vec& x, double rho,
+                               const EigenOptions& options = {});
+/// Certificate of x for the empirical objective of the model on `data` (evaluation data).
+Certificate certify_empirical(const Model& model, const Dataset& data, const Vec& x, double rho,
+                              const EigenOptions& options = {});
+
+}  // namespace dpsosp

@@ -1,0 +1,93 @@
+// dpsosp: datasets (dense or sparse features plus an optional label column),
+// file loaders and the single-pass sample pool.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "dpsosp/types.hpp"
+
+namespace dpsosp {
+
+/// n records with p features each, and an optional label/target per record.
+/// Features are stored dense (row-major) or sparse (CSR); every model reads
+/// them through row_dot / row_axpy / row_dense so it works with both.
+class Dataset {
+ public:
+  Dataset() = default;
+  /// Dense features; labels may be empty (unsupervised, e.g. PCA).
+  Dataset(RowMatrix features, Vec labels);
+  /// Sparse features (CSR).
+  Dataset(SparseRowMatrix features, Vec labels);
+
+  Index rows() const;
+  Index cols() const;
+  bool is_sparse() const { return sparse_; }
+  bool has_labels() const { return labels_.size() > 0; }
+  double label(Index i) const { return labels_[static_cast<Eigen::Index>(i)]; }
+  const Vec& labels() const { return labels_; }
+  const RowMatrix& dense() const { return dense_; }
+  const SparseRowMatrix& sparse() const { return sparse_matrix_; }
+
+  /// <z_i, w> for feature row i (w has cols() entries).
+  double row_dot(Index i, const Eigen::Ref<const Vec>& w) const;
+  /// out += scale * z_i.
+  void row_axpy(Index i, double scale, Eigen::Ref<Vec> out) const;
+  /// out = z_i as a dense vector (out must have cols() entries).
+  void row_dense(Index i, Eigen::Ref<Vec> out) const;
+  /// ||z_i||^2.
+  double row_squared_norm(Index i) const;
+  /// The records listed (in that order) as a new dataset of the same storage kind.
+  Dataset subset(const IndexList& idx) const;
+
+ private:
+  RowMatrix dense_;
+  SparseRowMatrix sparse_matrix_;
+  Vec labels_;
+  bool sparse_ = false;
+};
+
+/// How a file's records are laid out.
+enum class FileFormat { kCsv, kLibsvm, kIdx };
+
+struct LoadOptions {
+  /// Skip one header line (CSV only).
+  bool header = false;
+  /// The first CSV column is the label / target. False for unsupervised data (PCA).
+  bool labeled = true;
+  /// LibSVM: number of features; 0 = the largest index seen.
+  Index libsvm_features = 0;
+};
+
+/// Parses "csv", "libsvm"/"svmlight", "idx"; throws Error otherwise.
+FileFormat parse_file_format(const std::string& name);
+/// Guesses from the extension (.csv, .svm/.libsvm/.txt, -ubyte/.idx, with .gz).
+FileFormat guess_file_format(const std::string& path);
+
+/// CSV, one record per line, numeric. Errors name the file, line and reason.
+Dataset load_csv(const std::string& path, const LoadOptions& options = {});
+/// LibSVM / SVMlight: "label idx:val idx:val ..." with 1-based increasing indices.
+Dataset load_libsvm(const std::string& path, const LoadOptions& options = {});
+/// IDX (optionally gzip-compressed) images; pixels of unsigned-byte files are
+/// scaled to [0,1]. When labels_path is non-empty, the labels come from that IDX1 file.
+Dataset load_idx(const std::string& images_path, const std::string& labels_path = "");
+/// Dispatches on the format.
+Dataset load_dataset(const std::string& path, FileFormat format, const LoadOptions& options = {});
+
+/// Hands out record indices without replacement in a random order fixed by the
+/// seed: the single-pass budget of the private algorithms.
+class SamplePool {
+ public:
+  SamplePool(Index n, std::uint64_t seed);
+  /// The next k unused records; throws Error when fewer than k remain.
+  IndexList draw(Index k);
+  Index remaining() const { return order_.size() - next_; }
+  Index used() const { return next_; }
+  Index size() const { return order_.size(); }
+
+ private:
+  std::vector<Index> order_;
+  Index next_ = 0;
+};
+
+}  // namespace dpsosp

@@ -1,0 +1,63 @@
+// dpsosp: per-example objectives. The library clips each example's gradient,
+// so a model gives per-example losses, gradients and Hessian-vector products,
+// and a batched form that computes many per-example gradients at once.
+#pragma once
+#include <memory>
+#include <string>
+
+#include "dpsosp/data.hpp"
+#include "dpsosp/types.hpp"
+
+namespace dpsosp {
+
+/// Shape parameters of the models that need them.
+struct ModelOptions {
+  /// softmax / mlp: number of classes; 0 = infer from the labels (max label + 1).
+  Index classes = 0;
+  /// mlp: hidden units.
+  Index hidden = 32;
+  /// pca: rank r of U (x = vec(U), U is p x r, column-major).
+  Index rank = 1;
+  /// Throws Error naming the field when a value is invalid.
+  void Validate() const;
+};
+
+class Model {
+ public:
+  virtual ~Model() = default;
+  virtual std::string name() const = 0;
+  /// Dimension d of the parameter vector x.
+  virtual Index dim() const = 0;
+  /// Number of features each record must have.
+  virtual Index features() const = 0;
+  /// Throws Error when the data do not fit the model (feature count, labels
+  /// invalid for the model: the message names the first bad record).
+  virtual void validate(const Dataset& data) const = 0;
+
+  virtual double loss(const Vec& x, const Dataset& data, Index i) const = 0;
+  /// out = grad f(x; z_i); out has dim() entries.
+  virtual void gradient(const Vec& x, const Dataset& data, Index i, Eigen::Ref<Vec> out) const = 0;
+  /// out = hess f(x; z_i) v.
+  virtual void hvp(const Vec& x, const Dataset& data, Index i, const Vec& v,
+                   Eigen::Ref<Vec> out) const = 0;
+  /// Row k of out (resized to idx.size() x dim()) = grad f(x; z_idx[k]).
+  /// Must agree exactly with gradient(). The default loops over gradient().
+  virtual void batch_gradients(const Vec& x, const Dataset& data, const IndexList& idx,
+                               RowMatrix& out) const;
+
+  /// Means over the records idx (convenience for certificates and references).
+  double mean_loss(const Vec& x, const Dataset& data, const IndexList& idx) const;
+  Vec mean_gradient(const Vec& x, const Dataset& data, const IndexList& idx) const;
+  Vec mean_hvp(const Vec& x, const Dataset& data, const IndexList& idx, const Vec& v) const;
+};
+
+/// Model names: logistic, sigmoid, cauchy, phase-retrieval, pca, softmax, mlp.
+/// `features` is the number of feature columns of the data; `data` (may be null)
+/// lets softmax/mlp infer the class count.
+std::unique_ptr<Model> make_model(const std::string& name, Index features,
+                                  const ModelOptions& options = {},
+                                  const Dataset* data = nullptr);
+/// The list of model names, for help texts.
+std::vector<std::string> model_names();
+
+}  // namespace dpsosp

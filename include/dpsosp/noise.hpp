@@ -1,0 +1,45 @@
+// dpsosp: seeded, counter-based Gaussian noise.
+#pragma once
+#include <cstdint>
+
+#include "dpsosp/types.hpp"
+
+namespace dpsosp {
+
+/// Purposes of the independent random streams of one run. Each (seed, purpose,
+/// index) triple names its own Philox counter space, so streams never overlap and
+/// results do not depend on the order in which threads ask for numbers.
+enum class StreamPurpose : std::uint32_t {
+  kSampleOrder = 1,   ///< the order in which records are drawn
+  kTreeNoise = 2,     ///< tree-mechanism node noise
+  kGaussianNoise = 3, ///< Gaussian-mechanism noise (baselines)
+  kPerturbation = 4,  ///< saddle perturbation (post-processing)
+  kSynthetic = 5,     ///< synthetic data generation
+  kPoisson = 6,       ///< Poisson sampling (DP-SGD)
+  kTest = 99,
+};
+
+/// Standard normal variates from Philox4x32-10 (Random123) with Box-Muller.
+/// The k-th number of stream (seed, purpose, index) is a pure function of those
+/// four values: reproducible across runs, machines and thread counts.
+class GaussianStream {
+ public:
+  GaussianStream(std::uint64_t seed, StreamPurpose purpose, std::uint64_t index = 0);
+  /// out[j] = sigma * N(0,1), consuming out.size() numbers of the stream.
+  void fill(Eigen::Ref<Vec> out, double sigma = 1.0);
+  double next();
+  /// A uniform in (0,1) from the same stream (consumes one number).
+  double uniform();
+  std::uint64_t position() const { return position_; }
+
+ private:
+  std::uint64_t seed_;
+  std::uint64_t stream_;
+  std::uint64_t position_ = 0;
+};
+
+/// A seed from the operating system's secure source (std::random_device reading
+/// /dev/urandom); used when the user gives none, and always reported.
+std::uint64_t secure_random_seed();
+
+}  // namespace dpsosp

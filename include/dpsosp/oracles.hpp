@@ -1,0 +1,44 @@
+// dpsosp: the clipped gradient oracles of paper Algorithm 3.
+#pragma once
+#include <limits>
+
+#include "dpsosp/data.hpp"
+#include "dpsosp/model.hpp"
+#include "dpsosp/types.hpp"
+
+namespace dpsosp {
+
+struct OracleOutput {
+  Vec value;          ///< the mean of the clipped per-example vectors
+  Index batch = 0;    ///< records used
+  Index clipped = 0;  ///< per-example vectors whose norm exceeded the clip bound
+};
+
+/// Clip v to norm at most c (c = +inf leaves v as is); returns whether it clipped.
+bool clip_to_norm(Eigen::Ref<Vec> v, double c);
+
+/// O1 and O2 over fresh records drawn from the pool. A clip bound of +infinity
+/// disables clipping (the non-private references). Under replace-one adjacency
+/// each output has L2 sensitivity 2 * clip / batch.
+class GradientOracles {
+ public:
+  GradientOracles(const Model& model, const Dataset& data, SamplePool& pool);
+  /// O1(x) = mean over b fresh records of clip(grad f(x; z), clip).
+  OracleOutput o1(const Vec& x, Index b, double clip);
+  /// O2(x, x_prev) = mean over b fresh records of clip(grad f(x; z) - grad f(x_prev; z), clip).
+  OracleOutput o2(const Vec& x, const Vec& x_prev, Index b, double clip);
+  /// O1 on given records (no pool draw): used by multi-epoch DP-SGD.
+  OracleOutput o1_on(const Vec& x, const IndexList& records, double clip);
+  /// Per-example gradients computed so far.
+  Index gradient_evaluations() const { return gradient_evaluations_; }
+  SamplePool& pool() { return pool_; }
+
+ private:
+  const Model& model_;
+  const Dataset& data_;
+  SamplePool& pool_;
+  Index gradient_evaluations_ = 0;
+  RowMatrix buffer_a_, buffer_b_;
+};
+
+}  // namespace dpsosp

@@ -1,0 +1,64 @@
+// dpsosp: the parameters of the private SOSP finders from the problem constants.
+#pragma once
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+
+#include "dpsosp/types.hpp"
+
+namespace dpsosp {
+
+/// The constants of Assumption 3.1: every f(.; z) is G-Lipschitz, M-smooth and
+/// rho-Hessian-Lipschitz, and F(x0) - inf F <= B.
+struct ProblemConstants {
+  double G = 1.0;
+  double M = 1.0;
+  double rho = 1.0;
+  double B = 1.0;
+  void Validate() const;
+};
+
+/// The privacy target. epsilon = +infinity means non-private (no noise, no clipping).
+struct PrivacyTarget {
+  double epsilon = 1.0;
+  double delta = 1e-6;
+  bool is_private() const { return epsilon < std::numeric_limits<double>::infinity(); }
+  void Validate() const;
+};
+
+/// Optional overrides of any computed parameter (unset = computed).
+struct ParameterOverrides {
+  std::optional<double> alpha, kappa, sigma, eta, zeta, threshold;
+  std::optional<Index> b, T, Gamma;
+};
+
+/// Every parameter of spider-tree-adaptive (paper Theorem 3.11, hidden constants 1,
+/// SPEC section 2; docs/parameters.md gives each formula with its source).
+struct SpiderParameters {
+  double alpha = 0;        ///< target accuracy (times alpha_scale)
+  Index b = 0;             ///< O1 batch: ceil(G sqrt(d)/(eps alpha) + G^2/alpha^2)
+  double kappa = 0;        ///< drift budget: max(alpha sqrt(d)/eps, (BGM)^(1/3))
+  double bt_slope = 0;     ///< b_t = max(ceil(u_t * bt_slope), 1), bt_slope = max(sqrt(d)/(alpha eps), kappa/alpha^2)
+  double sensitivity = 0;  ///< s = max(2G/b, 2/bt_slope): every node's L2 sensitivity
+  double sigma = 0;        ///< per-coordinate node noise, calibrated by the accountant
+  double eta = 0;          ///< step 1/M
+  Index T = 0;             ///< theory's step count B M / alpha^2 (reported; the run is data-limited)
+  Index Gamma = 0;         ///< frozen steps after a perturbation
+  double zeta = 0;         ///< perturbation: g ~ N(0, zeta^2/d I)
+  double threshold = 0;    ///< perturb when ||grad~_{t-1}|| <= threshold
+  Index max_phase_length = 1024;  ///< L_max, phases longer force an O1 call
+  int depth = 0;           ///< tree depth ceil(log2(L_max + 1))
+};
+
+/// alpha of Theorem 3.11 with hidden constants 1 (before alpha_scale).
+double theorem_alpha(Index n, Index d, double epsilon, const ProblemConstants& c);
+
+/// Computes every parameter; throws Error naming the problem when the inputs are
+/// invalid or n cannot fill one O1 batch (the message says which n would).
+SpiderParameters spider_tree_adaptive_parameters(Index n, Index d, const PrivacyTarget& privacy,
+                                                 const ProblemConstants& c, double alpha_scale = 1.0,
+                                                 const ParameterOverrides& overrides = {},
+                                                 Index max_phase_length = 1024);
+
+}  // namespace dpsosp

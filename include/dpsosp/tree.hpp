@@ -1,0 +1,40 @@
+// dpsosp: the binary tree mechanism (paper Algorithm 1) as a streaming type.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "dpsosp/noise.hpp"
+#include "dpsosp/types.hpp"
+
+namespace dpsosp {
+
+/// TREE(t) for t = 1, 2, ...: the sum of the noise of the dyadic nodes that
+/// cover [1, t] (popcount(t) nodes). Only the open nodes' noise is kept
+/// (O(d log T) memory) and exactly one fresh Gaussian vector is drawn per step.
+class TreeNoise {
+ public:
+  /// sigma: per-coordinate noise of every node. all_ones: test mode, every
+  /// node's noise is the all-ones vector (so TREE(t) = popcount(t) * ones).
+  TreeNoise(Index dim, double sigma, GaussianStream stream, bool all_ones = false);
+  /// Advances to the next step t and returns TREE(t).
+  const Vec& next();
+  /// Starts a fresh tree (new nodes, t = 0); the stream continues, so the
+  /// new tree's noise is independent of the old one's.
+  void restart();
+  /// Steps taken in the current tree.
+  std::uint64_t step() const { return t_; }
+  /// Noise vectors currently held (open nodes), for the memory contract.
+  Index live_vectors() const { return nodes_.size(); }
+  double sigma() const { return sigma_; }
+
+ private:
+  Index dim_;
+  double sigma_;
+  GaussianStream stream_;
+  bool all_ones_;
+  std::uint64_t t_ = 0;
+  std::vector<Vec> nodes_;  // open nodes, largest first
+  Vec sum_;
+};
+
+}  // namespace dpsosp

@@ -24,17 +24,25 @@ enum class StreamPurpose : std::uint32_t {
 /// four values: reproducible across runs, machines and thread counts.
 class GaussianStream {
  public:
-  GaussianStream(std::uint64_t seed, StreamPurpose purpose, std::uint64_t index = 0);
+  GaussianStream(std::uint64_t seed, StreamPurpose purpose, std::uint32_t index = 0);
   /// out[j] = sigma * N(0,1), consuming out.size() numbers of the stream.
   void fill(Eigen::Ref<Vec> out, double sigma = 1.0);
   double next();
-  /// A uniform in (0,1) from the same stream (consumes one number).
+  /// A uniform in (0,1] from the same stream (consumes one number).
   double uniform();
+  /// 64 uniform random bits (consumes one number).
+  std::uint64_t next_u64();
+  /// A uniform integer in [0, n), unbiased (rejection; consumes one or more numbers).
+  std::uint64_t uniform_index(std::uint64_t n);
+  /// Numbers consumed so far.
   std::uint64_t position() const { return position_; }
 
  private:
+  // Numbers come in pairs: block k of the counter space gives numbers 2k, 2k+1.
+  void block(std::uint64_t k, std::uint64_t out[2]) const;
   std::uint64_t seed_;
-  std::uint64_t stream_;
+  std::uint32_t purpose_;
+  std::uint32_t index_;
   std::uint64_t position_ = 0;
 };
 

@@ -13,6 +13,8 @@
 
 #include <random>
 
+#include "dpsosp/error.hpp"
+
 namespace dpsosp {
 namespace {
 using Philox = r123::Philox4x32;
@@ -39,8 +41,9 @@ std::uint64_t GaussianStream::next_u64() {
 double GaussianStream::uniform() { return r123::u01<double>(next_u64()); }
 
 std::uint64_t GaussianStream::uniform_index(std::uint64_t n) {
+  if (n == 0) throw Error("GaussianStream::uniform_index: n must be at least 1, got 0");
   // Rejection sampling on the largest multiple of n below 2^64: unbiased.
-  const std::uint64_t limit = n == 0 ? 0 : (~std::uint64_t{0}) - ((~std::uint64_t{0}) % n + 1) % n;
+  const std::uint64_t limit = (~std::uint64_t{0}) - ((~std::uint64_t{0}) % n + 1) % n;
   for (;;) {
     const std::uint64_t u = next_u64();
     if (u <= limit) return u % n;

@@ -26,9 +26,16 @@ struct EigenOptions {
   Index dense_below = 64;
   Index max_iterations = 1000;
   double tolerance = 1e-8;
+  /// Lanczos subspace size, capped at the dimension; memory is
+  /// subspace_dimension vectors of the operator's size.
+  Index subspace_dimension = 20;
+  /// Throws Error naming the field when a value is invalid.
+  void Validate() const;
 };
-/// lambda_min of the symmetric operator given by hvp, matrix-free (Spectra
-/// Lanczos on H - shift*I, so only the largest-magnitude end is needed).
+/// lambda_min of the symmetric operator given by hvp: dense below dense_below,
+/// else matrix-free thick-restart Lanczos with full reorthogonalisation,
+/// converged when the Ritz residual is below tolerance * ||H|| (certify.cpp says
+/// why not Spectra 1.0.1). Throws Error when it does not converge.
 double smallest_eigenvalue(const HvpFunction& hvp, Index dim, const EigenOptions& options = {});
 
 /// Certificate of x for the known population F.

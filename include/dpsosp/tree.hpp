@@ -33,7 +33,7 @@ class TreeNoise {
   GaussianStream stream_;
   bool all_ones_;
   std::uint64_t t_ = 0;
-  std::vector<Vec> nodes_;  // open nodes, largest first
+  std::vector<Vec> nodes_;  // prefix sums of the open nodes' noise, largest node first (tree.cpp)
   Vec sum_;
 };
 

@@ -3,6 +3,7 @@
 #include "dpsosp/certify.hpp"
 #include "dpsosp/data.hpp"
 #include "dpsosp/error.hpp"
+#include "dpsosp/gradient_check.hpp"
 #include "dpsosp/model.hpp"
 #include "dpsosp/noise.hpp"
 #include "dpsosp/optimizer.hpp"

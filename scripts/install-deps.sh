@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs dpsosp's build and test dependencies from Debian 12 packages (as root).
+# Skips apt entirely when everything is already installed.
+set -euo pipefail
+PACKAGES=(cmake g++ make libeigen3-dev libcli11-dev nlohmann-json3-dev libspectra-dev librandom123-dev
+          zlib1g-dev libgtest-dev libbenchmark-dev libomp-dev dataset-fashion-mnist
+          python3-numpy python3-matplotlib python3-pybind11 pybind11-dev)
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#PACKAGES[@]} packages present"
+  exit 0
+fi
+echo "install-deps: installing ${missing[*]}"
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,10 @@
+// Internal: each algorithm's parameters, mechanism and accounting.
+#pragma once
+#include "dpsosp/optimizer.hpp"
+
+namespace dpsosp::detail {
+
+/// Runs options.algorithm from summary.x (x0) and fills the summary.
+void run_algorithm(const Model& model, const Dataset& data, const RunOptions& options, Summary& summary);
+
+}  // namespace dpsosp::detail

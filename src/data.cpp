@@ -1,0 +1,219 @@
+// dpsosp: Dataset row access, file-format names and the single-pass SamplePool.
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <numeric>
+#include <string>
+#include <utility>
+
+#include "dpsosp/data.hpp"
+#include "dpsosp/error.hpp"
+#include "dpsosp/noise.hpp"
+
+namespace dpsosp {
+namespace {
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+void check_labels(const char* fn, Index rows, const Vec& labels) {
+  const Index n = static_cast<Index>(labels.size());
+  if (n != 0 && n != rows)
+    throw Error(std::string(fn) + ": got " + std::to_string(n) + " labels for " + std::to_string(rows) +
+                " rows (expected 0 or " + std::to_string(rows) + ")");
+}
+
+// "train-images-idx3-ubyte.gz" -> "train-labels-idx1-ubyte.gz" beside it; empty if
+// the name does not follow the MNIST convention.
+std::string sibling_idx_labels(const std::string& images_path) {
+  namespace fs = std::filesystem;
+  const fs::path path(images_path);
+  std::string name = path.filename().string();
+  for (const char* sep : {"-", "."}) {
+    const std::string pattern = std::string("images") + sep + "idx3";
+    const std::size_t at = name.rfind(pattern);
+    if (at != std::string::npos) {
+      name.replace(at, pattern.size(), std::string("labels") + sep + "idx1");
+      return (path.parent_path() / name).string();
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+Dataset::Dataset(RowMatrix features, Vec labels)
+    : dense_(std::move(features)), labels_(std::move(labels)), sparse_(false) {
+  check_labels("Dataset", static_cast<Index>(dense_.rows()), labels_);
+}
+
+Dataset::Dataset(SparseRowMatrix features, Vec labels)
+    : sparse_matrix_(std::move(features)), labels_(std::move(labels)), sparse_(true) {
+  // Row access walks the CSR arrays directly only when they are compressed.
+  sparse_matrix_.makeCompressed();
+  check_labels("Dataset", static_cast<Index>(sparse_matrix_.rows()), labels_);
+}
+
+Index Dataset::rows() const {
+  return static_cast<Index>(sparse_ ? sparse_matrix_.rows() : dense_.rows());
+}
+
+Index Dataset::cols() const {
+  return static_cast<Index>(sparse_ ? sparse_matrix_.cols() : dense_.cols());
+}
+
+namespace {
+
+// Row accessors sit on every per-example gradient; the checks are two compares
+// and turn a silent out-of-bounds read into a clear error.
+void check_row(const char* fn, Index i, Index rows) {
+  if (i >= rows)
+    throw Error(std::string("Dataset::") + fn + ": row " + std::to_string(i) + " out of range (rows = " +
+                std::to_string(rows) + ")");
+}
+
+void check_width(const char* fn, Eigen::Index got, Index cols) {
+  if (static_cast<Index>(got) != cols)
+    throw Error(std::string("Dataset::") + fn + ": vector has " + std::to_string(got) + " entries, expected " +
+                std::to_string(cols) + " (the number of features)");
+}
+
+}  // namespace
+
+double Dataset::row_dot(Index i, const Eigen::Ref<const Vec>& w) const {
+  check_row("row_dot", i, rows());
+  check_width("row_dot", w.size(), cols());
+  const auto r = static_cast<Eigen::Index>(i);
+  if (!sparse_) return dense_.row(r).dot(w.transpose());
+  double sum = 0.0;
+  for (SparseRowMatrix::InnerIterator it(sparse_matrix_, r); it; ++it) sum += it.value() * w[it.index()];
+  return sum;
+}
+
+void Dataset::row_axpy(Index i, double scale, Eigen::Ref<Vec> out) const {
+  check_row("row_axpy", i, rows());
+  check_width("row_axpy", out.size(), cols());
+  const auto r = static_cast<Eigen::Index>(i);
+  if (!sparse_) {
+    out.noalias() += scale * dense_.row(r).transpose();
+    return;
+  }
+  for (SparseRowMatrix::InnerIterator it(sparse_matrix_, r); it; ++it) out[it.index()] += scale * it.value();
+}
+
+void Dataset::row_dense(Index i, Eigen::Ref<Vec> out) const {
+  check_row("row_dense", i, rows());
+  check_width("row_dense", out.size(), cols());
+  const auto r = static_cast<Eigen::Index>(i);
+  if (!sparse_) {
+    out = dense_.row(r).transpose();
+    return;
+  }
+  out.setZero();
+  for (SparseRowMatrix::InnerIterator it(sparse_matrix_, r); it; ++it) out[it.index()] = it.value();
+}
+
+double Dataset::row_squared_norm(Index i) const {
+  check_row("row_squared_norm", i, rows());
+  const auto r = static_cast<Eigen::Index>(i);
+  if (!sparse_) return dense_.row(r).squaredNorm();
+  double sum = 0.0;
+  for (SparseRowMatrix::InnerIterator it(sparse_matrix_, r); it; ++it) sum += it.value() * it.value();
+  return sum;
+}
+
+Dataset Dataset::subset(const IndexList& idx) const {
+  const Index n = rows();
+  for (Index i : idx) check_row("subset", i, n);
+  const auto m = static_cast<Eigen::Index>(idx.size());
+  Vec labels;
+  if (has_labels()) {
+    labels.resize(m);
+    for (Eigen::Index k = 0; k < m; ++k) labels[k] = labels_[static_cast<Eigen::Index>(idx[k])];
+  }
+  if (!sparse_) {
+    RowMatrix features(m, dense_.cols());
+    for (Eigen::Index k = 0; k < m; ++k) features.row(k) = dense_.row(static_cast<Eigen::Index>(idx[k]));
+    return Dataset(std::move(features), std::move(labels));
+  }
+  // Copy the CSR rows directly: cheaper than triplets and keeps index order.
+  std::vector<std::int64_t> outer{0};
+  std::vector<std::int64_t> inner;
+  std::vector<double> values;
+  for (Index i : idx) {
+    for (SparseRowMatrix::InnerIterator it(sparse_matrix_, static_cast<Eigen::Index>(i)); it; ++it) {
+      inner.push_back(it.index());
+      values.push_back(it.value());
+    }
+    outer.push_back(static_cast<std::int64_t>(inner.size()));
+  }
+  SparseRowMatrix features = Eigen::Map<const SparseRowMatrix>(
+      m, sparse_matrix_.cols(), static_cast<std::int64_t>(values.size()), outer.data(), inner.data(), values.data());
+  return Dataset(std::move(features), std::move(labels));
+}
+
+FileFormat parse_file_format(const std::string& name) {
+  const std::string n = lower(name);
+  if (n == "csv") return FileFormat::kCsv;
+  if (n == "libsvm" || n == "svmlight" || n == "svm") return FileFormat::kLibsvm;
+  if (n == "idx") return FileFormat::kIdx;
+  throw Error("parse_file_format: unknown format '" + name + "' (expected csv, libsvm, svmlight or idx)");
+}
+
+FileFormat guess_file_format(const std::string& path) {
+  std::string name = lower(std::filesystem::path(path).filename().string());
+  if (ends_with(name, ".gz")) name.resize(name.size() - 3);
+  if (ends_with(name, ".csv")) return FileFormat::kCsv;
+  for (const char* ext : {".svm", ".libsvm", ".svmlight", ".txt"})
+    if (ends_with(name, ext)) return FileFormat::kLibsvm;
+  if (name.find("-ubyte") != std::string::npos || ends_with(name, ".idx") || ends_with(name, ".idx1") ||
+      ends_with(name, ".idx3"))
+    return FileFormat::kIdx;
+  throw Error("guess_file_format: cannot tell the format of '" + path +
+              "' from its name; pass --format csv|libsvm|idx");
+}
+
+Dataset load_dataset(const std::string& path, FileFormat format, const LoadOptions& options) {
+  switch (format) {
+    case FileFormat::kCsv: return load_csv(path, options);
+    case FileFormat::kLibsvm: return load_libsvm(path, options);
+    case FileFormat::kIdx: break;
+  }
+  // A missing images file should be reported as such, not as missing labels.
+  if (!options.labeled || !std::filesystem::exists(path)) return load_idx(path);
+  // IDX keeps labels in a second file; the CLI names one file, so take the
+  // MNIST-convention sibling, and refuse rather than silently drop the labels.
+  const std::string labels = sibling_idx_labels(path);
+  if (labels.empty())
+    throw Error("load_dataset: " + path + ": cannot derive the IDX labels file from the name (expected "
+                "'...images-idx3...' beside '...labels-idx1...'); use unlabeled data or call load_idx");
+  if (!std::filesystem::exists(labels))
+    throw Error("load_dataset: " + path + ": labels file " + labels + " not found beside the images");
+  return load_idx(path, labels);
+}
+
+SamplePool::SamplePool(Index n, std::uint64_t seed) : order_(n) {
+  std::iota(order_.begin(), order_.end(), Index{0});
+  // Fisher-Yates on the seed's own stream: every permutation equally likely,
+  // and the order depends on nothing but (seed, n).
+  GaussianStream stream(seed, StreamPurpose::kSampleOrder);
+  for (Index i = n; i > 1; --i) std::swap(order_[i - 1], order_[stream.uniform_index(i)]);
+}
+
+IndexList SamplePool::draw(Index k) {
+  if (k > remaining())
+    throw Error("SamplePool::draw: asked for " + std::to_string(k) + " records but only " +
+                std::to_string(remaining()) + " of " + std::to_string(size()) + " remain unused");
+  IndexList out(order_.begin() + static_cast<std::ptrdiff_t>(next_),
+                order_.begin() + static_cast<std::ptrdiff_t>(next_ + k));
+  next_ += k;
+  return out;
+}
+
+}  // namespace dpsosp

@@ -1,0 +1,244 @@
+// Model options, the default batched and averaged forms, the model factory and
+// the validation helpers every model shares.
+#include "dpsosp/model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+
+#include "model_internal.hpp"
+
+namespace dpsosp {
+
+namespace detail {
+
+std::string format_number(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buf[32];
+  if (std::floor(v) == v && std::abs(v) < 1e15) {  // integers as integers: "10", not "1e+01"
+    std::snprintf(buf, sizeof buf, "%.0f", v);
+    return buf;
+  }
+  for (int precision = 1; precision <= 17; ++precision) {
+    std::snprintf(buf, sizeof buf, "%.*g", precision, v);
+    if (std::strtod(buf, nullptr) == v) break;
+  }
+  return buf;
+}
+
+namespace {
+// "softmax: label of record 17 (0-based) is 2.5, expected an integer in [0, 10)"
+[[noreturn]] void bad_label(const Model& model, Index i, double label, const std::string& rule) {
+  throw Error(model.name() + ": label of record " + std::to_string(i) + " (0-based) is " +
+              format_number(label) + ", expected " + rule);
+}
+}  // namespace
+
+void check_feature_count(const Model& model, const Dataset& data) {
+  if (data.cols() != model.features()) {
+    throw Error(model.name() + ": the data have " + std::to_string(data.cols()) +
+                " features per record, expected " + std::to_string(model.features()) +
+                " (the model was built for that many)");
+  }
+}
+
+void check_has_labels(const Model& model, const Dataset& data) {
+  if (!data.has_labels() && data.rows() > 0) {
+    throw Error(model.name() + ": the data have no labels, expected one label per record (" +
+                model.name() + " is a supervised model)");
+  }
+}
+
+void check_labels_finite(const Model& model, const Dataset& data) {
+  for (Index i = 0; i < data.rows(); ++i) {
+    if (!std::isfinite(data.label(i))) bad_label(model, i, data.label(i), "a finite number");
+  }
+}
+
+void check_labels_binary(const Model& model, const Dataset& data) {
+  for (Index i = 0; i < data.rows(); ++i) {
+    const double y = data.label(i);
+    if (!(y == 0.0 || y == 1.0 || y == -1.0)) bad_label(model, i, y, "0, 1, -1 or +1 (0 is read as -1)");
+  }
+}
+
+void check_labels_class(const Model& model, const Dataset& data, Index classes) {
+  const double k = static_cast<double>(classes);
+  for (Index i = 0; i < data.rows(); ++i) {
+    const double y = data.label(i);
+    if (!(y >= 0.0 && y < k && std::floor(y) == y)) {
+      bad_label(model, i, y, "an integer in [0, " + std::to_string(classes) + ")");
+    }
+  }
+}
+
+void check_point(const Model& model, const Vec& x, const char* what) {
+  if (static_cast<Index>(x.size()) != model.dim()) {
+    throw Error(model.name() + "::" + what + ": x has " + std::to_string(x.size()) +
+                " entries, expected dim() = " + std::to_string(model.dim()));
+  }
+}
+
+void check_direction(const Model& model, const Vec& v) {
+  if (static_cast<Index>(v.size()) != model.dim()) {
+    throw Error(model.name() + "::hvp: v has " + std::to_string(v.size()) +
+                " entries, expected dim() = " + std::to_string(model.dim()));
+  }
+}
+
+double softmax_in_place(Eigen::Ref<Vec> logits) {
+  const double top = logits.maxCoeff();
+  double sum = 0.0;
+  for (Eigen::Index k = 0; k < logits.size(); ++k) {
+    logits[k] = std::exp(logits[k] - top);
+    sum += logits[k];
+  }
+  logits /= sum;
+  return top + std::log(sum);
+}
+
+double cross_entropy(const Vec& logits, Index y) {
+  const double top = logits.maxCoeff();
+  double sum = 0.0;
+  for (Eigen::Index k = 0; k < logits.size(); ++k) sum += std::exp(logits[k] - top);
+  return std::log(sum) - (logits[static_cast<Eigen::Index>(y)] - top);
+}
+
+Index class_label(const Model& model, const Dataset& data, Index i, Index classes) {
+  const double y = data.label(i);
+  if (!(y >= 0.0 && y < static_cast<double>(classes) && std::floor(y) == y)) {
+    bad_label(model, i, y, "an integer in [0, " + std::to_string(classes) + ")");
+  }
+  return static_cast<Index>(y);
+}
+
+}  // namespace detail
+
+void ModelOptions::Validate() const {
+  if (classes == 1) {
+    throw Error("ModelOptions::Validate: classes is 1, expected 0 (infer from the labels) or at least 2");
+  }
+  if (hidden < 1) throw Error("ModelOptions::Validate: hidden is 0, expected at least 1");
+  if (rank < 1) throw Error("ModelOptions::Validate: rank is 0, expected at least 1");
+}
+
+void Model::batch_gradients(const Vec& x, const Dataset& data, const IndexList& idx, RowMatrix& out) const {
+  const Eigen::Index d = static_cast<Eigen::Index>(dim());
+  out.resize(static_cast<Eigen::Index>(idx.size()), d);
+  for (std::size_t k = 0; k < idx.size(); ++k) {
+    Eigen::Map<Vec> row(out.row(static_cast<Eigen::Index>(k)).data(), d);
+    gradient(x, data, idx[k], row);
+  }
+}
+
+double Model::mean_loss(const Vec& x, const Dataset& data, const IndexList& idx) const {
+  if (idx.empty()) throw Error(name() + "::mean_loss: no records given, expected at least one");
+  double sum = 0.0;
+  for (Index i : idx) sum += loss(x, data, i);
+  return sum / static_cast<double>(idx.size());
+}
+
+Vec Model::mean_gradient(const Vec& x, const Dataset& data, const IndexList& idx) const {
+  if (idx.empty()) throw Error(name() + "::mean_gradient: no records given, expected at least one");
+  Vec sum = Vec::Zero(static_cast<Eigen::Index>(dim()));
+  Vec g(static_cast<Eigen::Index>(dim()));
+  for (Index i : idx) {
+    gradient(x, data, i, g);
+    sum += g;
+  }
+  return sum / static_cast<double>(idx.size());
+}
+
+Vec Model::mean_hvp(const Vec& x, const Dataset& data, const IndexList& idx, const Vec& v) const {
+  if (idx.empty()) throw Error(name() + "::mean_hvp: no records given, expected at least one");
+  Vec sum = Vec::Zero(static_cast<Eigen::Index>(dim()));
+  Vec h(static_cast<Eigen::Index>(dim()));
+  for (Index i : idx) {
+    hvp(x, data, i, v, h);
+    sum += h;
+  }
+  return sum / static_cast<double>(idx.size());
+}
+
+std::vector<std::string> model_names() {
+  return {"logistic", "sigmoid", "cauchy", "phase-retrieval", "pca", "softmax", "mlp"};
+}
+
+namespace {
+
+// max label + 1 (at least 2), reading the labels of `data`; the messages follow
+// those of validate(), since a bad label is what makes inference impossible.
+Index infer_classes(const std::string& name, const Dataset& data) {
+  if (!data.has_labels() || data.rows() == 0) {
+    throw Error("make_model: " + name + " cannot infer the number of classes: the data have no labels; "
+                "set ModelOptions::classes");
+  }
+  double top = 0.0;
+  for (Index i = 0; i < data.rows(); ++i) {
+    const double y = data.label(i);
+    if (!(y >= 0.0 && std::floor(y) == y && y < 1e9)) {
+      throw Error(name + ": label of record " + std::to_string(i) + " (0-based) is " +
+                  detail::format_number(y) + ", expected a non-negative integer (a class index)");
+    }
+    if (y > top) top = y;
+  }
+  return std::max<Index>(2, static_cast<Index>(top) + 1);
+}
+
+// Parameter counts beyond this would not fit in memory anyway; refusing them
+// early turns an absurd option (or label) into a clear message, not bad_alloc.
+constexpr double kMaxParameters = 2147483647.0;
+
+void check_size(const std::string& name, double parameters) {
+  if (parameters > kMaxParameters) {
+    throw Error("make_model: " + name + " would have " + detail::format_number(parameters) +
+                " parameters, expected at most " + detail::format_number(kMaxParameters));
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<Model> make_model(const std::string& name, Index features, const ModelOptions& options,
+                                  const Dataset* data) {
+  options.Validate();
+  const auto names = model_names();
+  if (std::find(names.begin(), names.end(), name) == names.end()) {
+    std::string list;
+    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+    throw Error("make_model: unknown model '" + name + "', expected one of " + list);
+  }
+  if (features < 1) throw Error("make_model: " + name + " needs at least 1 feature, got 0");
+  const double p = static_cast<double>(features);
+
+  if (name == "logistic") return detail::make_logistic(features);
+  if (name == "sigmoid") return detail::make_sigmoid(features);
+  if (name == "cauchy") return detail::make_cauchy(features);
+  if (name == "phase-retrieval") return detail::make_phase_retrieval(features);
+  if (name == "pca") {
+    check_size(name, p * static_cast<double>(options.rank));
+    return detail::make_pca(features, options.rank);
+  }
+
+  // softmax, mlp: the class count comes from the options or the labels.
+  Index classes = options.classes;
+  if (classes == 0) {
+    if (data == nullptr) {
+      throw Error("make_model: " + name + " needs the number of classes: set ModelOptions::classes "
+                  "or pass the data to infer it from the labels");
+    }
+    classes = infer_classes(name, *data);
+  }
+  const double k = static_cast<double>(classes);
+  if (name == "softmax") {
+    check_size(name, k * p);
+    return detail::make_softmax(features, classes);
+  }
+  const double h = static_cast<double>(options.hidden);
+  check_size(name, h * p + h + k * h + k);
+  return detail::make_mlp(features, options.hidden, classes);
+}
+
+}  // namespace dpsosp

@@ -1,0 +1,94 @@
+// dpsosp internals shared by the model implementations (not installed).
+#pragma once
+#include <cmath>
+#include <memory>
+#include <string>
+
+#include "dpsosp/data.hpp"
+#include "dpsosp/error.hpp"
+#include "dpsosp/model.hpp"
+#include "dpsosp/types.hpp"
+
+namespace dpsosp {
+namespace detail {
+
+/// Shortest decimal text that reads back as v ("2.5", "0.1", "nan", "inf").
+std::string format_number(double v);
+
+/// Throws unless data.cols() == model.features(); the message names the model.
+void check_feature_count(const Model& model, const Dataset& data);
+/// Throws unless the data carry one label per record.
+void check_has_labels(const Model& model, const Dataset& data);
+/// Throws at the first label that is not finite.
+void check_labels_finite(const Model& model, const Dataset& data);
+/// Throws at the first label outside {0, 1, -1, +1}.
+void check_labels_binary(const Model& model, const Dataset& data);
+/// Throws at the first label that is not an integer in [0, classes).
+void check_labels_class(const Model& model, const Dataset& data, Index classes);
+/// Throws unless x has model.dim() entries; `what` names the method.
+void check_point(const Model& model, const Vec& x, const char* what);
+/// Throws unless v has model.dim() entries (directions of hvp).
+void check_direction(const Model& model, const Vec& v);
+
+/// log(1 + exp(t)) without overflow or loss of precision for large |t|.
+inline double softplus(double t) { return t > 0 ? t + std::log1p(std::exp(-t)) : std::log1p(std::exp(t)); }
+/// 1 / (1 + exp(-t)), never exp of a large positive number.
+inline double logistic_sigmoid(double t) {
+  if (t >= 0) return 1.0 / (1.0 + std::exp(-t));
+  const double e = std::exp(t);
+  return e / (1.0 + e);
+}
+
+/// In place: logits -> probabilities (softmax with max subtraction); returns
+/// log-sum-exp of the logits.
+double softmax_in_place(Eigen::Ref<Vec> logits);
+
+/// -log softmax(logits)_y = log sum_k exp(l_k - max) - (l_y - max): the shift
+/// keeps both terms small, so large logits lose no precision.
+double cross_entropy(const Vec& logits, Index y);
+
+/// Index of the class of record i (the label, already validated as an integer
+/// in [0, classes)); throws if it is not, so an unvalidated dataset never reads
+/// out of bounds.
+Index class_label(const Model& model, const Dataset& data, Index i, Index classes);
+
+/// Models whose loss depends on x only through the margin z = <a_i, x>:
+/// f = phi(z, y), grad = phi'(z) a_i, hess v = phi''(z) <a_i, v> a_i.
+/// Subclasses give phi and its first two derivatives in z.
+class MarginModel : public Model {
+ public:
+  explicit MarginModel(Index features) : features_(features) {}
+  Index dim() const final { return features_; }
+  Index features() const final { return features_; }
+
+  double loss(const Vec& x, const Dataset& data, Index i) const final;
+  void gradient(const Vec& x, const Dataset& data, Index i, Eigen::Ref<Vec> out) const final;
+  void hvp(const Vec& x, const Dataset& data, Index i, const Vec& v, Eigen::Ref<Vec> out) const final;
+  /// One margin per record and one scaled copy of the record per row: the very
+  /// operations of gradient(), so the rows agree with it bit for bit.
+  void batch_gradients(const Vec& x, const Dataset& data, const IndexList& idx,
+                       RowMatrix& out) const final;
+
+ protected:
+  /// The label as the model reads it (e.g. 0 -> -1 for the classifiers).
+  virtual double target(double label) const = 0;
+  virtual double phi(double z, double y) const = 0;
+  virtual double dphi(double z, double y) const = 0;
+  virtual double d2phi(double z, double y) const = 0;
+
+ private:
+  // out = phi'(z_i) a_i, shared by gradient() and batch_gradients().
+  void gradient_kernel(const Vec& x, const Dataset& data, Index i, Eigen::Ref<Vec> out) const;
+  Index features_;
+};
+
+std::unique_ptr<Model> make_logistic(Index features);
+std::unique_ptr<Model> make_sigmoid(Index features);
+std::unique_ptr<Model> make_cauchy(Index features);
+std::unique_ptr<Model> make_phase_retrieval(Index features);
+std::unique_ptr<Model> make_softmax(Index features, Index classes);
+std::unique_ptr<Model> make_pca(Index features, Index rank);
+std::unique_ptr<Model> make_mlp(Index features, Index hidden, Index classes);
+
+}  // namespace detail
+}  // namespace dpsosp

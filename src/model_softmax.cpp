@@ -1,0 +1,100 @@
+// Multiclass softmax regression.
+//   x = vec(W), W is K x p stored row-major: x[k*p + j] = W_kj.
+//   logits l = W a, pi = softmax(l), f = logsumexp(l) - l_y.
+//   grad W_k = (pi_k - [k = y]) a.
+//   The Hessian in the logits is diag(pi) - pi pi^T, so for a direction V
+//   (K x p, same layout) with u = V a: hess v rows = (pi ⊙ u - pi <pi, u>)_k a.
+#include "model_internal.hpp"
+
+namespace dpsosp {
+namespace detail {
+namespace {
+
+class SoftmaxModel final : public Model {
+ public:
+  SoftmaxModel(Index features, Index classes) : features_(features), classes_(classes) {}
+  std::string name() const override { return "softmax"; }
+  Index dim() const override { return features_ * classes_; }
+  Index features() const override { return features_; }
+  void validate(const Dataset& data) const override {
+    check_feature_count(*this, data);
+    check_has_labels(*this, data);
+    check_labels_class(*this, data, classes_);
+  }
+
+  double loss(const Vec& x, const Dataset& data, Index i) const override {
+    check_point(*this, x, "loss");
+    const Index y = class_label(*this, data, i, classes_);
+    Vec logits(static_cast<Eigen::Index>(classes_));
+    compute_logits(x, data, i, logits);
+    return cross_entropy(logits, y);
+  }
+
+  void gradient(const Vec& x, const Dataset& data, Index i, Eigen::Ref<Vec> out) const override {
+    check_point(*this, x, "gradient");
+    Vec work(static_cast<Eigen::Index>(classes_));
+    gradient_kernel(x, data, i, work, out);
+  }
+
+  void hvp(const Vec& x, const Dataset& data, Index i, const Vec& v, Eigen::Ref<Vec> out) const override {
+    check_point(*this, x, "hvp");
+    check_direction(*this, v);
+    Vec pi(static_cast<Eigen::Index>(classes_));
+    compute_logits(x, data, i, pi);
+    softmax_in_place(pi);
+    Vec u(static_cast<Eigen::Index>(classes_));
+    for (Index k = 0; k < classes_; ++k) u[static_cast<Eigen::Index>(k)] = data.row_dot(i, block(v, k));
+    const double mean_u = pi.dot(u);
+    out.setZero();
+    for (Index k = 0; k < classes_; ++k) {
+      const Eigen::Index kk = static_cast<Eigen::Index>(k);
+      data.row_axpy(i, pi[kk] * (u[kk] - mean_u), block(out, k));
+    }
+  }
+
+  /// Reuses one scratch vector over the batch; each row is computed by the
+  /// same kernel as gradient(), so the two agree bit for bit.
+  void batch_gradients(const Vec& x, const Dataset& data, const IndexList& idx, RowMatrix& out) const override {
+    check_point(*this, x, "batch_gradients");
+    const Eigen::Index d = static_cast<Eigen::Index>(dim());
+    out.resize(static_cast<Eigen::Index>(idx.size()), d);
+    Vec work(static_cast<Eigen::Index>(classes_));
+    for (std::size_t k = 0; k < idx.size(); ++k) {
+      gradient_kernel(x, data, idx[k], work, Eigen::Map<Vec>(out.row(static_cast<Eigen::Index>(k)).data(), d));
+    }
+  }
+
+ private:
+  // Row k of W (or of a direction / gradient laid out like W).
+  Eigen::Map<const Vec> block(const Vec& w, Index k) const {
+    return Eigen::Map<const Vec>(w.data() + k * features_, static_cast<Eigen::Index>(features_));
+  }
+  Eigen::Map<Vec> block(Eigen::Ref<Vec> w, Index k) const {
+    return Eigen::Map<Vec>(w.data() + k * features_, static_cast<Eigen::Index>(features_));
+  }
+
+  void compute_logits(const Vec& x, const Dataset& data, Index i, Eigen::Ref<Vec> logits) const {
+    for (Index k = 0; k < classes_; ++k) logits[static_cast<Eigen::Index>(k)] = data.row_dot(i, block(x, k));
+  }
+
+  void gradient_kernel(const Vec& x, const Dataset& data, Index i, Vec& work, Eigen::Ref<Vec> out) const {
+    const Index y = class_label(*this, data, i, classes_);
+    compute_logits(x, data, i, work);
+    softmax_in_place(work);
+    work[static_cast<Eigen::Index>(y)] -= 1.0;
+    out.setZero();
+    for (Index k = 0; k < classes_; ++k) data.row_axpy(i, work[static_cast<Eigen::Index>(k)], block(out, k));
+  }
+
+  Index features_;
+  Index classes_;
+};
+
+}  // namespace
+
+std::unique_ptr<Model> make_softmax(Index features, Index classes) {
+  return std::make_unique<SoftmaxModel>(features, classes);
+}
+
+}  // namespace detail
+}  // namespace dpsosp

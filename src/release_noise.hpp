@@ -1,0 +1,62 @@
+// Internal: how a SpiderBoost-style optimizer privatises its running gradient
+// estimate. One small strategy type per mechanism (STYLE.md point 4).
+#pragma once
+#include <memory>
+
+#include "dpsosp/noise.hpp"
+#include "dpsosp/tree.hpp"
+#include "dpsosp/types.hpp"
+
+namespace dpsosp::detail {
+
+/// Turns the exact running estimate nabla_t = O1 + sum of O2 outputs into the
+/// released estimate. `restart` marks an O1 call (a new phase).
+class ReleaseNoise {
+ public:
+  virtual ~ReleaseNoise() = default;
+  /// released = nabla + noise; `sensitivity` is this release's L2 sensitivity.
+  virtual void release(const Vec& nabla, bool restart, double sensitivity, Vec& released) = 0;
+};
+
+/// No noise (the non-private references).
+class NoReleaseNoise final : public ReleaseNoise {
+ public:
+  void release(const Vec& nabla, bool, double, Vec& released) override { released = nabla; }
+};
+
+/// Tree mechanism: a fresh tree per phase, released = nabla + TREE(t).
+class TreeReleaseNoise final : public ReleaseNoise {
+ public:
+  TreeReleaseNoise(Index dim, double sigma, std::uint64_t seed)
+      : tree_(dim, sigma, GaussianStream(seed, StreamPurpose::kTreeNoise)) {}
+  void release(const Vec& nabla, bool restart, double, Vec& released) override {
+    if (restart) tree_.restart();
+    released = nabla + tree_.next();
+  }
+
+ private:
+  TreeNoise tree_;
+};
+
+/// Gaussian mechanism on every O1/O2 output (Ganesh et al.): each output gets
+/// N(0, (z * sensitivity)^2 I), and the noise accumulates in the estimate until
+/// the next O1 call.
+class GaussianReleaseNoise final : public ReleaseNoise {
+ public:
+  GaussianReleaseNoise(Index dim, double noise_multiplier, std::uint64_t seed)
+      : z_(noise_multiplier), stream_(seed, StreamPurpose::kGaussianNoise), accumulated_(Vec::Zero(dim)),
+        draw_(dim) {}
+  void release(const Vec& nabla, bool restart, double sensitivity, Vec& released) override {
+    if (restart) accumulated_.setZero();
+    stream_.fill(draw_, z_ * sensitivity);
+    accumulated_ += draw_;
+    released = nabla + accumulated_;
+  }
+
+ private:
+  double z_;
+  GaussianStream stream_;
+  Vec accumulated_, draw_;
+};
+
+}  // namespace dpsosp::detail

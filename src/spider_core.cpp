@@ -1,0 +1,123 @@
+// The SpiderBoost core (paper Algorithm 2 with the decisions of SPEC section 2).
+#include "spider_core.hpp"
+
+#include <cmath>
+
+#include "dpsosp/error.hpp"
+#include "dpsosp/oracles.hpp"
+
+namespace dpsosp::detail {
+
+Index BatchSchedule::o2_batch(double u) const {
+  if (!adaptive) return fixed;
+  const double b = std::ceil(u * slope);
+  if (!(b >= 1.0)) return 1;  // also catches NaN from u = 0 * inf
+  if (b > 9.0e18) return std::numeric_limits<Index>::max();
+  return static_cast<Index>(b);
+}
+
+namespace {
+bool should_stop(const RunOptions& options, Index step, const Vec& x, SpiderTrace& trace) {
+  if (options.stop_flag != nullptr && options.stop_flag->load()) {
+    trace.termination = "interrupted";
+    return true;
+  }
+  if (options.on_step && !options.on_step(step, x)) {
+    trace.termination = "callback";
+    return true;
+  }
+  return false;
+}
+}  // namespace
+
+SpiderTrace run_spider(const Model& model, const Dataset& data, const SpiderConfig& config, ReleaseNoise& noise,
+                       std::uint64_t seed, const RunOptions& options, Summary& summary) {
+  SpiderTrace trace;
+  SamplePool pool(data.rows(), seed);
+  GradientOracles oracles(model, data, pool);
+  GaussianStream perturbation_stream(seed, StreamPurpose::kPerturbation);
+  const Index d = model.dim();
+  Vec& x = summary.x;
+  Vec x_prev = x, nabla = Vec::Zero(d), released = Vec::Zero(d), g(d);
+  double drift = 0, last_release_norm = std::numeric_limits<double>::infinity();
+  Index phase_length = 0;
+  long long frozen = 1;  // frozen_{-1} = 1 (Algorithm 2 line 2)
+  if (options.record_trajectory) summary.trajectory.push_back(x);
+
+  for (;;) {
+    if (config.max_steps > 0 && trace.steps >= config.max_steps) {
+      trace.termination = "max-steps";
+      break;
+    }
+    if (should_stop(options, trace.steps, x, trace)) break;
+    bool restart = trace.steps == 0 || phase_length >= config.max_phase_length;
+    switch (config.restart.kind) {
+      case RestartRule::Kind::kDriftNorm:
+      case RestartRule::Kind::kDriftSquared: restart = restart || drift >= config.restart.kappa; break;
+      case RestartRule::Kind::kPeriodic: restart = restart || phase_length >= config.restart.period; break;
+    }
+    double sensitivity = 0;
+    if (restart) {
+      if (pool.remaining() < config.b1) {
+        trace.termination = "data-exhausted";
+        break;
+      }
+      const OracleOutput o = oracles.o1(x, config.b1, config.clip_o1);
+      nabla = o.value;
+      trace.clipped_o1 += o.clipped;
+      sensitivity = 2.0 * config.clip_o1 / static_cast<double>(config.b1);
+      if (phase_length > 0) trace.phase_lengths.push_back(phase_length);
+      phase_length = 0;
+      drift = 0;
+      ++trace.o1_calls;
+    } else {
+      const double step = (x - x_prev).norm();
+      const double u = config.M * step;
+      const Index bt = config.batch.o2_batch(u);
+      if (pool.remaining() < bt) {
+        trace.termination = "data-exhausted";
+        break;
+      }
+      const double clip = config.clip_o2 ? config.M * std::min(step, config.max_step)
+                                         : std::numeric_limits<double>::infinity();
+      const OracleOutput o = oracles.o2(x, x_prev, bt, clip);
+      nabla += o.value;
+      trace.clipped_o2 += o.clipped;
+      sensitivity = 2.0 * clip / static_cast<double>(bt);
+      trace.max_o2_sensitivity = std::max(trace.max_o2_sensitivity, config.clip_o2 ? sensitivity : 0.0);
+    }
+    ++phase_length;
+    noise.release(nabla, restart, sensitivity, released);
+
+    // Lines 9-11: perturb near a possible saddle, then stay frozen for Gamma steps.
+    // drift is NOT reset here (SPEC 2.5).
+    const long long frozen_prev = frozen;
+    frozen = frozen_prev - 1;
+    if (config.perturbation.enabled && last_release_norm <= config.perturbation.threshold && frozen_prev <= 0) {
+      perturbation_stream.fill(g, config.perturbation.zeta / std::sqrt(static_cast<double>(d)));
+      released += g;
+      frozen = static_cast<long long>(config.perturbation.Gamma);
+      ++trace.perturbations;
+    }
+
+    x_prev = x;
+    x -= config.eta * released;
+    const double release_norm = released.norm();
+    if (config.restart.kind == RestartRule::Kind::kDriftSquared) {
+      drift += (x - x_prev).squaredNorm();
+    } else {
+      drift += release_norm;
+    }
+    last_release_norm = release_norm;
+    ++trace.steps;
+    if (options.record_trajectory) summary.trajectory.push_back(x);
+    if (!x.allFinite()) throw Error("minimize: the iterate became non-finite at step " + std::to_string(trace.steps) +
+                                    " (step size too large for the data? check M)");
+  }
+  if (phase_length > 0) trace.phase_lengths.push_back(phase_length);
+  trace.samples_used = pool.used();
+  trace.gradient_evaluations = oracles.gradient_evaluations();
+  return trace;
+}
+
+}  // namespace dpsosp::detail

@@ -1,0 +1,435 @@
+// Synthetic problems and their closed-form populations (SPEC section 5).
+//
+// Record layout. Record i of a problem with seed s is generated from its own
+// stream GaussianStream(s, kSynthetic, i): first d standard normals (the
+// features' Gaussian part), then one more number (label noise or the class
+// label). Each record is therefore a pure function of (seed, i, keys): the
+// same spec gives the same bits with any thread count, and the first m
+// records do not depend on n.
+//
+// Population of phase retrieval, f(x; a, y) = ((a.x)^2 - y)^2 / 4 with
+// a ~ N(0, I_d), y = (a.x*)^2 + s e, e ~ N(0, 1) independent of a.
+// Expanding the square, the cross terms with e vanish (E e = 0), and the
+// Gaussian moments E(a.x)^4 = 3|x|^4 and E(a.x)^2 (a.u)^2 = |x|^2|u|^2 + 2(x.u)^2
+// (Isserlis) give
+//   4 F(x) = 3|x|^4 - 2(|x|^2|x*|^2 + 2(x.x*)^2) + 3|x*|^4 + s^2,
+// so F(x*) = s^2/4 (the noise floor), and
+//   grad F(x) = 3|x|^2 x - |x*|^2 x - 2(x.x*) x*,
+//   hess F(x) = (3|x|^2 - |x*|^2) I + 6 x x^T - 2 x* x*^T.
+// At x* the Hessian is 2|x*|^2 I + 4 x* x*^T (lambda_min = 2|x*|^2 for d >= 2).
+// At x0 orthogonal to x* with |x0|^2 = |x*|^2/3 the gradient is (3|x0|^2 - |x*|^2) x0
+// = 0 and the Hessian is 6 x0 x0^T - 2 x* x*^T: eigenvalues 2|x*|^2 (along x0),
+// -2|x*|^2 (along x*), 0 elsewhere -- a strict saddle with lambda_min = -2|x*|^2.
+// (x = 0 is a local maximum, Hessian -|x*|^2 I - 2 x* x*^T.)
+//
+// Population of PCA / matrix factorisation, f(U; z) = |U U^T - z z^T|_F^2 / 4
+// with z ~ N(0, S), S = diag(lambda), x = vec(U), U p x r column-major:
+//   4 F(U) = |U^T U|_F^2 - 2 tr(U^T S U) + E|z|^4,  E|z|^4 = (tr S)^2 + 2 tr(S^2),
+//   grad F(U) = U U^T U - S U,
+//   hess F(U)[V] = V U^T U + U V^T U + U U^T V - S V.
+// The per-example gradient is (U U^T - z z^T) U, whose mean is grad F.
+// For U with orthogonal columns sqrt(lambda_{j_k}) e_{j_k}, directions e_a e_k^T
+// with a outside {j_k} have curvature lambda_{j_k} - lambda_a, the others >= 0;
+// docs/synthetic.md works this out and the saddle chosen below.
+#include "dpsosp/synthetic.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <sstream>
+#include <utility>
+#include <vector>
+
+#include "dpsosp/error.hpp"
+#include "dpsosp/noise.hpp"
+
+namespace dpsosp {
+
+Eigen::MatrixXd Population::hessian(const Vec& x) const {
+  const Eigen::Index n = static_cast<Eigen::Index>(dim());
+  Eigen::MatrixXd h(n, n);
+  Vec unit = Vec::Zero(n);
+  for (Eigen::Index j = 0; j < n; ++j) {
+    unit[j] = 1.0;
+    h.col(j) = hvp(x, unit);
+    unit[j] = 0.0;
+  }
+  // hvp is symmetric in exact arithmetic; averaging removes the rounding asymmetry.
+  return 0.5 * (h + h.transpose());
+}
+
+namespace {
+
+void check_point(const char* where, const Vec& x, Index dim) {
+  if (static_cast<Index>(x.size()) != dim) {
+    throw Error(std::string(where) + ": x has " + std::to_string(x.size()) + " entries, expected " +
+                std::to_string(dim));
+  }
+}
+
+class PhaseRetrievalPopulation final : public Population {
+ public:
+  PhaseRetrievalPopulation(Vec x_star, double noise_std)
+      : x_star_(std::move(x_star)), star_sq_(x_star_.squaredNorm()), noise_var_(noise_std * noise_std) {}
+
+  Index dim() const override { return static_cast<Index>(x_star_.size()); }
+
+  double value(const Vec& x) const override {
+    check_point("PhaseRetrievalPopulation::value", x, dim());
+    const double xx = x.squaredNorm();
+    const double xs = x.dot(x_star_);
+    return (3 * xx * xx - 2 * (xx * star_sq_ + 2 * xs * xs) + 3 * star_sq_ * star_sq_ + noise_var_) / 4;
+  }
+
+  Vec gradient(const Vec& x) const override {
+    check_point("PhaseRetrievalPopulation::gradient", x, dim());
+    return (3 * x.squaredNorm() - star_sq_) * x - 2 * x.dot(x_star_) * x_star_;
+  }
+
+  Vec hvp(const Vec& x, const Vec& v) const override {
+    check_point("PhaseRetrievalPopulation::hvp", x, dim());
+    check_point("PhaseRetrievalPopulation::hvp (v)", v, dim());
+    return (3 * x.squaredNorm() - star_sq_) * v + 6 * x.dot(v) * x - 2 * x_star_.dot(v) * x_star_;
+  }
+
+ private:
+  Vec x_star_;
+  double star_sq_;
+  double noise_var_;
+};
+
+class PcaPopulation final : public Population {
+ public:
+  PcaPopulation(Vec spectrum, Index rank)
+      : spectrum_(std::move(spectrum)),
+        rank_(static_cast<Eigen::Index>(rank)),
+        fourth_moment_(spectrum_.sum() * spectrum_.sum() + 2 * spectrum_.squaredNorm()) {}
+
+  Index dim() const override { return static_cast<Index>(spectrum_.size() * rank_); }
+
+  double value(const Vec& x) const override {
+    check_point("PcaPopulation::value", x, dim());
+    const auto u = as_matrix(x);
+    const Eigen::MatrixXd gram = u.transpose() * u;
+    const double trace_sus = (spectrum_.asDiagonal() * u).cwiseProduct(u).sum();
+    return (gram.squaredNorm() - 2 * trace_sus + fourth_moment_) / 4;
+  }
+
+  Vec gradient(const Vec& x) const override {
+    check_point("PcaPopulation::gradient", x, dim());
+    const auto u = as_matrix(x);
+    const Eigen::MatrixXd g = u * (u.transpose() * u) - spectrum_.asDiagonal() * u;
+    return Eigen::Map<const Vec>(g.data(), g.size());
+  }
+
+  Vec hvp(const Vec& x, const Vec& v) const override {
+    check_point("PcaPopulation::hvp", x, dim());
+    check_point("PcaPopulation::hvp (v)", v, dim());
+    const auto u = as_matrix(x);
+    const auto w = as_matrix(v);
+    const Eigen::MatrixXd h = w * (u.transpose() * u) + u * (w.transpose() * u) + u * (u.transpose() * w) -
+                              spectrum_.asDiagonal() * w;
+    return Eigen::Map<const Vec>(h.data(), h.size());
+  }
+
+ private:
+  Eigen::Map<const Eigen::MatrixXd> as_matrix(const Vec& x) const {
+    return Eigen::Map<const Eigen::MatrixXd>(x.data(), spectrum_.size(), rank_);
+  }
+  Vec spectrum_;
+  Eigen::Index rank_;
+  double fourth_moment_;
+};
+
+// ---------------------------------------------------------------------------
+// Spec parsing.
+
+enum class Rule { kPositiveInteger, kSeed, kNonNegative, kPositive, kAboveOne };
+
+struct KeyRule {
+  const char* key;
+  double default_value;
+  Rule rule;
+};
+
+struct ProblemRules {
+  const char* name;
+  std::vector<KeyRule> keys;
+};
+
+const std::vector<ProblemRules>& problem_rules() {
+  static const std::vector<ProblemRules> rules = {
+      {"phase-retrieval",
+       {{"n", 10000, Rule::kPositiveInteger},
+        {"d", 10, Rule::kPositiveInteger},
+        {"seed", 1, Rule::kSeed},
+        {"noise", 0, Rule::kNonNegative},
+        {"xnorm", 1, Rule::kPositive}}},
+      {"pca",
+       {{"n", 10000, Rule::kPositiveInteger},
+        {"d", 10, Rule::kPositiveInteger},
+        {"seed", 1, Rule::kSeed},
+        {"top", 1, Rule::kPositive},
+        {"gap", 2, Rule::kAboveOne},
+        {"rank", 1, Rule::kPositiveInteger}}},
+      {"gaussian-mixture",
+       {{"n", 10000, Rule::kPositiveInteger},
+        {"d", 10, Rule::kPositiveInteger},
+        {"seed", 1, Rule::kSeed},
+        {"mu", 1, Rule::kNonNegative}}},
+  };
+  return rules;
+}
+
+std::string join_names(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& name : names) out += (out.empty() ? "" : ", ") + name;
+  return out;
+}
+
+[[noreturn]] void bad_value(const std::string& key, const std::string& text, const char* rule) {
+  throw Error("make_synthetic: key '" + key + "' must be " + rule + ", got '" + text + "'");
+}
+
+double parse_value(const std::string& key, const std::string& text, Rule rule) {
+  if (rule == Rule::kSeed) {
+    // Digits only: strtoull would silently accept a sign and wrap "-1" around.
+    if (text.empty() || text.size() > 20 || text.find_first_not_of("0123456789") != std::string::npos) {
+      bad_value(key, text, "an integer in [0, 2^64)");
+    }
+    errno = 0;
+    const unsigned long long seed = std::strtoull(text.c_str(), nullptr, 10);
+    if (errno == ERANGE) bad_value(key, text, "an integer in [0, 2^64)");
+    return static_cast<double>(seed);
+  }
+  char* end = nullptr;
+  const double value = text.empty() ? 0.0 : std::strtod(text.c_str(), &end);
+  const bool numeric = !text.empty() && end == text.c_str() + text.size() && std::isfinite(value);
+  switch (rule) {
+    case Rule::kPositiveInteger:
+      // The record index names a 32-bit stream, hence the upper bound.
+      if (!numeric || value < 1 || value > 4294967295.0 || value != std::floor(value)) {
+        bad_value(key, text, "a positive integer (at most 2^32 - 1)");
+      }
+      break;
+    case Rule::kNonNegative:
+      if (!numeric || value < 0) bad_value(key, text, "a finite number >= 0");
+      break;
+    case Rule::kPositive:
+      if (!numeric || value <= 0) bad_value(key, text, "a finite number > 0");
+      break;
+    case Rule::kAboveOne:
+      if (!numeric || value <= 1) bad_value(key, text, "a finite number > 1");
+      break;
+    case Rule::kSeed:
+      break;
+  }
+  return value;
+}
+
+struct ParsedSpec {
+  std::string name;
+  std::map<std::string, double> params;
+  std::uint64_t seed = 1;
+};
+
+ParsedSpec parse_spec(const std::string& spec) {
+  const std::size_t colon = spec.find(':');
+  ParsedSpec parsed;
+  parsed.name = spec.substr(0, colon);
+  const ProblemRules* rules = nullptr;
+  std::vector<std::string> names;
+  for (const auto& candidate : problem_rules()) {
+    names.emplace_back(candidate.name);
+    if (parsed.name == candidate.name) rules = &candidate;
+  }
+  if (rules == nullptr) {
+    throw Error("make_synthetic: unknown problem '" + parsed.name + "' in '" + spec +
+                "' (expected one of " + join_names(names) + ")");
+  }
+  std::vector<std::string> valid_keys;
+  for (const auto& rule : rules->keys) valid_keys.emplace_back(rule.key);
+
+  std::map<std::string, std::string> given;
+  if (colon != std::string::npos) {
+    std::stringstream body(spec.substr(colon + 1));
+    std::string item;
+    bool any = false;
+    while (std::getline(body, item, ',')) {
+      any = true;
+      const std::size_t eq = item.find('=');
+      if (eq == std::string::npos || eq == 0) {
+        throw Error("make_synthetic: expected key=value, got '" + item + "' in '" + spec + "'");
+      }
+      const std::string key = item.substr(0, eq);
+      if (std::find(valid_keys.begin(), valid_keys.end(), key) == valid_keys.end()) {
+        throw Error("make_synthetic: unknown key '" + key + "' for " + parsed.name + " (valid keys: " +
+                    join_names(valid_keys) + ")");
+      }
+      if (!given.emplace(key, item.substr(eq + 1)).second) {
+        throw Error("make_synthetic: duplicate key '" + key + "' in '" + spec + "'");
+      }
+    }
+    // getline drops a trailing empty item: "pca:n=5," and "pca:" must not pass silently.
+    if (!any || spec.back() == ',') {
+      throw Error("make_synthetic: empty key=value entry in '" + spec + "'");
+    }
+  }
+  for (const auto& rule : rules->keys) {
+    const auto it = given.find(rule.key);
+    parsed.params[rule.key] = it == given.end() ? rule.default_value : parse_value(rule.key, it->second, rule.rule);
+    if (rule.rule == Rule::kSeed && it != given.end()) {
+      parsed.seed = std::strtoull(it->second.c_str(), nullptr, 10);  // exact, unlike the double
+    }
+  }
+  return parsed;
+}
+
+Index as_index(double value) { return static_cast<Index>(value); }
+
+/// Fills the dense rows of `features` (n x d), record i from its own stream, and
+/// calls finish(i, stream, row) to draw whatever follows the d normals.
+template <typename Finish>
+void generate_rows(std::uint64_t seed, RowMatrix& features, Finish finish) {
+  const std::int64_t n = features.rows();
+  const Eigen::Index d = features.cols();
+#pragma omp parallel for schedule(static)
+  for (std::int64_t i = 0; i < n; ++i) {
+    GaussianStream stream(seed, StreamPurpose::kSynthetic, static_cast<std::uint32_t>(i));
+    Eigen::Map<Vec> row(features.data() + i * d, d);
+    stream.fill(row);
+    finish(i, stream, row);
+  }
+}
+
+SyntheticProblem make_phase_retrieval(const ParsedSpec& spec) {
+  const Index n = as_index(spec.params.at("n"));
+  const Index d = as_index(spec.params.at("d"));
+  if (d < 2) throw Error("make_synthetic: phase-retrieval needs d >= 2 (its saddle is orthogonal to x*), got d=1");
+  const double noise = spec.params.at("noise");
+  const double xnorm = spec.params.at("xnorm");
+  SyntheticProblem problem;
+  problem.name = "phase-retrieval";
+  problem.model = "phase-retrieval";
+  problem.x_star = Vec::Zero(static_cast<Eigen::Index>(d));
+  problem.x_star[0] = xnorm;
+  problem.saddle = Vec::Zero(static_cast<Eigen::Index>(d));
+  problem.saddle[1] = xnorm / std::sqrt(3.0);
+
+  RowMatrix features(static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(d));
+  Vec labels(static_cast<Eigen::Index>(n));
+  generate_rows(spec.seed, features, [&](std::int64_t i, GaussianStream& stream, const Eigen::Map<Vec>& a) {
+    const double ax = xnorm * a[0];  // a . x* with x* = xnorm e_1
+    labels[i] = ax * ax + noise * stream.next();
+  });
+  problem.data = Dataset(std::move(features), std::move(labels));
+  problem.population = phase_retrieval_population(problem.x_star, noise);
+  problem.params = spec.params;
+  return problem;
+}
+
+SyntheticProblem make_pca(const ParsedSpec& spec) {
+  const Index n = as_index(spec.params.at("n"));
+  const Index d = as_index(spec.params.at("d"));
+  const Index rank = as_index(spec.params.at("rank"));
+  if (rank >= d) {
+    throw Error("make_synthetic: pca needs rank < d (its saddle uses eigenvector rank+1), got rank=" +
+                std::to_string(rank) + ", d=" + std::to_string(d));
+  }
+  const double top = spec.params.at("top");
+  const double gap = spec.params.at("gap");
+  const auto p = static_cast<Eigen::Index>(d);
+  const auto r = static_cast<Eigen::Index>(rank);
+  // Spiked covariance: the top r eigenvalues equal `top`, the other d - r equal
+  // top/gap, so `gap` is the eigengap ratio lambda_r / lambda_{r+1} the rank-r
+  // problem sees.
+  Vec spectrum = Vec::Constant(p, top / gap);
+  spectrum.head(r).setConstant(top);
+
+  SyntheticProblem problem;
+  problem.name = "pca";
+  problem.model = "pca";
+  // Minimiser: U = [sqrt(top) e_1, ..., sqrt(top) e_r] (unique up to U -> U R, R orthogonal).
+  Eigen::MatrixXd u_star = Eigen::MatrixXd::Zero(p, r);
+  for (Eigen::Index k = 0; k < r; ++k) u_star(k, k) = std::sqrt(spectrum[k]);
+  problem.x_star = Eigen::Map<const Vec>(u_star.data(), u_star.size());
+  // Saddle: the last column moved from e_r to e_{r+1} (scaled sqrt(lambda_{r+1})).
+  // Curvature along e_r in that column is lambda_{r+1} - lambda_r = -top (1 - 1/gap) < 0.
+  Eigen::MatrixXd u_saddle = u_star;
+  u_saddle(r - 1, r - 1) = 0;
+  u_saddle(r, r - 1) = std::sqrt(spectrum[r]);
+  problem.saddle = Eigen::Map<const Vec>(u_saddle.data(), u_saddle.size());
+
+  RowMatrix features(static_cast<Eigen::Index>(n), p);
+  const Vec scale = spectrum.cwiseSqrt();
+  generate_rows(spec.seed, features, [&](std::int64_t, GaussianStream&, Eigen::Map<Vec>& z) {
+    z.array() *= scale.array();
+  });
+  problem.data = Dataset(std::move(features), Vec());
+  problem.population = pca_population(spectrum, rank);
+  problem.params = spec.params;
+  return problem;
+}
+
+SyntheticProblem make_gaussian_mixture(const ParsedSpec& spec) {
+  const Index n = as_index(spec.params.at("n"));
+  const Index d = as_index(spec.params.at("d"));
+  const double mu = spec.params.at("mu");
+  const auto p = static_cast<Eigen::Index>(d);
+  // Class means +-mu u with u = ones/sqrt(d), so |mean| = mu whatever d.
+  const Vec mean = Vec::Constant(p, mu / std::sqrt(static_cast<double>(d)));
+  SyntheticProblem problem;
+  problem.name = "gaussian-mixture";
+  problem.model = "logistic";
+  // The log-odds of class 1 are exactly 2 mean . z (equal covariances), so the
+  // logistic model is well specified and 2 mean minimises its population loss.
+  problem.x_star = 2 * mean;
+  RowMatrix features(static_cast<Eigen::Index>(n), p);
+  Vec labels(static_cast<Eigen::Index>(n));
+  generate_rows(spec.seed, features, [&](std::int64_t i, GaussianStream& stream, Eigen::Map<Vec>& z) {
+    const bool positive = stream.uniform() <= 0.5;
+    labels[i] = positive ? 1.0 : 0.0;
+    if (positive) {
+      z += mean;
+    } else {
+      z -= mean;
+    }
+  });
+  problem.data = Dataset(std::move(features), std::move(labels));
+  problem.params = spec.params;
+  return problem;
+}
+
+}  // namespace
+
+SyntheticProblem make_synthetic(const std::string& spec) {
+  const ParsedSpec parsed = parse_spec(spec);
+  if (parsed.name == "phase-retrieval") return make_phase_retrieval(parsed);
+  if (parsed.name == "pca") return make_pca(parsed);
+  return make_gaussian_mixture(parsed);
+}
+
+std::shared_ptr<const Population> phase_retrieval_population(const Vec& x_star, double noise_std) {
+  if (x_star.size() == 0 || !x_star.allFinite()) {
+    throw Error("phase_retrieval_population: x_star must be non-empty and finite, got " +
+                std::to_string(x_star.size()) + " entries");
+  }
+  if (!(noise_std >= 0) || !std::isfinite(noise_std)) {
+    throw Error("phase_retrieval_population: noise_std must be finite and >= 0, got " + std::to_string(noise_std));
+  }
+  return std::make_shared<PhaseRetrievalPopulation>(x_star, noise_std);
+}
+
+std::shared_ptr<const Population> pca_population(const Vec& spectrum, Index rank) {
+  if (spectrum.size() == 0 || !spectrum.allFinite() || (spectrum.array() < 0).any()) {
+    throw Error("pca_population: spectrum must be non-empty, finite and >= 0 (a covariance), got " +
+                std::to_string(spectrum.size()) + " entries, min " +
+                (spectrum.size() ? std::to_string(spectrum.minCoeff()) : std::string("none")));
+  }
+  if (rank < 1) throw Error("pca_population: rank must be >= 1, got 0");
+  return std::make_shared<PcaPopulation>(spectrum, rank);
+}
+
+}  // namespace dpsosp

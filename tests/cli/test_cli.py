@@ -1,0 +1,84 @@
+"""The command-line contract (SPEC section 7): JSON keys, exit codes, one-line errors."""
+import json
+import os
+import subprocess
+import tempfile
+import unittest
+
+BIN = os.environ.get("DPSOSP_BIN", "build/dpsosp")
+DATA = os.environ.get("DPSOSP_TEST_DATA", "tests/data")
+ISSUE = ["--G", "6", "--M", "20", "--rho", "6", "--B", "1"]
+
+
+def dpsosp(*args, timeout=300):
+    return subprocess.run([BIN, *args], capture_output=True, text=True, timeout=timeout)
+
+
+class RunContract(unittest.TestCase):
+    def test_run_report_has_every_spec_key(self):
+        r = dpsosp("run", "--synthetic", "phase-retrieval:n=100000,d=8,seed=3", "--x0", "saddle",
+                   "--epsilon", "2", "--delta", "1e-6", "--seed", "5", *ISSUE)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        j = json.loads(r.stdout)
+        for key in ["x", "algo", "epsilon", "delta", "mu", "sigma", "samples_used", "gradient_evaluations",
+                    "steps", "o1_calls", "perturbations", "clipped", "params", "seconds", "load_seconds",
+                    "certificate"]:
+            self.assertIn(key, j)
+        for key in ["grad_norm", "lambda_min", "sosp_gap"]:
+            self.assertIn(key, j["certificate"])
+        self.assertEqual(j["algo"], "spider-tree-adaptive")
+        self.assertLessEqual(j["epsilon"], 2.0 + 1e-9)
+        self.assertEqual(len(j["x"]), 8)
+        self.assertEqual(j["seed"], 5)
+
+    def test_same_seed_same_bits_with_one_and_two_threads(self):
+        common = ["run", "--synthetic", "phase-retrieval:n=60000,d=8,seed=2", "--x0", "saddle",
+                  "--epsilon", "2", "--seed", "9", *ISSUE]
+        a = json.loads(dpsosp(*common, "--threads", "1").stdout)
+        b = json.loads(dpsosp(*common, "--threads", "2").stdout)
+        self.assertEqual(a["x"], b["x"])
+        self.assertEqual(a["epsilon"], b["epsilon"])
+
+    def test_certify_reads_a_result(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "r.json")
+            r = dpsosp("run", "--synthetic", "phase-retrieval:n=100000,d=8,seed=3", "--x0", "saddle",
+                       "--epsilon", "2", "--seed", "5", *ISSUE, "--out", out)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            run_cert = json.load(open(out))["certificate"]
+            c = dpsosp("certify", "--synthetic", "phase-retrieval:n=1000,d=8,seed=3", "--point", out)
+            self.assertEqual(c.returncode, 0, c.stderr)
+            cert = json.loads(c.stdout)
+            self.assertAlmostEqual(cert["sosp_gap"], run_cert["sosp_gap"], places=12)
+
+    def test_privacy_tree_form_matches_spec_figures(self):
+        r = dpsosp("privacy", "--noise-multiplier", "5", "--steps", "1000,500,256", "--delta", "1e-6")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        j = json.loads(r.stdout)
+        self.assertAlmostEqual(j["epsilon_rdp"], 3.13109, places=5)
+        self.assertAlmostEqual(j["epsilon_gdp"], 2.92160, places=5)
+        self.assertEqual(j["depth"], 10)
+        for key in ["epsilon_gdp", "epsilon_rdp", "mu", "rho", "depth"]:
+            self.assertIn(key, j)
+
+    def test_privacy_poisson_form(self):
+        r = dpsosp("privacy", "--noise-multiplier", "1.1", "--sampling-rate", "0.01", "--steps", "1000",
+                   "--delta", "1e-5")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertAlmostEqual(json.loads(r.stdout)["epsilon_rdp"], 1.71177, delta=1.71177 * 0.02)
+
+    def test_demo_runs_and_reports(self):
+        r = dpsosp("demo")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("SOSP gap", r.stdout)
+        self.assertIn("-DP", r.stdout)
+
+    def test_every_subcommand_has_help(self):
+        for cmd in ["run", "certify", "privacy", "demo"]:
+            r = dpsosp(cmd, "--help")
+            self.assertEqual(r.returncode, 0)
+            self.assertIn("--", r.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,184 @@
+// Tests of the seeded Gaussian streams (include/dpsosp/noise.hpp).
+//
+// Statistical tests use fixed seeds, so they are deterministic; the stated
+// false-failure probability is the chance that a *correct* generator fails the
+// check for a seed picked at random, i.e. how unlucky the fixed seed would
+// have to be. No test retries.
+#include "dpsosp/noise.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+namespace dpsosp {
+namespace {
+
+constexpr std::uint64_t kSeed = 20241009;
+
+std::vector<double> draw(GaussianStream& stream, std::size_t n) {
+  std::vector<double> out(n);
+  for (double& x : out) x = stream.next();
+  return out;
+}
+
+TEST(GaussianStreamTest, SameSeedPurposeIndexGivesSameNumbers) {
+  GaussianStream a(kSeed, StreamPurpose::kTreeNoise, 3);
+  GaussianStream b(kSeed, StreamPurpose::kTreeNoise, 3);
+  const std::vector<double> xa = draw(a, 1001);
+  const std::vector<double> xb = draw(b, 1001);
+  for (std::size_t i = 0; i < xa.size(); ++i) ASSERT_EQ(xa[i], xb[i]) << "i=" << i;
+  EXPECT_EQ(a.position(), 1001u);
+}
+
+TEST(GaussianStreamTest, DifferentSeedPurposeOrIndexGiveDifferentStreams) {
+  GaussianStream base(kSeed, StreamPurpose::kTreeNoise, 0);
+  GaussianStream other_seed(kSeed + 1, StreamPurpose::kTreeNoise, 0);
+  GaussianStream other_high_seed(kSeed | (std::uint64_t{1} << 40), StreamPurpose::kTreeNoise, 0);
+  GaussianStream other_purpose(kSeed, StreamPurpose::kGaussianNoise, 0);
+  GaussianStream other_index(kSeed, StreamPurpose::kTreeNoise, 1);
+  const std::vector<double> x = draw(base, 64);
+  for (GaussianStream* s : {&other_seed, &other_high_seed, &other_purpose, &other_index}) {
+    const std::vector<double> y = draw(*s, 64);
+    int equal = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) equal += (x[i] == y[i]);
+    EXPECT_EQ(equal, 0);
+  }
+}
+
+TEST(GaussianStreamTest, FillInOneCallEqualsFillInPiecesAndRepeatedNext) {
+  const Eigen::Index n = 1001;  // odd, so pieces start at odd positions
+  GaussianStream whole_stream(kSeed, StreamPurpose::kTest, 7);
+  Vec whole(n);
+  whole_stream.fill(whole, 2.5);
+
+  GaussianStream piece_stream(kSeed, StreamPurpose::kTest, 7);
+  Vec pieces(n);
+  Eigen::Index start = 0;
+  for (Eigen::Index len : {1, 2, 3, 0, 5, 8, 13, 21, 34, 55, 89, 144}) {
+    piece_stream.fill(pieces.segment(start, len), 2.5);
+    start += len;
+  }
+  piece_stream.fill(pieces.tail(n - start), 2.5);
+
+  GaussianStream next_stream(kSeed, StreamPurpose::kTest, 7);
+  for (Eigen::Index i = 0; i < n; ++i) {
+    ASSERT_EQ(whole[i], pieces[i]) << "i=" << i;
+    ASSERT_EQ(whole[i], 2.5 * next_stream.next()) << "i=" << i;
+  }
+  EXPECT_EQ(whole_stream.position(), static_cast<std::uint64_t>(n));
+  EXPECT_EQ(piece_stream.position(), static_cast<std::uint64_t>(n));
+}
+
+TEST(GaussianStreamTest, SigmaZeroGivesZerosAndStillConsumes) {
+  GaussianStream stream(kSeed, StreamPurpose::kTest);
+  Vec v = Vec::Constant(5, 7.0);
+  stream.fill(v, 0.0);
+  EXPECT_TRUE((v.array() == 0.0).all());
+  EXPECT_EQ(stream.position(), 5u);
+}
+
+TEST(GaussianStreamTest, UniformIsInUnitIntervalAndUniformIndexInRange) {
+  GaussianStream stream(kSeed, StreamPurpose::kTest);
+  for (int i = 0; i < 100000; ++i) {
+    const double u = stream.uniform();
+    ASSERT_GT(u, 0.0);
+    ASSERT_LE(u, 1.0);
+  }
+  for (std::uint64_t n : {1ull, 2ull, 3ull, 1000ull, (1ull << 63) + 5}) {
+    for (int i = 0; i < 1000; ++i) ASSERT_LT(stream.uniform_index(n), n);
+  }
+}
+
+// Mean and variance of 10^6 standard normals. The sample mean has standard
+// error 1e-3; the sample variance 1e-3 * sqrt(2) (4th moment 3). Tolerance 5
+// standard errors each: false-failure probability < 2 * 5.7e-7.
+TEST(GaussianStreamTest, MeanAndVarianceOfAMillionNormals) {
+  const std::size_t n = 1000000;
+  GaussianStream stream(kSeed, StreamPurpose::kTest, 11);
+  Vec x(static_cast<Eigen::Index>(n));
+  stream.fill(x);
+  const double mean = x.mean();
+  const double var = (x.array() - mean).square().sum() / static_cast<double>(n - 1);
+  EXPECT_NEAR(mean, 0.0, 5 * std::sqrt(1.0 / n));
+  EXPECT_NEAR(var, 1.0, 5 * std::sqrt(2.0 / n));
+}
+
+// Kolmogorov-Smirnov test against the normal CDF with n = 10^6. Under the
+// null, sqrt(n) * D_n tends to the Kolmogorov distribution, whose upper tail
+// at 1.95 is 2 * sum_k (-1)^(k-1) exp(-2 k^2 1.95^2) = 0.00100. So the
+// false-failure probability is 1e-3 (its finite-n value is slightly less).
+TEST(GaussianStreamTest, KolmogorovSmirnovAgainstNormalCdf) {
+  const std::size_t n = 1000000;
+  GaussianStream stream(kSeed, StreamPurpose::kTest, 12);
+  std::vector<double> x = draw(stream, n);
+  std::sort(x.begin(), x.end());
+  double d = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double cdf = 0.5 * std::erfc(-x[i] / std::sqrt(2.0));
+    d = std::max(d, std::max(cdf - static_cast<double>(i) / n, static_cast<double>(i + 1) / n - cdf));
+  }
+  EXPECT_LT(std::sqrt(static_cast<double>(n)) * d, 1.95);
+}
+
+// The KS test is weak in the tails, where the privacy guarantee lives; check
+// the frequency of |x| > 3 (p = 0.0026998) with n = 10^6 draws: standard
+// error sqrt(p(1-p)/n) = 5.2e-5, tolerance 5 standard errors, false-failure
+// probability < 6e-7 (normal approximation of a binomial with mean 2700).
+TEST(GaussianStreamTest, TailFrequencyBeyondThreeSigma) {
+  const std::size_t n = 1000000;
+  GaussianStream stream(kSeed, StreamPurpose::kTest, 13);
+  Vec x(static_cast<Eigen::Index>(n));
+  stream.fill(x);
+  const double p = std::erfc(3 / std::sqrt(2.0));
+  const double freq = static_cast<double>((x.array().abs() > 3).count()) / n;
+  EXPECT_NEAR(freq, p, 5 * std::sqrt(p * (1 - p) / n));
+}
+
+// Adjacent numbers come in Box-Muller pairs; they must be uncorrelated. The
+// lag-1 sample correlation of 10^6 normals has standard error 1e-3; tolerance
+// 5 standard errors, false-failure probability < 6e-7.
+TEST(GaussianStreamTest, AdjacentNumbersAreUncorrelated) {
+  const std::size_t n = 1000000;
+  GaussianStream stream(kSeed, StreamPurpose::kTest, 14);
+  Vec x(static_cast<Eigen::Index>(n));
+  stream.fill(x);
+  const double lag1 = x.head(n - 1).dot(x.tail(n - 1)) / static_cast<double>(n - 1);
+  EXPECT_NEAR(lag1, 0.0, 5 * std::sqrt(1.0 / n));
+}
+
+// uniform_index(n) for n = 3, 5, 7 (not powers of two, so a biased modulo
+// would show) with 10^5 draws each. Pearson's chi-square with n-1 degrees of
+// freedom; the bounds are the upper 1e-6 quantiles (df=2: 27.63, df=4: 33.38,
+// df=6: 38.26), so the false-failure probability is < 3e-6 in all.
+TEST(GaussianStreamTest, UniformIndexIsUnbiasedChiSquare) {
+  const struct {
+    std::uint64_t n;
+    double bound;
+  } cases[] = {{3, 27.63}, {5, 33.38}, {7, 38.26}};
+  for (const auto& c : cases) {
+    GaussianStream stream(kSeed, StreamPurpose::kTest, static_cast<std::uint32_t>(100 + c.n));
+    const int draws = 100000;
+    std::vector<int> counts(c.n, 0);
+    for (int i = 0; i < draws; ++i) ++counts[stream.uniform_index(c.n)];
+    const double expected = static_cast<double>(draws) / c.n;
+    double chi2 = 0;
+    for (int k : counts) chi2 += (k - expected) * (k - expected) / expected;
+    EXPECT_LT(chi2, c.bound) << "n=" << c.n;
+  }
+}
+
+TEST(GaussianStreamTest, UniformIndexOfOneIsZero) {
+  GaussianStream stream(kSeed, StreamPurpose::kTest);
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(stream.uniform_index(1), 0u);
+}
+
+TEST(GaussianStreamTest, SecureRandomSeedsDiffer) {
+  // Two 64-bit draws from /dev/urandom coincide with probability 2^-64.
+  EXPECT_NE(secure_random_seed(), secure_random_seed());
+}
+
+}  // namespace
+}  // namespace dpsosp

@@ -1,0 +1,286 @@
+// spider-tree-adaptive end to end on phase retrieval with a known population
+// (issue checks), privacy reports that recompute, single use of every record,
+// determinism across seeds and thread counts.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <set>
+
+#include "dpsosp/dpsosp.hpp"
+
+namespace dpsosp {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+RunOptions issue_options(double eps, std::uint64_t seed) {
+  RunOptions o;
+  o.privacy = {eps, 1e-6};
+  o.constants = {6.0, 20.0, 6.0, 1.0};  // G, M, rho, B of the issue
+  o.seed = seed;
+  return o;
+}
+
+struct PhaseRetrieval {
+  explicit PhaseRetrieval(Index n, std::uint64_t seed = 1)
+      : problem(make_synthetic("phase-retrieval:n=" + std::to_string(n) + ",d=8,seed=" + std::to_string(seed))),
+        model(make_model(problem.model, problem.data.cols())) {}
+  SyntheticProblem problem;
+  std::unique_ptr<Model> model;
+  double gap(const Vec& x) const { return certify_population(*problem.population, x, 6.0).sosp_gap; }
+};
+
+TEST(SpiderTreeAdaptive, StartIsAStrictSaddle) {
+  PhaseRetrieval pr(1000);
+  const Vec& x0 = pr.problem.saddle;
+  EXPECT_NEAR(x0.squaredNorm(), 1.0 / 3.0, 1e-12);
+  EXPECT_NEAR(x0.dot(pr.problem.x_star), 0.0, 1e-12);
+  const Certificate c = certify_population(*pr.problem.population, x0, 6.0);
+  EXPECT_LT(c.grad_norm, 1e-12);
+  EXPECT_NEAR(c.lambda_min, -2.0, 1e-9);
+}
+
+// Non-private (eps = inf), n = 10^6: escapes the saddle, gap < 0.05 with
+// alpha_scale = 0.5 (at the default 1 the gap is 0.065-0.11: the theory's
+// alpha ~ 0.10 is then the accuracy the O1 batch G^2/alpha^2 is sized for).
+TEST(SpiderTreeAdaptive, NonPrivateEscapesAndReachesSmallGap) {
+  PhaseRetrieval pr(1000000);
+  RunOptions o = issue_options(kInf, 1);
+  o.alpha_scale = 0.5;
+  const Summary s = minimize(*pr.model, pr.problem.data, pr.problem.saddle, o);
+  EXPECT_LT(pr.gap(s.x), 0.05);
+  EXPECT_EQ(s.clipped_o1 + s.clipped_o2, 0u);  // no clipping without privacy
+  EXPECT_FALSE(std::isfinite(s.epsilon));
+  EXPECT_LE(s.samples_used, 1000000u);
+}
+
+// Private, eps = 2, delta = 1e-6, n = 4e5: gap < 0.25 with default parameters for several seeds.
+TEST(SpiderTreeAdaptive, PrivateReachesGapBelowQuarterForSeveralSeeds) {
+  for (std::uint64_t seed = 1; seed <= 5; ++seed) {
+    PhaseRetrieval pr(400000, 100 + seed);
+    const Summary s = minimize(*pr.model, pr.problem.data, pr.problem.saddle, issue_options(2.0, seed));
+    const double gap = pr.gap(s.x);
+    EXPECT_LT(gap, 0.25) << "seed " << seed;
+    EXPECT_LE(s.epsilon, 2.0 + 1e-9) << "seed " << seed;
+  }
+}
+
+TEST(SpiderTreeAdaptive, PrivacyReportRecomputesFromItsOwnFigures) {
+  PhaseRetrieval pr(200000);
+  const Summary s = minimize(*pr.model, pr.problem.data, pr.problem.saddle, issue_options(1.0, 3));
+  ASSERT_GT(s.steps, 10u);
+  EXPECT_LE(s.epsilon, 1.0 + 1e-9);
+  std::uint64_t longest = 0;
+  for (auto L : s.phase_lengths) longest = std::max(longest, L);
+  EXPECT_LE(longest, 1024u);
+  EXPECT_EQ(s.depth, privacy::tree_depth(longest));
+  const privacy::TreeAccount again = privacy::account_tree(s.sigma / s.sensitivity, s.phase_lengths, s.delta);
+  EXPECT_DOUBLE_EQ(again.epsilon_gdp, s.epsilon);
+  EXPECT_NEAR(s.mu, s.sensitivity * std::sqrt(static_cast<double>(s.depth)) / s.sigma, 1e-12);
+  // The phases and O1 calls agree, and the steps are the phases' total.
+  std::uint64_t total = 0;
+  for (auto L : s.phase_lengths) total += L;
+  EXPECT_EQ(total, s.steps);
+  EXPECT_EQ(s.phase_lengths.size(), s.o1_calls);
+}
+
+TEST(SpiderTreeAdaptive, PhaseCapForcesO1AndBoundsDepth) {
+  PhaseRetrieval pr(200000);
+  RunOptions o = issue_options(2.0, 4);
+  o.max_phase_length = 7;
+  const Summary s = minimize(*pr.model, pr.problem.data, pr.problem.saddle, o);
+  for (auto L : s.phase_lengths) EXPECT_LE(L, 7u);
+  EXPECT_EQ(s.depth, 3);
+  EXPECT_LE(s.epsilon, 2.0 + 1e-9);
+}
+
+// A model wrapper that records which records each batch call touched.
+class CountingModel final : public Model {
+ public:
+  explicit CountingModel(const Model& inner) : inner_(inner) {}
+  std::string name() const override { return inner_.name(); }
+  Index dim() const override { return inner_.dim(); }
+  Index features() const override { return inner_.features(); }
+  void validate(const Dataset& d) const override { inner_.validate(d); }
+  double loss(const Vec& x, const Dataset& d, Index i) const override { return inner_.loss(x, d, i); }
+  void gradient(const Vec& x, const Dataset& d, Index i, Eigen::Ref<Vec> out) const override {
+    single_calls_++;
+    inner_.gradient(x, d, i, out);
+  }
+  void hvp(const Vec& x, const Dataset& d, Index i, const Vec& v, Eigen::Ref<Vec> out) const override {
+    inner_.hvp(x, d, i, v, out);
+  }
+  void batch_gradients(const Vec& x, const Dataset& d, const IndexList& idx, RowMatrix& out) const override {
+    calls_.push_back(idx);
+    inner_.batch_gradients(x, d, idx, out);
+  }
+  mutable std::vector<IndexList> calls_;
+  mutable Index single_calls_ = 0;
+
+ private:
+  const Model& inner_;
+};
+
+// Every record is drawn at most once: a batch call either repeats the previous
+// call's records (the two gradients of one O2 difference) or touches only
+// records never seen before.
+void expect_single_use(const CountingModel& m, Index n) {
+  std::vector<int> seen(n, 0);
+  for (std::size_t c = 0; c < m.calls_.size(); ++c) {
+    if (c > 0 && m.calls_[c] == m.calls_[c - 1]) continue;
+    for (Index i : m.calls_[c]) {
+      ASSERT_LT(i, n);
+      EXPECT_EQ(seen[i]++, 0) << "record " << i << " used twice";
+    }
+  }
+}
+
+TEST(SinglePass, EveryRecordUsedAtMostOnceByEverySinglePassAlgorithm) {
+  PhaseRetrieval pr(60000);
+  for (const char* algo : {"spider-tree-adaptive", "spider-gauss-fixed", "spider-tree-periodic", "dpsgd", "spider", "sgd"}) {
+    CountingModel counting(*pr.model);
+    RunOptions o = issue_options(4.0, 5);
+    o.algorithm = parse_algorithm(algo);
+    o.alpha_scale = 3.0;
+    const Summary s = minimize(counting, pr.problem.data, pr.problem.saddle, o);
+    SCOPED_TRACE(algo);
+    EXPECT_GT(s.steps, 0u);
+    expect_single_use(counting, 60000);
+    Index drawn = 0;
+    std::set<Index> distinct;
+    for (const auto& call : counting.calls_)
+      for (Index i : call) distinct.insert(i);
+    drawn = distinct.size();
+    EXPECT_EQ(drawn, s.samples_used);
+  }
+}
+
+TEST(Determinism, SameSeedSameBitsAcrossThreadCounts) {
+  PhaseRetrieval pr(100000);
+  RunOptions o = issue_options(2.0, 11);
+  o.threads = 1;
+  const Summary a = minimize(*pr.model, pr.problem.data, pr.problem.saddle, o);
+  o.threads = 2;
+  const Summary b = minimize(*pr.model, pr.problem.data, pr.problem.saddle, o);
+  ASSERT_EQ(a.x.size(), b.x.size());
+  for (Eigen::Index i = 0; i < a.x.size(); ++i) EXPECT_EQ(a.x[i], b.x[i]);
+  EXPECT_EQ(a.steps, b.steps);
+  EXPECT_EQ(a.epsilon, b.epsilon);
+  o.seed = 12;
+  const Summary c = minimize(*pr.model, pr.problem.data, pr.problem.saddle, o);
+  EXPECT_NE((a.x - c.x).norm(), 0.0);
+}
+
+TEST(Determinism, NoSeedDrawsOneAndReportsIt) {
+  PhaseRetrieval pr(50000);
+  RunOptions o = issue_options(2.0, 0);
+  o.seed.reset();
+  o.max_steps = 5;
+  const Summary a = minimize(*pr.model, pr.problem.data, pr.problem.saddle, o);
+  o.seed = a.seed;
+  const Summary b = minimize(*pr.model, pr.problem.data, pr.problem.saddle, o);
+  EXPECT_EQ((a.x - b.x).norm(), 0.0);
+}
+
+TEST(RunValidation, ClearErrors) {
+  PhaseRetrieval pr(1000);
+  RunOptions o = issue_options(2.0, 1);
+  o.alpha_scale = 0.05;
+  // Too few records for one O1 batch: the message says which n would do.
+  try {
+    minimize(*pr.model, pr.problem.data, pr.problem.saddle, o);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot fill one O1 batch"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("need n >="), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(minimize(*pr.model, pr.problem.data, Vec::Zero(3), o), Error);
+  o.privacy.epsilon = -1;
+  EXPECT_THROW(minimize(*pr.model, pr.problem.data, pr.problem.saddle, o), Error);
+  o.privacy = {1.0, 1.5};
+  EXPECT_THROW(minimize(*pr.model, pr.problem.data, pr.problem.saddle, o), Error);
+}
+
+TEST(Parameters, FollowTheoremWithHiddenConstantsOne) {
+  const ProblemConstants c{6, 20, 6, 1};
+  const SpiderParameters p = spider_tree_adaptive_parameters(400000, 8, {2.0, 1e-6}, c);
+  const double sd = std::sqrt(8.0);
+  const double alpha = (std::cbrt(120.0) + std::sqrt(20.0)) * std::sqrt(sd / (400000.0 * 2.0)) +
+                       (std::pow(20.0, 2.0 / 9) * std::pow(6.0, 5.0 / 9) + std::pow(20.0, 4.0 / 9) * std::pow(6.0, 1.0 / 9)) /
+                           std::cbrt(400000.0) +
+                       std::sqrt(20.0 / 400000.0);
+  EXPECT_NEAR(p.alpha, alpha, 1e-12);
+  EXPECT_NEAR(p.kappa, std::max(alpha * sd / 2.0, std::cbrt(120.0)), 1e-12);
+  EXPECT_EQ(p.b, static_cast<Index>(std::ceil(6 * sd / (2 * alpha) + 36 / (alpha * alpha))));
+  EXPECT_NEAR(p.bt_slope, std::max(sd / (alpha * 2), p.kappa / (alpha * alpha)), 1e-9);
+  EXPECT_NEAR(p.sensitivity, std::max(12.0 / p.b, 2.0 / p.bt_slope), 1e-15);
+  EXPECT_NEAR(p.eta, 1.0 / 20, 1e-15);
+  EXPECT_EQ(p.depth, 11);
+  // sigma is calibrated so that the worst case (every phase at L_max) meets the target exactly.
+  const privacy::TreeAccount a = privacy::account_tree(p.sigma / p.sensitivity, {1024}, 1e-6);
+  EXPECT_NEAR(a.epsilon_gdp, 2.0, 1e-6);
+  // alpha_scale multiplies alpha; overrides win.
+  EXPECT_NEAR(spider_tree_adaptive_parameters(400000, 8, {2.0, 1e-6}, c, 2.0).alpha, 2 * alpha, 1e-12);
+  ParameterOverrides ov;
+  ov.kappa = 3.5;
+  EXPECT_EQ(spider_tree_adaptive_parameters(400000, 8, {2.0, 1e-6}, c, 1.0, ov).kappa, 3.5);
+}
+
+TEST(Baselines, EachPrivateAlgorithmStaysWithinTargetAndRecomputes) {
+  PhaseRetrieval pr(200000);
+  for (const char* algo : {"spider-gauss-fixed", "spider-tree-periodic", "dpsgd"}) {
+    SCOPED_TRACE(algo);
+    RunOptions o = issue_options(2.0, 8);
+    o.algorithm = parse_algorithm(algo);
+    const Summary s = minimize(*pr.model, pr.problem.data, pr.problem.saddle, o);
+    EXPECT_GT(s.steps, 0u);
+    EXPECT_LE(s.epsilon, 2.0 + 1e-9);
+    if (s.accounting == "gdp-tree") {
+      EXPECT_DOUBLE_EQ(privacy::account_tree(s.sigma / s.sensitivity, s.phase_lengths, s.delta).epsilon_gdp, s.epsilon);
+    } else {
+      EXPECT_EQ(s.accounting, "gdp-gaussian");
+      EXPECT_DOUBLE_EQ(privacy::gdp_epsilon(1.0 / s.noise_multiplier, s.delta), s.epsilon);
+    }
+  }
+}
+
+TEST(Baselines, PoissonDpsgdAccountsByRdp) {
+  PhaseRetrieval pr(20000);
+  RunOptions o = issue_options(3.0, 2);
+  o.algorithm = Algorithm::kDpsgd;
+  o.epochs = 2;
+  o.batch_size = 200;
+  const Summary s = minimize(*pr.model, pr.problem.data, pr.problem.saddle, o);
+  EXPECT_EQ(s.accounting, "rdp-poisson");
+  EXPECT_EQ(s.adjacency, "add/remove-one");
+  EXPECT_EQ(s.steps, 200u);
+  EXPECT_LE(s.epsilon, 3.0 + 1e-6);
+  EXPECT_NEAR(privacy::dpsgd_poisson_epsilon(0.01, s.noise_multiplier, 200, 1e-6), s.epsilon, 1e-12);
+}
+
+TEST(Baselines, NonPrivateReferencesReachSmallGap) {
+  PhaseRetrieval pr(1000000);
+  for (const char* algo : {"spider", "sgd"}) {
+    SCOPED_TRACE(algo);
+    RunOptions o = issue_options(kInf, 9);
+    o.algorithm = parse_algorithm(algo);
+    o.alpha_scale = 0.5;  // spider, as spider-tree-adaptive above; sgd ignores it
+    const Summary s = minimize(*pr.model, pr.problem.data, pr.problem.saddle, o);
+    EXPECT_LT(pr.gap(s.x), 0.05);
+  }
+}
+
+TEST(Baselines, SaddleAwarePrivateMethodsEscape) {
+  PhaseRetrieval pr(400000, 21);
+  for (const char* algo : {"spider-tree-adaptive", "spider-gauss-fixed"}) {
+    SCOPED_TRACE(algo);
+    RunOptions o = issue_options(2.0, 13);
+    o.algorithm = parse_algorithm(algo);
+    const Summary s = minimize(*pr.model, pr.problem.data, pr.problem.saddle, o);
+    const Certificate c = certify_population(*pr.problem.population, s.x, 6.0);
+    EXPECT_GT(c.lambda_min, 0.0);  // left the saddle region (lambda_min = -2 there)
+  }
+}
+
+}  // namespace
+}  // namespace dpsosp

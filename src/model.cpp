@@ -241,4 +241,17 @@ std::unique_ptr<Model> make_model(const std::string& name, Index features, const
   return detail::make_mlp(features, options.hidden, classes);
 }
 
+std::optional<bool> Model::correct(const Vec&, const Dataset&, Index) const { return std::nullopt; }
+
+double Model::accuracy(const Vec& x, const Dataset& data) const {
+  if (data.rows() == 0) return std::numeric_limits<double>::quiet_NaN();
+  Index right = 0;
+  for (Index i = 0; i < data.rows(); ++i) {
+    const std::optional<bool> c = correct(x, data, i);
+    if (!c) return std::numeric_limits<double>::quiet_NaN();
+    if (*c) ++right;
+  }
+  return static_cast<double>(right) / static_cast<double>(data.rows());
+}
+
 }  // namespace dpsosp

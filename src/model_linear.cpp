@@ -63,6 +63,9 @@ class LogisticModel final : public MarginModel {
   }
 
  protected:
+  std::optional<bool> correct(const Vec& x, const Dataset& data, Index i) const override {
+    return sign_label(data.label(i)) * data.row_dot(i, x) > 0;
+  }
   double target(double label) const override { return sign_label(label); }
   // softplus(-y z) never overflows: it branches on the sign of the exponent.
   double phi(double z, double y) const override { return softplus(-y * z); }
@@ -86,6 +89,9 @@ class SigmoidLossModel final : public MarginModel {
   }
 
  protected:
+  std::optional<bool> correct(const Vec& x, const Dataset& data, Index i) const override {
+    return sign_label(data.label(i)) * data.row_dot(i, x) > 0;
+  }
   double target(double label) const override { return sign_label(label); }
   // f = s with s = sigma(-m), m = y z. ds/dz = -y s (1 - s) and
   // d2s/dz2 = y^2 s (1 - s) (1 - 2s); 1 - s = sigma(m) and 1 - 2s = tanh(m / 2).

@@ -49,6 +49,16 @@ class MlpModel final : public Model {
     return cross_entropy(w.out, y);
   }
 
+  std::optional<bool> correct(const Vec& x, const Dataset& data, Index i) const override {
+    check_point(*this, x, "correct");
+    const Index y = class_label(*this, data, i, static_cast<Index>(k_));
+    Work w(h_, k_);
+    forward(x, data, i, w);
+    Eigen::Index best = 0;
+    w.out.maxCoeff(&best);
+    return static_cast<Index>(best) == y;
+  }
+
   void gradient(const Vec& x, const Dataset& data, Index i, Eigen::Ref<Vec> out) const override {
     check_point(*this, x, "gradient");
     Work w(h_, k_);

@@ -30,6 +30,15 @@ class SoftmaxModel final : public Model {
     return cross_entropy(logits, y);
   }
 
+  std::optional<bool> correct(const Vec& x, const Dataset& data, Index i) const override {
+    const Index y = class_label(*this, data, i, classes_);
+    Vec logits(static_cast<Eigen::Index>(classes_));
+    compute_logits(x, data, i, logits);
+    Eigen::Index best = 0;
+    logits.maxCoeff(&best);
+    return static_cast<Index>(best) == y;
+  }
+
   void gradient(const Vec& x, const Dataset& data, Index i, Eigen::Ref<Vec> out) const override {
     check_point(*this, x, "gradient");
     Vec work(static_cast<Eigen::Index>(classes_));

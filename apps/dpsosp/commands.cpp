@@ -23,6 +23,7 @@ struct RunArgs {
   std::string seed;
   std::string x0;
   std::string eval;
+  std::string eval_labels;
   std::string out;
   ProblemConstants constants;
   double alpha_scale = 1.0;
@@ -138,6 +139,7 @@ int do_run(const RunArgs& a) {
     DataSource es = a.source;
     es.synthetic.clear();
     es.data_path = a.eval;
+    es.labels_path = a.eval_labels;
     es.model = p.model->name();
     eval = load_problem(es).data;
     p.model->validate(*eval);
@@ -174,6 +176,12 @@ int do_run(const RunArgs& a) {
     j["certificate"] = certificate_json(certify_point(p, eval, *p.model, s.x, o.constants.rho));
     j["certificate_source"] = eval ? "evaluation data" : "known population";
   }
+  if (eval) {
+    IndexList all(eval->rows());
+    for (Index i = 0; i < eval->rows(); ++i) all[i] = i;
+    j["eval"] = {{"n", eval->rows()}, {"loss", number(p.model->mean_loss(s.x, *eval, all))},
+                 {"accuracy", number(p.model->accuracy(s.x, *eval))}};
+  }
   write_text(a.out, j.dump(2) + "\n");
   if (s.interrupted) {
     std::fprintf(stderr, "dpsosp: interrupted after %zu steps; the report so far was written\n",
@@ -207,6 +215,7 @@ void setup_run(CLI::App& app) {
   run->add_option("--threads", args->threads, "Threads (0 = all cores); never changes results")->capture_default_str();
   run->add_flag("--trajectory", args->trajectory, "Include every iterate in the report");
   run->add_option("--eval", args->eval, "Evaluation data for the certificate (same format as --data)");
+  run->add_option("--eval-labels", args->eval_labels, "IDX labels of --eval (default: the file beside it)");
   run->add_option("--out", args->out, "Write the JSON report here (default: stdout)");
   run->callback([args] {
     const int rc = do_run(*args);

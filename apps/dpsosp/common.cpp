@@ -48,9 +48,9 @@ LoadedProblem load_problem(const DataSource& s) {
   } else if (!s.data_path.empty()) {
     if (model_name.empty()) throw Error("--model is required with --data");
     const FileFormat format = s.format.empty() ? guess_file_format(s.data_path) : parse_file_format(s.format);
-    if (format == FileFormat::kIdx) {
+    if (format == FileFormat::kIdx && !s.labels_path.empty()) {
       p.data = load_idx(s.data_path, s.labels_path);
-    } else {
+    } else {  // IDX without --labels: the labels file beside the images (MNIST naming)
       LoadOptions lo;
       lo.header = s.header;
       lo.labeled = model_name != "pca";

@@ -3,6 +3,7 @@
 // and a batched form that computes many per-example gradients at once.
 #pragma once
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "dpsosp/data.hpp"
@@ -44,6 +45,12 @@ class Model {
   /// Must agree exactly with gradient(). The default loops over gradient().
   virtual void batch_gradients(const Vec& x, const Dataset& data, const IndexList& idx,
                                RowMatrix& out) const;
+
+  /// Classifiers: whether the model at x predicts record i's label (argmax of
+  /// the logits, or the sign of the margin); other models return std::nullopt.
+  virtual std::optional<bool> correct(const Vec& x, const Dataset& data, Index i) const;
+  /// Fraction of the records predicted correctly; NaN for models that do not classify.
+  double accuracy(const Vec& x, const Dataset& data) const;
 
   /// Means over the records idx (convenience for certificates and references).
   double mean_loss(const Vec& x, const Dataset& data, const IndexList& idx) const;

@@ -99,7 +99,7 @@ SpiderConfig base_config(const RunOptions& o, const SpiderParameters& p, bool is
   c.clip_o2 = is_private;
   c.M = o.constants.M;
   c.eta = p.eta;
-  c.max_phase_length = o.max_phase_length;
+  c.max_phase_length = p.max_phase_length > 0 ? p.max_phase_length : std::numeric_limits<Index>::max();
   c.max_steps = o.max_steps;
   c.perturbation = {true, p.threshold, p.zeta, p.Gamma};
   return c;
@@ -159,7 +159,7 @@ void run_spider_gauss_fixed(const Model& model, const Dataset& data, const RunOp
   p.Gamma = o.overrides.Gamma ? *o.overrides.Gamma : ceil_index(k.M / std::sqrt(k.rho * a));
   p.zeta = o.overrides.zeta ? *o.overrides.zeta : a;
   p.threshold = o.overrides.threshold ? *o.overrides.threshold : a;
-  p.max_phase_length = o.max_phase_length;
+  p.max_phase_length = o.max_phase_length;  // 0: no cap (no tree here)
   const double z = o.overrides.sigma ? *o.overrides.sigma : 1.0 / privacy::gdp_mu(eps, o.privacy.delta);
   if (p.b > data.rows()) {
     std::ostringstream os;
@@ -193,15 +193,14 @@ void run_spider_tree_periodic(const Model& model, const Dataset& data, const Run
                                                        o.overrides, o.max_phase_length);
   const double a = p.alpha;
   const double max_step = 2.0 * k.G / k.M;
-  const Index q = o.period > 0 ? o.period
-                               : std::min<Index>(o.max_phase_length,
-                                                 ceil_index(std::sqrt(static_cast<double>(p.b)) * a / (2.0 * k.G)));
+  const Index q = o.period > 0 ? o.period : ceil_index(std::sqrt(static_cast<double>(p.b)) * a / (2.0 * k.G));
+  p.max_phase_length = q;  // the phase is exactly q steps: the tree needs depth ceil(log2(q + 1))
+  p.depth = privacy::tree_depth(q);
   const Index b2 = o.batch_size > 0 ? o.batch_size
                                     : ceil_index(4.0 * k.G * sd / (a * eps) + 4.0 * static_cast<double>(q) * k.G * k.G / (a * a));
   const double sensitivity = std::max(2.0 * k.G / static_cast<double>(p.b), 2.0 * k.M * max_step / static_cast<double>(b2));
   const double sigma = o.overrides.sigma ? *o.overrides.sigma
-                                         : privacy::calibrate_tree_sigma(sensitivity, std::min(q, o.max_phase_length),
-                                                                         eps, o.privacy.delta);
+                                         : privacy::calibrate_tree_sigma(sensitivity, q, eps, o.privacy.delta);
   p.sensitivity = sensitivity;
   p.sigma = sigma;
   put_spider_params(s, p);

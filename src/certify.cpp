@@ -90,7 +90,7 @@ void apply(const HvpFunction& hvp, const Vec& v, Vec& out) {
   if (!out.allFinite()) throw Error("smallest_eigenvalue: hvp returned a non-finite entry");
 }
 
-double lanczos_smallest_eigenvalue(const HvpFunction& hvp, Index dim, const EigenOptions& options) {
+EigenEstimate lanczos_smallest_eigenvalue(const HvpFunction& hvp, Index dim, const EigenOptions& options) {
   const auto n = static_cast<Eigen::Index>(dim);
   const Eigen::Index m = std::min<Eigen::Index>(n, static_cast<Eigen::Index>(options.subspace_dimension));
   const Eigen::Index keep = std::max<Eigen::Index>(1, m / 2);  // Ritz vectors kept at a restart
@@ -111,6 +111,7 @@ double lanczos_smallest_eigenvalue(const HvpFunction& hvp, Index dim, const Eige
   directions.fill(w);
   basis.col(0) = w / w.norm();
   Eigen::Index first_new = 0;  // first basis column whose projection is not yet known
+  EigenEstimate best;
 
   for (Index cycle = 0; cycle < options.max_iterations; ++cycle) {
     double residual_norm = 0;
@@ -135,7 +136,12 @@ double lanczos_smallest_eigenvalue(const HvpFunction& hvp, Index dim, const Eige
     const Vec& theta = ritz.eigenvalues();
     const Eigen::MatrixXd& y = ritz.eigenvectors();
     const double spectral_scale = std::max(std::abs(theta[0]), std::abs(theta[m - 1]));
-    if (residual_norm * std::abs(y(m - 1, 0)) <= options.tolerance * spectral_scale) return theta[0];
+    const double ritz_residual = residual_norm * std::abs(y(m - 1, 0));
+    best = {theta[0], ritz_residual, false};
+    if (ritz_residual <= options.tolerance * spectral_scale) {
+      best.converged = true;
+      return best;
+    }
 
     // Thick restart: keep the `keep` smallest Ritz vectors, continue from the residual.
     Eigen::MatrixXd kept(n, keep);
@@ -146,9 +152,7 @@ double lanczos_smallest_eigenvalue(const HvpFunction& hvp, Index dim, const Eige
     basis.col(keep) = residual_norm > 0 ? Vec(residual / residual_norm) : fresh_direction(keep);
     first_new = keep;
   }
-  throw Error("smallest_eigenvalue: Lanczos did not converge in " + std::to_string(options.max_iterations) +
-              " restarts to tolerance " + number(options.tolerance) + " (dim " + std::to_string(n) + ", subspace " +
-              std::to_string(m) + "); raise EigenOptions::max_iterations or subspace_dimension");
+  return best;
 }
 
 double dense_smallest_eigenvalue(const HvpFunction& hvp, Index dim) {
@@ -180,7 +184,10 @@ Certificate make_certificate(const char* where, const Vec& gradient, const HvpFu
   if (!gradient.allFinite()) throw Error(std::string(where) + ": the gradient at x is not finite");
   Certificate certificate;
   certificate.grad_norm = gradient.norm();
-  certificate.lambda_min = smallest_eigenvalue(hvp, dim, options);
+  const EigenEstimate lambda = smallest_eigenvalue_estimate(hvp, dim, options);
+  certificate.lambda_min = lambda.value;
+  certificate.lambda_residual = lambda.residual;
+  certificate.lambda_converged = lambda.converged;
   certificate.sosp_gap = sosp_gap(certificate.grad_norm, certificate.lambda_min, rho);
   return certificate;
 }
@@ -205,13 +212,23 @@ double sosp_gap(double grad_norm, double lambda_min, double rho) {
   return std::max(grad_norm, negative_curvature * negative_curvature / rho);
 }
 
-double smallest_eigenvalue(const HvpFunction& hvp, Index dim, const EigenOptions& options) {
+EigenEstimate smallest_eigenvalue_estimate(const HvpFunction& hvp, Index dim, const EigenOptions& options) {
   options.Validate();
   if (dim < 1) throw Error("smallest_eigenvalue: dim must be >= 1, got 0");
   if (!hvp) throw Error("smallest_eigenvalue: hvp is empty");
   // Below 3 the Lanczos restart has nothing to keep; the dense path is exact anyway.
-  if (dim < options.dense_below || dim < 3) return dense_smallest_eigenvalue(hvp, dim);
+  if (dim < options.dense_below || dim < 3) return {dense_smallest_eigenvalue(hvp, dim), 0.0, true};
   return lanczos_smallest_eigenvalue(hvp, dim, options);
+}
+
+double smallest_eigenvalue(const HvpFunction& hvp, Index dim, const EigenOptions& options) {
+  const EigenEstimate e = smallest_eigenvalue_estimate(hvp, dim, options);
+  if (!e.converged) {
+    throw Error("smallest_eigenvalue: Lanczos did not converge in " + std::to_string(options.max_iterations) +
+                " restarts to tolerance " + number(options.tolerance) + " (dim " + std::to_string(dim) +
+                ", residual " + number(e.residual) + "); raise EigenOptions::max_iterations or subspace_dimension");
+  }
+  return e.value;
 }
 
 Certificate certify_population(const Population& population, const Vec& x, double rho,

@@ -63,7 +63,6 @@ void RunOptions::Validate() const {
     os << "RunOptions: alpha_scale must be positive and finite, got " << alpha_scale;
     throw Error(os.str());
   }
-  if (max_phase_length == 0) throw Error("RunOptions: max_phase_length must be at least 1, got 0");
   if (threads < 0) throw Error("RunOptions: threads must be >= 0 (0 = all cores), got " + std::to_string(threads));
   if (!(epochs >= 0.0) || !std::isfinite(epochs)) throw Error("RunOptions: epochs must be >= 0");
   if (!(learning_rate >= 0.0) || !std::isfinite(learning_rate))

@@ -29,6 +29,13 @@ Index ceil_index(double v) {
 
 double cbrt_bgm(const ProblemConstants& c) { return std::cbrt(c.B * c.G * c.M); }
 
+Index automatic_phase_length(double kappa, double alpha) {
+  const double typical = std::min(2.0 * kappa / alpha, 1.0e6);  // at most depth 20
+  int depth = 1;
+  while (static_cast<double>((Index{1} << depth) - 1) < typical) ++depth;
+  return (Index{1} << depth) - 1;
+}
+
 }  // namespace
 
 void ProblemConstants::Validate() const {
@@ -73,8 +80,6 @@ SpiderParameters compute(Index n, Index d, const PrivacyTarget& privacy, const P
   SpiderParameters p;
   const double eps = privacy.epsilon;
   const double sd = std::sqrt(static_cast<double>(d));
-  p.max_phase_length = max_phase_length;
-  p.depth = privacy::tree_depth(max_phase_length);
   p.alpha = o.alpha ? *o.alpha : alpha_scale * theorem_alpha(n, d, eps, c);
   require_positive_finite(p.alpha, "alpha", "spider_tree_adaptive_parameters");
   const double a = p.alpha;
@@ -87,8 +92,16 @@ SpiderParameters compute(Index n, Index d, const PrivacyTarget& privacy, const P
   p.bt_slope = std::max(eps < kInf ? sd / (a * eps) : 0.0, p.kappa / (a * a));
   // SPEC 2.3: every node's replace-one sensitivity is at most s.
   p.sensitivity = std::max(2.0 * c.G / static_cast<double>(p.b), 2.0 / p.bt_slope);
+  // L_max: given, or automatic. Near a stationary point ||grad~|| is about alpha,
+  // so drift reaches kappa after about kappa/alpha steps (the phase length
+  // behind Lemma 3.9's count of O1 calls). The automatic cap is the largest
+  // phase of the smallest tree depth that holds twice that: 2^D - 1 with
+  // D = ceil(log2(2 kappa/alpha + 1)). It rarely binds, and sigma is calibrated
+  // for depth D instead of a far larger fixed cap (docs/parameters.md).
+  p.max_phase_length = max_phase_length > 0 ? max_phase_length : automatic_phase_length(p.kappa, a);
+  p.depth = privacy::tree_depth(p.max_phase_length);
   p.sigma = o.sigma ? *o.sigma
-                    : (privacy.is_private() ? privacy::calibrate_tree_sigma(p.sensitivity, max_phase_length,
+                    : (privacy.is_private() ? privacy::calibrate_tree_sigma(p.sensitivity, p.max_phase_length,
                                                                             eps, privacy.delta)
                                             : 0.0);
   p.eta = o.eta ? *o.eta : 1.0 / c.M;
@@ -114,7 +127,6 @@ SpiderParameters spider_tree_adaptive_parameters(Index n, Index d, const Privacy
   require_positive_finite(alpha_scale, "alpha_scale", who);
   if (d == 0) throw Error(std::string(who) + ": dimension d must be at least 1, got 0");
   if (n == 0) throw Error(std::string(who) + ": n must be at least 1, got 0");
-  if (max_phase_length == 0) throw Error(std::string(who) + ": max_phase_length must be at least 1, got 0");
   SpiderParameters p = compute(n, d, privacy, c, alpha_scale, overrides, max_phase_length);
   if (p.b > n) {
     // Find the smallest n' with b(n') <= n' (b falls as n grows) to say which n would do.

@@ -215,15 +215,22 @@ TEST(Parameters, FollowTheoremWithHiddenConstantsOne) {
   EXPECT_NEAR(p.bt_slope, std::max(sd / (alpha * 2), p.kappa / (alpha * alpha)), 1e-9);
   EXPECT_NEAR(p.sensitivity, std::max(12.0 / p.b, 2.0 / p.bt_slope), 1e-15);
   EXPECT_NEAR(p.eta, 1.0 / 20, 1e-15);
-  EXPECT_EQ(p.depth, 11);
+  // Automatic L_max: 2^D - 1 with D = ceil(log2(2 kappa/alpha + 1)); here 2 kappa/alpha = 62.
+  EXPECT_NEAR(2 * p.kappa / p.alpha, 62.07, 0.01);
+  EXPECT_EQ(p.max_phase_length, 63u);
+  EXPECT_EQ(p.depth, 6);
   // sigma is calibrated so that the worst case (every phase at L_max) meets the target exactly.
-  const privacy::TreeAccount a = privacy::account_tree(p.sigma / p.sensitivity, {1024}, 1e-6);
+  const privacy::TreeAccount a = privacy::account_tree(p.sigma / p.sensitivity, {63}, 1e-6);
   EXPECT_NEAR(a.epsilon_gdp, 2.0, 1e-6);
   // alpha_scale multiplies alpha; overrides win.
   EXPECT_NEAR(spider_tree_adaptive_parameters(400000, 8, {2.0, 1e-6}, c, 2.0).alpha, 2 * alpha, 1e-12);
   ParameterOverrides ov;
   ov.kappa = 3.5;
   EXPECT_EQ(spider_tree_adaptive_parameters(400000, 8, {2.0, 1e-6}, c, 1.0, ov).kappa, 3.5);
+  // An explicit L_max (SPEC's 1024) fixes the depth at 11 and raises sigma by sqrt(11/6).
+  const SpiderParameters fixed = spider_tree_adaptive_parameters(400000, 8, {2.0, 1e-6}, c, 1.0, {}, 1024);
+  EXPECT_EQ(fixed.depth, 11);
+  EXPECT_NEAR(fixed.sigma / p.sigma, std::sqrt(11.0 / 6.0), 1e-9);
 }
 
 TEST(Baselines, EachPrivateAlgorithmStaysWithinTargetAndRecomputes) {

@@ -11,8 +11,15 @@ namespace dpsosp {
 
 struct Certificate {
   double grad_norm = 0;   ///< ||grad F(x)||
-  double lambda_min = 0;  ///< smallest eigenvalue of hess F(x)
+  double lambda_min = 0;  ///< smallest eigenvalue of hess F(x) (the estimate, see below)
   double sosp_gap = 0;    ///< max(||grad F||, max(0, -lambda_min)^2 / rho)
+  /// Ritz residual of lambda_min: an eigenvalue of the Hessian lies within this of
+  /// lambda_min (0 for the dense solver).
+  double lambda_residual = 0;
+  /// False when the matrix-free solver stopped at its iteration limit before the
+  /// residual met the tolerance: lambda_min is then the best Ritz value found, an
+  /// upper bound on the true smallest eigenvalue, and the certificate says so.
+  bool lambda_converged = true;
 };
 
 /// The smallest alpha for which x is an alpha-SOSP of a rho-Hessian-Lipschitz F.
@@ -24,8 +31,10 @@ using HvpFunction = std::function<void(const Vec& v, Vec& out)>;
 struct EigenOptions {
   /// Below this dimension a dense eigen-decomposition of the assembled Hessian is used.
   Index dense_below = 64;
-  Index max_iterations = 1000;
-  double tolerance = 1e-8;
+  Index max_iterations = 100;
+  /// Converged when the Ritz residual is below tolerance * ||H||: lambda_min is then
+  /// accurate to that absolute error, far below what the SOSP gap can resolve.
+  double tolerance = 1e-6;
   /// Lanczos subspace size, capped at the dimension; memory is
   /// subspace_dimension vectors of the operator's size.
   Index subspace_dimension = 20;
@@ -37,6 +46,15 @@ struct EigenOptions {
 /// converged when the Ritz residual is below tolerance * ||H|| (certify.cpp says
 /// why not Spectra 1.0.1). Throws Error when it does not converge.
 double smallest_eigenvalue(const HvpFunction& hvp, Index dim, const EigenOptions& options = {});
+
+/// As smallest_eigenvalue, but never throws for non-convergence: returns the best
+/// Ritz value with its residual and whether the tolerance was met.
+struct EigenEstimate {
+  double value = 0;
+  double residual = 0;
+  bool converged = true;
+};
+EigenEstimate smallest_eigenvalue_estimate(const HvpFunction& hvp, Index dim, const EigenOptions& options = {});
 
 /// Certificate of x for the known population F.
 Certificate certify_population(const Population& population, const Vec& x, double rho,

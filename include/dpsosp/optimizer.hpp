@@ -47,7 +47,7 @@ struct RunOptions {
   /// Seed of every random stream of the run; unset = drawn from the OS and reported.
   std::optional<std::uint64_t> seed;
   Index max_steps = 0;               ///< 0 = until the data run out
-  Index max_phase_length = 1024;     ///< L_max
+  Index max_phase_length = 0;        ///< L_max of the tree phases; 0 = automatic (docs/parameters.md)
   int threads = 0;                   ///< 0 = all cores; never changes results
   bool record_trajectory = false;
   /// Set by a signal handler to stop early; the summary then says interrupted.

@@ -47,7 +47,7 @@ struct SpiderParameters {
   Index Gamma = 0;         ///< frozen steps after a perturbation
   double zeta = 0;         ///< perturbation: g ~ N(0, zeta^2/d I)
   double threshold = 0;    ///< perturb when ||grad~_{t-1}|| <= threshold
-  Index max_phase_length = 1024;  ///< L_max, phases longer force an O1 call
+  Index max_phase_length = 0;  ///< L_max: a phase that reaches it forces an O1 call
   int depth = 0;           ///< tree depth ceil(log2(L_max + 1))
 };
 
@@ -56,9 +56,11 @@ double theorem_alpha(Index n, Index d, double epsilon, const ProblemConstants& c
 
 /// Computes every parameter; throws Error naming the problem when the inputs are
 /// invalid or n cannot fill one O1 batch (the message says which n would).
+/// max_phase_length = 0 chooses L_max automatically: 2^D - 1 with
+/// D = ceil(log2(2 kappa/alpha + 1)) (docs/parameters.md).
 SpiderParameters spider_tree_adaptive_parameters(Index n, Index d, const PrivacyTarget& privacy,
                                                  const ProblemConstants& c, double alpha_scale = 1.0,
                                                  const ParameterOverrides& overrides = {},
-                                                 Index max_phase_length = 1024);
+                                                 Index max_phase_length = 0);
 
 }  // namespace dpsosp

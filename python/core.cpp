@@ -1,0 +1,170 @@
+// dpsosp._core: the library for Python. Arguments arrive as numpy arrays
+// (Eigen::Ref, no copies where the layout allows); dpsosp::Error arrives as
+// ValueError (it derives from std::invalid_argument).
+#include <pybind11/eigen.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cmath>
+#include <limits>
+
+#include "dpsosp/dpsosp.hpp"
+
+namespace py = pybind11;
+using namespace dpsosp;
+
+namespace {
+
+Dataset make_dataset(const Eigen::Ref<const RowMatrix>& X, const std::optional<Eigen::Ref<const Vec>>& y) {
+  return Dataset(RowMatrix(X), y ? Vec(*y) : Vec());
+}
+
+py::dict certificate_dict(const Certificate& c) {
+  py::dict d;
+  d["grad_norm"] = c.grad_norm;
+  d["lambda_min"] = c.lambda_min;
+  d["sosp_gap"] = c.sosp_gap;
+  d["lambda_residual"] = c.lambda_residual;
+  d["lambda_converged"] = c.lambda_converged;
+  return d;
+}
+
+py::dict summary_dict(const Summary& s) {
+  py::dict d;
+  d["x"] = s.x;
+  d["algo"] = s.algorithm;
+  d["seed"] = s.seed;
+  d["epsilon"] = s.epsilon;
+  d["delta"] = s.delta;
+  d["mu"] = s.mu;
+  d["sigma"] = s.sigma;
+  d["sensitivity"] = s.sensitivity;
+  d["noise_multiplier"] = s.noise_multiplier;
+  d["epsilon_rdp"] = s.epsilon_rdp;
+  d["zcdp_rho"] = s.zcdp_rho;
+  d["depth"] = s.depth;
+  d["accounting"] = s.accounting;
+  d["adjacency"] = s.adjacency;
+  d["samples_used"] = s.samples_used;
+  d["gradient_evaluations"] = s.gradient_evaluations;
+  d["steps"] = s.steps;
+  d["o1_calls"] = s.o1_calls;
+  d["perturbations"] = s.perturbations;
+  d["clipped"] = py::dict(py::arg("o1") = s.clipped_o1, py::arg("o2") = s.clipped_o2);
+  d["phase_lengths"] = s.phase_lengths;
+  d["params"] = s.params;
+  d["seconds"] = s.seconds;
+  d["termination"] = s.termination;
+  d["interrupted"] = s.interrupted;
+  return d;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "dpsosp: differentially private second-order stationary points";
+
+  m.def(
+      "run",
+      [](const std::string& model_name, const Eigen::Ref<const RowMatrix>& X,
+         const std::optional<Eigen::Ref<const Vec>>& y, const std::string& algo, double epsilon, double delta,
+         double G, double M, double rho, double B, std::optional<std::uint64_t> seed, double alpha_scale,
+         Index batch_size, std::optional<Vec> x0, Index max_steps, Index max_phase_length, double epochs,
+         int threads, Index classes, Index hidden, Index rank) {
+        const Dataset data = make_dataset(X, y);
+        ModelOptions mo;
+        mo.classes = classes;
+        mo.hidden = hidden;
+        mo.rank = rank;
+        const auto model = make_model(model_name, data.cols(), mo, &data);
+        RunOptions o;
+        o.algorithm = parse_algorithm(algo);
+        o.privacy = {epsilon, delta};
+        o.constants = {G, M, rho, B};
+        o.seed = seed;
+        o.alpha_scale = alpha_scale;
+        o.batch_size = batch_size;
+        o.max_steps = max_steps;
+        o.max_phase_length = max_phase_length;
+        o.epochs = epochs;
+        o.threads = threads;
+        if (!is_private_algorithm(o.algorithm)) o.privacy.epsilon = std::numeric_limits<double>::infinity();
+        const Vec start = x0 ? *x0 : Vec::Zero(static_cast<Eigen::Index>(model->dim()));
+        Summary s;
+        {
+          py::gil_scoped_release release;
+          s = minimize(*model, data, start, o);
+        }
+        return summary_dict(s);
+      },
+      py::arg("model"), py::arg("X"), py::arg("y") = py::none(), py::arg("algo") = "spider-tree-adaptive",
+      py::arg("epsilon") = 1.0, py::arg("delta") = 1e-6, py::arg("G") = 1.0, py::arg("M") = 1.0,
+      py::arg("rho") = 1.0, py::arg("B") = 1.0, py::arg("seed") = py::none(), py::arg("alpha_scale") = 1.0,
+      py::arg("batch_size") = 0, py::arg("x0") = py::none(), py::arg("max_steps") = 0,
+      py::arg("max_phase_length") = 0, py::arg("epochs") = 0.0, py::arg("threads") = 0, py::arg("classes") = 0,
+      py::arg("hidden") = 32, py::arg("rank") = 1,
+      "Run an optimizer on the records X (n x p) with labels y; returns the report as a dict.");
+
+  m.def(
+      "certify",
+      [](const std::string& model_name, const Eigen::Ref<const RowMatrix>& X,
+         const std::optional<Eigen::Ref<const Vec>>& y, const Vec& x, double rho, Index classes, Index hidden,
+         Index rank) {
+        const Dataset data = make_dataset(X, y);
+        ModelOptions mo;
+        mo.classes = classes;
+        mo.hidden = hidden;
+        mo.rank = rank;
+        const auto model = make_model(model_name, data.cols(), mo, &data);
+        return certificate_dict(certify_empirical(*model, data, x, rho));
+      },
+      py::arg("model"), py::arg("X"), py::arg("y") = py::none(), py::arg("x"), py::arg("rho") = 1.0,
+      py::arg("classes") = 0, py::arg("hidden") = 32, py::arg("rank") = 1,
+      "Gradient norm, smallest Hessian eigenvalue and SOSP gap of x on the records X, y.");
+
+  m.def(
+      "synthetic",
+      [](const std::string& spec) {
+        const SyntheticProblem p = make_synthetic(spec);
+        py::dict d;
+        d["name"] = p.name;
+        d["model"] = p.model;
+        d["X"] = p.data.dense();
+        d["y"] = p.data.labels();
+        d["x_star"] = p.x_star;
+        d["saddle"] = p.saddle;
+        d["params"] = p.params;
+        return d;
+      },
+      py::arg("spec"), "Generate a synthetic problem: 'phase-retrieval:n=...,d=...,seed=...' (also pca, gaussian-mixture).");
+
+  m.def(
+      "certify_population",
+      [](const std::string& spec, const Vec& x, double rho) {
+        const SyntheticProblem p = make_synthetic(spec);
+        if (!p.population) throw Error("certify_population: " + p.name + " has no known population");
+        return certificate_dict(dpsosp::certify_population(*p.population, x, rho));
+      },
+      py::arg("spec"), py::arg("x"), py::arg("rho") = 1.0,
+      "Certificate of x for the known population of a synthetic problem.");
+
+  m.def(
+      "privacy_tree",
+      [](double z, const std::vector<std::uint64_t>& steps, double delta) {
+        const privacy::TreeAccount a = privacy::account_tree(z, steps, delta);
+        py::dict d;
+        d["epsilon_gdp"] = a.epsilon_gdp;
+        d["epsilon_rdp"] = a.epsilon_rdp;
+        d["mu"] = a.mu;
+        d["rho"] = a.rho;
+        d["depth"] = a.depth;
+        return d;
+      },
+      py::arg("noise_multiplier"), py::arg("steps"), py::arg("delta"),
+      "Privacy of tree-aggregated Gaussian releases with the given phase lengths (replace-one).");
+  m.def("privacy_poisson", &privacy::dpsgd_poisson_epsilon, py::arg("sampling_rate"), py::arg("noise_multiplier"),
+        py::arg("steps"), py::arg("delta"), "epsilon of Poisson-subsampled DP-SGD (RDP, add/remove-one).");
+  m.def("gdp_epsilon", &privacy::gdp_epsilon, py::arg("mu"), py::arg("delta"), "Exact mu-GDP to (eps, delta).");
+  m.def("algorithms", &algorithm_names, "Names accepted by run(algo=...).");
+  m.def("models", &model_names, "Names accepted by run(model=...).");
+}

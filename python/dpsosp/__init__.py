@@ -1,0 +1,16 @@
+"""dpsosp: differentially private non-convex optimization that finds second-order
+stationary points (SOSP).
+
+    import numpy as np, dpsosp
+    p = dpsosp.synthetic("phase-retrieval:n=400000,d=8,seed=1")
+    r = dpsosp.run("phase-retrieval", p["X"], p["y"], epsilon=2, delta=1e-6,
+                   G=6, M=20, rho=6, B=1, seed=1, x0=p["saddle"])
+    print(r["epsilon"], dpsosp.certify_population("phase-retrieval:n=10,d=8,seed=1", r["x"], rho=6))
+
+Every function raises ValueError with a one-line message on bad input.
+"""
+from ._core import (algorithms, certify, certify_population, gdp_epsilon, models, privacy_poisson,
+                    privacy_tree, run, synthetic)
+
+__all__ = ["run", "certify", "certify_population", "synthetic", "privacy_tree", "privacy_poisson",
+           "gdp_epsilon", "algorithms", "models"]

@@ -16,6 +16,7 @@
 #include <cstring>
 #include <limits>
 #include <locale>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -110,14 +111,16 @@ class GzInput {
 // times slower on 10^8-value files. Strips "\r" so CRLF files read as LF ones.
 class LineReader {
  public:
-  LineReader(const char* fn, const std::string& path) : in_(fn, path), buf_(1u << 20) {}
+  // The buffer is left uninitialised: zeroing 1 MB per file was most of the
+  // time of a small file (and of a fuzzer's run).
+  LineReader(const char* fn, const std::string& path) : in_(fn, path), buf_(new char[kBufferSize]) {}
 
   /// The next line (without its terminator), valid until the next call.
   bool next(std::string_view& line) {
     if (carry_used_) carry_.clear(), carry_used_ = false;
     for (;;) {
       if (pos_ < end_) {
-        const char* start = buf_.data() + pos_;
+        const char* start = buf_.get() + pos_;
         const void* nl = std::memchr(start, '\n', end_ - pos_);
         if (nl != nullptr) {
           const std::size_t len = static_cast<const char*>(nl) - start;
@@ -135,7 +138,7 @@ class LineReader {
         carry_.append(start, end_ - pos_);
       }
       pos_ = 0;
-      end_ = in_.read(buf_.data(), buf_.size());
+      end_ = in_.read(buf_.get(), kBufferSize);
       if (end_ == 0) {
         if (carry_.empty()) return false;  // no unterminated last line
         ++line_no_;
@@ -151,8 +154,9 @@ class LineReader {
   static std::string_view strip_cr(std::string_view s) {
     return (!s.empty() && s.back() == '\r') ? s.substr(0, s.size() - 1) : s;
   }
+  static constexpr std::size_t kBufferSize = 1u << 20;
   GzInput in_;
-  std::vector<char> buf_;
+  std::unique_ptr<char[]> buf_;
   std::size_t pos_ = 0, end_ = 0, line_no_ = 0;
   std::string carry_;
   bool carry_used_ = false;
@@ -208,8 +212,11 @@ class DenseRows {
   explicit DenseRows(std::size_t block_values = 1u << 20) : block_values_(block_values) {}
   void push(double v) {
     if (blocks_.empty() || blocks_.back().size() == blocks_.back().capacity()) {
+      // Blocks grow from 4096 values to block_values_ (a small file need not
+      // reserve 8 MB; most of a fuzzer's time went there).
+      const std::size_t size = std::min(block_values_, std::size_t{4096} << std::min<std::size_t>(blocks_.size(), 20));
       blocks_.emplace_back();
-      blocks_.back().reserve(block_values_);
+      blocks_.back().reserve(size);
     }
     blocks_.back().push_back(v);
   }
@@ -354,8 +361,14 @@ Dataset load_libsvm(const std::string& path, const LoadOptions& options) {
   if (labels.empty()) fail(kFn, path, "", "empty file (no records)");
   const std::int64_t rows = static_cast<std::int64_t>(labels.size());
   const std::int64_t cols = static_cast<std::int64_t>(limit != 0 ? limit : max_index);
-  SparseRowMatrix features = Eigen::Map<const SparseRowMatrix>(
-      rows, cols, static_cast<std::int64_t>(values.size()), outer.data(), inner.data(), values.data());
+  // Fill the CSR arrays directly: assigning an Eigen::Map reserves
+  // 2 * max(rows, cols) entries, so one huge index ("1 99999999999999:1") would
+  // ask for petabytes (found by fuzz/fuzz_libsvm).
+  SparseRowMatrix features(rows, cols);
+  features.resizeNonZeros(static_cast<Eigen::Index>(values.size()));
+  std::copy(outer.begin(), outer.end(), features.outerIndexPtr());
+  std::copy(inner.begin(), inner.end(), features.innerIndexPtr());
+  std::copy(values.begin(), values.end(), features.valuePtr());
   Vec label_vec = Eigen::Map<const Vec>(labels.data(), rows);
   return Dataset(std::move(features), std::move(label_vec));
 }
@@ -440,30 +453,39 @@ double decode_element(const unsigned char* p, int type) {
   }
 }
 
-// Decodes count elements into out; unsigned-byte images are scaled to [0,1].
-void read_idx_values(GzInput& in, const char* fn, const std::string& path, const IdxArray& array,
-                     std::uint64_t count, double scale, double* out) {
+// Reads the raw bytes of count elements. The buffer grows only as data arrive,
+// so a header that promises 2^40 elements in a short file is reported as
+// truncated instead of allocating for the promise (found by fuzz/fuzz_idx).
+std::vector<unsigned char> read_idx_bytes(GzInput& in, const char* fn, const std::string& path,
+                                          const IdxArray& array, std::uint64_t count) {
   const std::uint64_t header = in.offset();
   const std::uint64_t total = count * array.element_size;
-  std::vector<unsigned char> buf(std::min<std::uint64_t>(total, 1u << 22));
-  std::uint64_t done = 0;
-  while (done < total) {
-    const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(total - done, buf.size()));
-    const std::size_t got = in.read(buf.data(), want);
+  constexpr std::uint64_t kChunk = 1u << 22;
+  std::vector<unsigned char> bytes;
+  while (bytes.size() < total) {
+    const std::size_t done = bytes.size();
+    const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(total - done, kChunk));
+    bytes.resize(done + want);
+    const std::size_t got = in.read(bytes.data() + done, want);
     if (got < want)
       fail(fn, path, offset_at(in.offset()),
            "truncated: the header promises " + std::to_string(total) + " data bytes after offset " +
                std::to_string(header) + ", the file has " + std::to_string(done + got));
-    for (std::size_t i = 0; i < got; i += array.element_size) {
-      const double v = decode_element(buf.data() + i, array.type);
-      if (!std::isfinite(v)) fail(fn, path, offset_at(header + done + i), "non-finite value (NaN/Inf)");
-      *out++ = v * scale;
-    }
-    done += got;
   }
   unsigned char extra;
   if (in.read(&extra, 1) != 0)
     fail(fn, path, offset_at(header + total), "unexpected data after the " + std::to_string(total) + " bytes the header describes");
+  return bytes;
+}
+
+// Decodes the elements read after offset `header`; unsigned-byte images are scaled to [0,1].
+void decode_idx_values(const std::vector<unsigned char>& bytes, const char* fn, const std::string& path,
+                       const IdxArray& array, std::uint64_t header, double scale, double* out) {
+  for (std::size_t i = 0; i < bytes.size(); i += array.element_size) {
+    const double v = decode_element(bytes.data() + i, array.type);
+    if (!std::isfinite(v)) fail(fn, path, offset_at(header + i), "non-finite value (NaN/Inf)");
+    *out++ = v * scale;
+  }
 }
 
 }  // namespace
@@ -475,9 +497,11 @@ Dataset load_idx(const std::string& images_path, const std::string& labels_path)
   const std::uint64_t rows = image_array.dims[0];
   std::uint64_t cols = 1;
   for (std::size_t k = 1; k < image_array.dims.size(); ++k) cols *= image_array.dims[k];
+  const std::uint64_t image_header = images.offset();
+  const std::vector<unsigned char> image_bytes = read_idx_bytes(images, kFn, images_path, image_array, rows * cols);
   RowMatrix features(static_cast<Eigen::Index>(rows), static_cast<Eigen::Index>(cols));
   const double scale = image_array.type == 0x08 ? 1.0 / 255.0 : 1.0;
-  read_idx_values(images, kFn, images_path, image_array, rows * cols, scale, features.data());
+  decode_idx_values(image_bytes, kFn, images_path, image_array, image_header, scale, features.data());
 
   Vec labels;
   if (!labels_path.empty()) {
@@ -490,8 +514,10 @@ Dataset load_idx(const std::string& images_path, const std::string& labels_path)
       fail(kFn, labels_path, offset_at(4),
            "labels file has " + std::to_string(label_array.dims[0]) + " labels but " + images_path + " has " +
                std::to_string(rows) + " images");
+    const std::uint64_t label_header = label_input.offset();
+    const std::vector<unsigned char> label_bytes = read_idx_bytes(label_input, kFn, labels_path, label_array, rows);
     labels.resize(static_cast<Eigen::Index>(rows));
-    read_idx_values(label_input, kFn, labels_path, label_array, rows, 1.0, labels.data());
+    decode_idx_values(label_bytes, kFn, labels_path, label_array, label_header, 1.0, labels.data());
   }
   return Dataset(std::move(features), std::move(labels));
 }

@@ -8,6 +8,9 @@
 #include <cstdlib>
 #include <limits>
 
+#include "clipped_sum.hpp"
+#include "dpsosp/oracles.hpp"
+#include "eigen_order.hpp"
 #include "model_internal.hpp"
 
 namespace dpsosp {
@@ -107,6 +110,24 @@ double cross_entropy(const Vec& logits, Index y) {
   return std::log(sum) - (logits[static_cast<Eigen::Index>(y)] - top);
 }
 
+void row_dots(const Dataset& data, Index i, const double* w, Index width, Index stride, Index count, double* out) {
+  const Index cols = data.cols();
+  const auto n = static_cast<Eigen::Index>(width);
+  if (data.is_sparse() || i >= data.rows() || width != cols || !eigen_order::verified()) {  // row_dot reports errors
+    for (Index k = 0; k < count; ++k) out[k] = data.row_dot(i, Eigen::Map<const Vec>(w + k * stride, n));
+    return;
+  }
+  const double* row = data.dense().data() + i * cols;
+  constexpr Index kChunk = 8;
+  const double* rows[kChunk] = {row, row, row, row, row, row, row, row};
+  const double* ws[kChunk] = {};
+  for (Index k0 = 0; k0 < count; k0 += kChunk) {
+    const Index m = std::min(kChunk, count - k0);
+    for (Index k = 0; k < m; ++k) ws[k] = w + (k0 + k) * stride;
+    eigen_order::dots(rows, ws, m, cols, out + k0);
+  }
+}
+
 Index class_label(const Model& model, const Dataset& data, Index i, Index classes) {
   const double y = data.label(i);
   if (!(y >= 0.0 && y < static_cast<double>(classes) && std::floor(y) == y)) {
@@ -132,6 +153,50 @@ void Model::batch_gradients(const Vec& x, const Dataset& data, const IndexList& 
     Eigen::Map<Vec> row(out.row(static_cast<Eigen::Index>(k)).data(), d);
     gradient(x, data, idx[k], row);
   }
+}
+
+namespace {
+
+// The reference form of the clipped sums over blocks of rows: each block's rows
+// come from batch_gradients (honouring a subclass's batched form), and a block
+// row starts at the same offset from an aligned address as the batch row it
+// holds (detail::block_rows is a multiple of the alignment unit), so clipping
+// gives the bits of the whole-batch form without its b x d matrix.
+template <class BlockRows>
+ClippedSum clipped_blocks(Index d, const IndexList& idx, double clip, BlockRows block_rows_of) {
+  ClippedSum result;
+  result.sum = Vec::Zero(static_cast<Eigen::Index>(d));
+  const Index rows = detail::block_rows(d);
+  RowMatrix block;
+  IndexList part;
+  for (Index k0 = 0; k0 < idx.size(); k0 += rows) {
+    const auto end = idx.begin() + static_cast<std::ptrdiff_t>(std::min(idx.size(), k0 + rows));
+    part.assign(idx.begin() + static_cast<std::ptrdiff_t>(k0), end);
+    block_rows_of(part, block);
+    for (Eigen::Index r = 0; r < block.rows(); ++r) {
+      if (clip_to_norm(block.row(r).transpose(), clip)) ++result.clipped;
+      result.sum += block.row(r).transpose();
+    }
+  }
+  return result;
+}
+
+}  // namespace
+
+ClippedSum Model::clipped_gradient_sum(const Vec& x, const Dataset& data, const IndexList& idx, double clip) const {
+  return clipped_blocks(dim(), idx, clip, [&](const IndexList& part, RowMatrix& block) {
+    batch_gradients(x, data, part, block);
+  });
+}
+
+ClippedSum Model::clipped_difference_sum(const Vec& x, const Vec& x_prev, const Dataset& data, const IndexList& idx,
+                                         double clip) const {
+  RowMatrix at_prev;
+  return clipped_blocks(dim(), idx, clip, [&](const IndexList& part, RowMatrix& block) {
+    batch_gradients(x, data, part, block);
+    batch_gradients(x_prev, data, part, at_prev);
+    block -= at_prev;
+  });
 }
 
 double Model::mean_loss(const Vec& x, const Dataset& data, const IndexList& idx) const {

@@ -47,6 +47,12 @@ double softmax_in_place(Eigen::Ref<Vec> logits);
 /// keeps both terms small, so large logits lose no precision.
 double cross_entropy(const Vec& logits, Index y);
 
+/// out[k] = data.row_dot(i, w_k) for k < count, w_k = the `width` doubles at
+/// w + k * stride: the same numbers (and the same errors), computed side by
+/// side (eigen_order.hpp) for a dense record, so the dot products do not wait
+/// for each other.
+void row_dots(const Dataset& data, Index i, const double* w, Index width, Index stride, Index count, double* out);
+
 /// Index of the class of record i (the label, already validated as an integer
 /// in [0, classes)); throws if it is not, so an unvalidated dataset never reads
 /// out of bounds.
@@ -68,6 +74,12 @@ class MarginModel : public Model {
   /// operations of gradient(), so the rows agree with it bit for bit.
   void batch_gradients(const Vec& x, const Dataset& data, const IndexList& idx,
                        RowMatrix& out) const final;
+  /// One fused pass (src/clipped_sum.hpp); each row is phi'(z) a_i computed
+  /// as in gradient() (see fused_row), for O2 both margins from one read.
+  ClippedSum clipped_gradient_sum(const Vec& x, const Dataset& data, const IndexList& idx,
+                                  double clip) const final;
+  ClippedSum clipped_difference_sum(const Vec& x, const Vec& x_prev, const Dataset& data, const IndexList& idx,
+                                    double clip) const final;
 
  protected:
   /// The label as the model reads it (e.g. 0 -> -1 for the classifiers).
@@ -79,6 +91,13 @@ class MarginModel : public Model {
  private:
   // out = phi'(z_i) a_i, shared by gradient() and batch_gradients().
   void gradient_kernel(const Vec& x, const Dataset& data, Index i, Eigen::Ref<Vec> out) const;
+  // The fused engine's rows (src/clipped_sum.hpp) for count <= kGroup records:
+  // out[j] = s a_j (O1), out[j] = s1 a_j - s0 a_j (O2, dense records), the
+  // margins as row_dot computes them and each product s a_jk rounded as in
+  // gradient().
+  void fused_rows(const Vec& x, const Dataset& data, const Index* records, Index count, double* const* out) const;
+  void fused_difference_rows(const Vec& x, const Vec& x_prev, const Dataset& data, const Index* records,
+                             Index count, double* const* out) const;
   Index features_;
 };
 

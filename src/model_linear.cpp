@@ -7,6 +7,7 @@
 // so every product costs O(nnz(a_i)) and no d x d matrix is ever formed.
 #include <cmath>
 
+#include "clipped_sum.hpp"
 #include "model_internal.hpp"
 
 namespace dpsosp {
@@ -45,6 +46,101 @@ void MarginModel::batch_gradients(const Vec& x, const Dataset& data, const Index
   for (std::size_t k = 0; k < idx.size(); ++k) {
     gradient_kernel(x, data, idx[k], Eigen::Map<Vec>(out.row(static_cast<Eigen::Index>(k)).data(), d));
   }
+}
+
+// gradient() writes 0 + s a_ij (setZero, then row_axpy); the fused rows write
+// s a_ij, which differs only where the product is -0 (it becomes +0). Neither
+// the clipping norm (a sum of squares) nor the clipped sum (a sum that starts
+// at +0, so that adding a zero of either sign leaves it unchanged) can see the
+// sign of a zero, so the oracle's bits are those of the reference form; the
+// same holds for the difference (0 + p) - (0 + q) against p - q.
+//
+// The margins of a group of dense rows are computed side by side in Eigen's
+// order (eigen_order.hpp): the same numbers as row_dot, without waiting for
+// one dot product to finish before the next starts.
+void MarginModel::fused_rows(const Vec& x, const Dataset& data, const Index* records, Index count,
+                             double* const* out) const {
+  const auto d = static_cast<Eigen::Index>(features_);
+  if (data.is_sparse()) {
+    for (Index j = 0; j < count; ++j) {
+      Eigen::Map<Vec> g(out[j], d);
+      g.setZero();
+      data.row_axpy(records[j], dphi(data.row_dot(records[j], x), target(data.label(records[j]))), g);
+    }
+    return;
+  }
+  const double* rows[kGroup] = {};
+  const double* points[kGroup] = {};
+  double z[kGroup];
+  for (Index j = 0; j < count; ++j) {
+    rows[j] = data.dense().data() + records[j] * features_;
+    points[j] = x.data();
+  }
+  if (eigen_order::verified()) {
+    eigen_order::dots(rows, points, count, features_, z);
+  } else {
+    for (Index j = 0; j < count; ++j) z[j] = data.row_dot(records[j], x);
+  }
+  for (Index j = 0; j < count; ++j) {
+    const double s = dphi(z[j], target(data.label(records[j])));
+    Eigen::Map<Vec>(out[j], d).noalias() = s * Eigen::Map<const Vec>(rows[j], d);
+  }
+}
+
+void MarginModel::fused_difference_rows(const Vec& x, const Vec& x_prev, const Dataset& data, const Index* records,
+                                        Index count, double* const* out) const {
+  const auto d = static_cast<Eigen::Index>(features_);
+  const double* rows[2 * kGroup] = {};
+  const double* points[2 * kGroup] = {};
+  double z[2 * kGroup];
+  for (Index j = 0; j < count; ++j) {
+    rows[2 * j] = rows[2 * j + 1] = data.dense().data() + records[j] * features_;
+    points[2 * j] = x.data();
+    points[2 * j + 1] = x_prev.data();
+  }
+  if (eigen_order::verified()) {
+    eigen_order::dots(rows, points, 2 * count, features_, z);
+  } else {
+    for (Index j = 0; j < count; ++j) {
+      z[2 * j] = data.row_dot(records[j], x);
+      z[2 * j + 1] = data.row_dot(records[j], x_prev);
+    }
+  }
+  for (Index j = 0; j < count; ++j) {
+    const double y = target(data.label(records[j]));
+    const double s1 = dphi(z[2 * j], y);
+    const double s0 = dphi(z[2 * j + 1], y);
+    const Eigen::Map<const Vec> a(rows[2 * j], d);
+    Eigen::Map<Vec>(out[j], d).noalias() = s1 * a - s0 * a;
+  }
+}
+
+ClippedSum MarginModel::clipped_gradient_sum(const Vec& x, const Dataset& data, const IndexList& idx,
+                                             double clip) const {
+  check_point(*this, x, "clipped_gradient_sum");
+  check_feature_count(*this, data);
+  return clipped_row_sum(2 * kMarginKernel, data, idx, features_, clip, [this, &x, &data] {
+    return [this, &x, &data](const Index* records, Index count, double* const* out) {
+      fused_rows(x, data, records, count, out);
+    };
+  });
+}
+
+ClippedSum MarginModel::clipped_difference_sum(const Vec& x, const Vec& x_prev, const Dataset& data,
+                                               const IndexList& idx, double clip) const {
+  check_point(*this, x, "clipped_difference_sum");
+  check_point(*this, x_prev, "clipped_difference_sum");
+  check_feature_count(*this, data);
+  if (data.is_sparse()) {  // gradient()'s kernel at both points (CSR rows are short)
+    return clipped_difference_rows(2 * kMarginKernel + 1, data, idx, features_, x, x_prev, clip, [this, &data] {
+      return [this, &data](const Vec& at, Index i, Eigen::Map<Vec> out) { gradient_kernel(at, data, i, out); };
+    });
+  }
+  return clipped_row_sum(2 * kMarginKernel + 1, data, idx, features_, clip, [this, &x, &x_prev, &data] {
+    return [this, &x, &x_prev, &data](const Index* records, Index count, double* const* out) {
+      fused_difference_rows(x, x_prev, data, records, count, out);
+    };
+  });
 }
 
 namespace {

@@ -15,6 +15,7 @@
 // batch_gradients() (their results must agree bit for bit).
 #include <cmath>
 
+#include "clipped_sum.hpp"
 #include "model_internal.hpp"
 
 namespace dpsosp {
@@ -89,8 +90,9 @@ class MlpModel final : public Model {
 
     // R-forward.
     Vec rt(h_);
+    row_dots(data, i, v.data(), static_cast<Index>(p_), static_cast<Index>(p_), static_cast<Index>(h_), rt.data());  // V1 a
     for (Eigen::Index j = 0; j < h_; ++j) {
-      const double rs = data.row_dot(i, w1_row(v, j)) + v[off_b1_ + j];
+      const double rs = rt[j] + v[off_b1_ + j];
       rt[j] = (1.0 - w.t[j] * w.t[j]) * rs;
     }
     Vec rl(k_);
@@ -123,6 +125,20 @@ class MlpModel final : public Model {
     }
   }
 
+  /// One fused, threaded pass (src/clipped_sum.hpp), each row by gradient()'s
+  /// kernel; an O2 row runs both passes on the record while it is in cache.
+  ClippedSum clipped_gradient_sum(const Vec& x, const Dataset& data, const IndexList& idx,
+                                  double clip) const override {
+    check_point(*this, x, "clipped_gradient_sum");
+    return clipped_gradient_rows(2 * kMlpKernel, data, idx, dim(), x, clip, row_kernels(data));
+  }
+  ClippedSum clipped_difference_sum(const Vec& x, const Vec& x_prev, const Dataset& data, const IndexList& idx,
+                                    double clip) const override {
+    check_point(*this, x, "clipped_difference_sum");
+    check_point(*this, x_prev, "clipped_difference_sum");
+    return clipped_difference_rows(2 * kMlpKernel + 1, data, idx, dim(), x, x_prev, clip, row_kernels(data));
+  }
+
  private:
   // Scratch of one forward / backward pass.
   struct Work {
@@ -131,6 +147,21 @@ class MlpModel final : public Model {
     Vec out;   // logits, then probabilities, then g2
     Vec back;  // W2^T g2
   };
+
+  // Per-thread row kernels for the fused engine: gradient()'s kernel, each
+  // with its own scratch.
+  struct RowKernel {
+    const MlpModel* model;
+    const Dataset* data;
+    Work work;
+    void operator()(const Vec& at, Index i, Eigen::Map<Vec> out) { model->gradient_kernel(at, *data, i, work, out); }
+  };
+  struct RowKernels {
+    const MlpModel* model;
+    const Dataset* data;
+    RowKernel operator()() const { return RowKernel{model, data, Work(model->h_, model->k_)}; }
+  };
+  RowKernels row_kernels(const Dataset& data) const { return RowKernels{this, &data}; }
 
   Eigen::Map<const Vec> w1_row(const Vec& x, Eigen::Index j) const {
     return Eigen::Map<const Vec>(x.data() + j * p_, p_);
@@ -141,7 +172,8 @@ class MlpModel final : public Model {
 
   // w.t = hidden activations, w.out = logits.
   void forward(const Vec& x, const Dataset& data, Index i, Work& w) const {
-    for (Eigen::Index j = 0; j < h_; ++j) w.t[j] = std::tanh(data.row_dot(i, w1_row(x, j)) + x[off_b1_ + j]);
+    row_dots(data, i, x.data(), static_cast<Index>(p_), static_cast<Index>(p_), static_cast<Index>(h_), w.t.data());  // W1 a
+    for (Eigen::Index j = 0; j < h_; ++j) w.t[j] = std::tanh(w.t[j] + x[off_b1_ + j]);
     for (Eigen::Index k = 0; k < k_; ++k) w.out[k] = w2_row(x, k).dot(w.t) + x[off_b2_ + k];
   }
 

@@ -7,6 +7,7 @@
 //   Everything is O(p r^2 + r nnz(z)); no p x p matrix is formed.
 //   The model is unsupervised: validate() refuses labelled data, because a
 //   label column read as a label would silently drop a coordinate of z.
+#include "clipped_sum.hpp"
 #include "model_internal.hpp"
 
 namespace dpsosp {
@@ -45,10 +46,23 @@ class PcaModel final : public Model {
   void gradient(const Vec& x, const Dataset& data, Index i, Eigen::Ref<Vec> out) const override {
     check_point(*this, x, "gradient");
     const Eigen::Map<const ColMatrix> u(x.data(), p_, r_);
-    Eigen::Map<ColMatrix> g(out.data(), p_, r_);
     const ColMatrix gram = u.transpose() * u;
-    g.noalias() = u * gram;
-    for (Eigen::Index c = 0; c < r_; ++c) data.row_axpy(i, -data.row_dot(i, u.col(c)), g.col(c));
+    gradient_kernel(u, gram, data, i, out);
+  }
+
+  /// One fused, threaded pass (src/clipped_sum.hpp). G = U^T U does not depend
+  /// on the record, so each kernel computes it once (by the same expression,
+  /// hence the same bits) instead of once per record.
+  ClippedSum clipped_gradient_sum(const Vec& x, const Dataset& data, const IndexList& idx,
+                                  double clip) const override {
+    check_point(*this, x, "clipped_gradient_sum");
+    return clipped_gradient_rows(2 * kOtherKernel, data, idx, dim(), x, clip, row_kernels(data));
+  }
+  ClippedSum clipped_difference_sum(const Vec& x, const Vec& x_prev, const Dataset& data, const IndexList& idx,
+                                    double clip) const override {
+    check_point(*this, x, "clipped_difference_sum");
+    check_point(*this, x_prev, "clipped_difference_sum");
+    return clipped_difference_rows(2 * kOtherKernel + 1, data, idx, dim(), x, x_prev, clip, row_kernels(data));
   }
 
   void hvp(const Vec& x, const Dataset& data, Index i, const Vec& v, Eigen::Ref<Vec> out) const override {
@@ -66,6 +80,39 @@ class PcaModel final : public Model {
   }
 
  private:
+  // out = U G - z (U^T z)^T, G = U^T U given.
+  void gradient_kernel(const Eigen::Map<const ColMatrix>& u, const ColMatrix& gram, const Dataset& data, Index i,
+                       Eigen::Ref<Vec> out) const {
+    Eigen::Map<ColMatrix> g(out.data(), p_, r_);
+    g.noalias() = u * gram;
+    for (Eigen::Index c = 0; c < r_; ++c) data.row_axpy(i, -data.row_dot(i, u.col(c)), g.col(c));
+  }
+
+  // Per-thread row kernels: the Gram matrix of each point seen, kept for the
+  // kernel's rows (an O2 kernel sees two points, x and x_prev, alternately).
+  struct RowKernel {
+    const PcaModel* model;
+    const Dataset* data;
+    const double* point[2] = {nullptr, nullptr};
+    ColMatrix gram[2];
+    void operator()(const Vec& at, Index i, Eigen::Map<Vec> out) {
+      const Eigen::Map<const ColMatrix> u(at.data(), model->p_, model->r_);
+      int slot = point[0] == at.data() ? 0 : (point[1] == at.data() ? 1 : -1);
+      if (slot < 0) {
+        slot = point[0] == nullptr ? 0 : 1;
+        point[slot] = at.data();
+        gram[slot] = u.transpose() * u;
+      }
+      model->gradient_kernel(u, gram[slot], *data, i, out);
+    }
+  };
+  struct RowKernels {
+    const PcaModel* model;
+    const Dataset* data;
+    RowKernel operator()() const { return RowKernel{model, data, {nullptr, nullptr}, {}}; }
+  };
+  RowKernels row_kernels(const Dataset& data) const { return RowKernels{this, &data}; }
+
   Eigen::Index p_;
   Eigen::Index r_;
 };

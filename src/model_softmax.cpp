@@ -4,6 +4,7 @@
 //   grad W_k = (pi_k - [k = y]) a.
 //   The Hessian in the logits is diag(pi) - pi pi^T, so for a direction V
 //   (K x p, same layout) with u = V a: hess v rows = (pi ⊙ u - pi <pi, u>)_k a.
+#include "clipped_sum.hpp"
 #include "model_internal.hpp"
 
 namespace dpsosp {
@@ -52,7 +53,7 @@ class SoftmaxModel final : public Model {
     compute_logits(x, data, i, pi);
     softmax_in_place(pi);
     Vec u(static_cast<Eigen::Index>(classes_));
-    for (Index k = 0; k < classes_; ++k) u[static_cast<Eigen::Index>(k)] = data.row_dot(i, block(v, k));
+    row_dots(data, i, v.data(), features_, features_, classes_, u.data());
     const double mean_u = pi.dot(u);
     out.setZero();
     for (Index k = 0; k < classes_; ++k) {
@@ -73,6 +74,19 @@ class SoftmaxModel final : public Model {
     }
   }
 
+  /// One fused, threaded pass (src/clipped_sum.hpp), each row by gradient()'s kernel.
+  ClippedSum clipped_gradient_sum(const Vec& x, const Dataset& data, const IndexList& idx,
+                                  double clip) const override {
+    check_point(*this, x, "clipped_gradient_sum");
+    return clipped_gradient_rows(2 * kSoftmaxKernel, data, idx, dim(), x, clip, row_kernels(data));
+  }
+  ClippedSum clipped_difference_sum(const Vec& x, const Vec& x_prev, const Dataset& data, const IndexList& idx,
+                                    double clip) const override {
+    check_point(*this, x, "clipped_difference_sum");
+    check_point(*this, x_prev, "clipped_difference_sum");
+    return clipped_difference_rows(2 * kSoftmaxKernel + 1, data, idx, dim(), x, x_prev, clip, row_kernels(data));
+  }
+
  private:
   // Row k of W (or of a direction / gradient laid out like W).
   Eigen::Map<const Vec> block(const Vec& w, Index k) const {
@@ -83,7 +97,7 @@ class SoftmaxModel final : public Model {
   }
 
   void compute_logits(const Vec& x, const Dataset& data, Index i, Eigen::Ref<Vec> logits) const {
-    for (Index k = 0; k < classes_; ++k) logits[static_cast<Eigen::Index>(k)] = data.row_dot(i, block(x, k));
+    row_dots(data, i, x.data(), features_, features_, classes_, logits.data());
   }
 
   void gradient_kernel(const Vec& x, const Dataset& data, Index i, Vec& work, Eigen::Ref<Vec> out) const {
@@ -94,6 +108,21 @@ class SoftmaxModel final : public Model {
     out.setZero();
     for (Index k = 0; k < classes_; ++k) data.row_axpy(i, work[static_cast<Eigen::Index>(k)], block(out, k));
   }
+
+  // Per-thread row kernels for the fused engine: gradient()'s kernel, each
+  // with its own scratch.
+  struct RowKernel {
+    const SoftmaxModel* model;
+    const Dataset* data;
+    Vec work;
+    void operator()(const Vec& at, Index i, Eigen::Map<Vec> out) { model->gradient_kernel(at, *data, i, work, out); }
+  };
+  struct RowKernels {
+    const SoftmaxModel* model;
+    const Dataset* data;
+    RowKernel operator()() const { return RowKernel{model, data, Vec(static_cast<Eigen::Index>(model->classes_))}; }
+  };
+  RowKernels row_kernels(const Dataset& data) const { return RowKernels{this, &data}; }
 
   Index features_;
   Index classes_;

@@ -11,6 +11,7 @@
 #include <Random123/philox.h>
 #include <Random123/uniform.hpp>
 
+#include <algorithm>
 #include <random>
 
 #include "dpsosp/error.hpp"
@@ -23,54 +24,88 @@ using Philox = r123::Philox4x32;
 GaussianStream::GaussianStream(std::uint64_t seed, StreamPurpose purpose, std::uint32_t index)
     : seed_(seed), purpose_(static_cast<std::uint32_t>(purpose)), index_(index) {}
 
-void GaussianStream::block(std::uint64_t k, std::uint64_t out[2]) const {
+namespace {
+
+// The two 64-bit words of block k of stream (seed, purpose, index).
+inline void philox_words(std::uint64_t seed, std::uint32_t purpose, std::uint32_t index, std::uint64_t k,
+                         std::uint64_t out[2]) {
   Philox rng;
-  Philox::key_type key = {{static_cast<std::uint32_t>(seed_), static_cast<std::uint32_t>(seed_ >> 32)}};
-  Philox::ctr_type ctr = {{static_cast<std::uint32_t>(k), static_cast<std::uint32_t>(k >> 32), purpose_, index_}};
+  const Philox::key_type key = {{static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32)}};
+  const Philox::ctr_type ctr = {{static_cast<std::uint32_t>(k), static_cast<std::uint32_t>(k >> 32), purpose, index}};
   const Philox::ctr_type r = rng(ctr, key);
   out[0] = (static_cast<std::uint64_t>(r[1]) << 32) | r[0];
   out[1] = (static_cast<std::uint64_t>(r[3]) << 32) | r[2];
 }
 
+}  // namespace
+
+void GaussianStream::block(std::uint64_t k, std::uint64_t out[2]) const {
+  philox_words(seed_, purpose_, index_, k, out);
+}
+
+void GaussianStream::load_block(std::uint64_t k) {
+  if (k == cached_block_) return;
+  block(k, cached_words_);
+  cached_block_ = k;
+  cached_has_normals_ = false;
+}
+
 std::uint64_t GaussianStream::next_u64() {
-  std::uint64_t w[2];
-  block(position_ / 2, w);
-  return w[position_++ % 2];
+  load_block(position_ / 2);
+  return cached_words_[position_++ % 2];
 }
 
 double GaussianStream::uniform() { return r123::u01<double>(next_u64()); }
 
 std::uint64_t GaussianStream::uniform_index(std::uint64_t n) {
   if (n == 0) throw Error("GaussianStream::uniform_index: n must be at least 1, got 0");
-  // Rejection sampling on the largest multiple of n below 2^64: unbiased.
-  const std::uint64_t limit = (~std::uint64_t{0}) - ((~std::uint64_t{0}) % n + 1) % n;
+  // Rejection sampling on the largest multiple of n below 2^64: unbiased. The
+  // accepted words are u <= limit = 2^64 - 1 - (2^64 mod n); every u below
+  // 2^64 - n is accepted, so the division that finds limit (and the rejection
+  // test) are needed only for the top n words: one division per call.
+  constexpr std::uint64_t kMax = ~std::uint64_t{0};
   for (;;) {
     const std::uint64_t u = next_u64();
+    if (u <= kMax - n) return u % n;
+    const std::uint64_t limit = kMax - (kMax % n + 1) % n;
     if (u <= limit) return u % n;
   }
 }
 
 double GaussianStream::next() {
-  std::uint64_t w[2];
-  const std::uint64_t k = position_ / 2;
-  block(k, w);
-  const r123::double2 z = r123::boxmuller(w[0], w[1]);
-  return (position_++ % 2 == 0) ? z.x : z.y;
+  load_block(position_ / 2);
+  if (!cached_has_normals_) {
+    const r123::double2 z = r123::boxmuller(cached_words_[0], cached_words_[1]);
+    cached_normals_[0] = z.x;
+    cached_normals_[1] = z.y;
+    cached_has_normals_ = true;
+  }
+  return cached_normals_[position_++ % 2];
 }
 
 void GaussianStream::fill(Eigen::Ref<Vec> out, double sigma) {
   const Eigen::Index n = out.size();
   Eigen::Index j = 0;
-  std::uint64_t w[2];
   if (n > 0 && position_ % 2 == 1) {  // finish the pair that was started
     out[j++] = sigma * next();
   }
-  for (; j + 1 < n; j += 2) {
-    block(position_ / 2, w);
-    const r123::double2 z = r123::boxmuller(w[0], w[1]);
-    out[j] = sigma * z.x;
-    out[j + 1] = sigma * z.y;
-    position_ += 2;
+  // Whole blocks, a batch at a time: first the Philox words of the batch (a
+  // tight loop of independent integer work the core overlaps), then the
+  // Box-Muller transforms, whose libm calls set the pace.
+  constexpr Eigen::Index kBatch = 16;
+  std::uint64_t words[kBatch][2];
+  while (j + 1 < n) {
+    const Eigen::Index pairs = std::min(kBatch, (n - j) / 2);
+    const std::uint64_t first = position_ / 2;
+    for (Eigen::Index p = 0; p < pairs; ++p) {
+      philox_words(seed_, purpose_, index_, first + static_cast<std::uint64_t>(p), words[p]);
+    }
+    for (Eigen::Index p = 0; p < pairs; ++p, j += 2) {
+      const r123::double2 z = r123::boxmuller(words[p][0], words[p][1]);
+      out[j] = sigma * z.x;
+      out[j + 1] = sigma * z.y;
+    }
+    position_ += 2 * static_cast<std::uint64_t>(pairs);
   }
   if (j < n) out[j] = sigma * next();
 }

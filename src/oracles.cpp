@@ -1,12 +1,15 @@
 // The clipped gradient oracles (paper Algorithm 3, SPEC section 2.2).
 //
-// Determinism: per-example gradients are computed into rows of a buffer (any
-// thread may compute any row), clipped row by row, then summed in record order
-// by one thread. The result is therefore bit-identical for every thread count.
+// Each output is the mean of clipped per-example vectors. The model's fused
+// kernel (Model::clipped_gradient_sum / clipped_difference_sum) computes the
+// clipped sum: every per-example vector clipped by clip_to_norm, then added in
+// record order, with bits that do not depend on the thread count
+// (src/clipped_sum.hpp). Here the sum is divided by the batch size.
 #include "dpsosp/oracles.hpp"
 
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include "dpsosp/error.hpp"
 
@@ -26,17 +29,11 @@ bool clip_to_norm(Eigen::Ref<Vec> v, double c) {
 
 namespace {
 
-// Clips every row of g to norm c, then returns the mean of the rows (summed in
-// row order) and the number of rows clipped.
-OracleOutput clipped_mean(RowMatrix& g, double c) {
+OracleOutput mean_of(ClippedSum s, Index rows) {
   OracleOutput out;
-  const Eigen::Index rows = g.rows();
-  out.batch = static_cast<Index>(rows);
-  out.value = Vec::Zero(g.cols());
-  for (Eigen::Index i = 0; i < rows; ++i) {
-    if (clip_to_norm(g.row(i).transpose(), c)) ++out.clipped;
-  }
-  for (Eigen::Index i = 0; i < rows; ++i) out.value += g.row(i).transpose();
+  out.batch = rows;
+  out.clipped = s.clipped;
+  out.value = std::move(s.sum);
   if (rows > 0) out.value /= static_cast<double>(rows);
   return out;
 }
@@ -61,9 +58,9 @@ GradientOracles::GradientOracles(const Model& model, const Dataset& data, Sample
 OracleOutput GradientOracles::o1_on(const Vec& x, const IndexList& records, double clip) {
   check_dim(model_, x, "GradientOracles::o1");
   if (records.empty()) throw Error("GradientOracles::o1: batch size must be at least 1, got 0");
-  model_.batch_gradients(x, data_, records, buffer_a_);
+  ClippedSum sum = model_.clipped_gradient_sum(x, data_, records, clip);
   gradient_evaluations_ += records.size();
-  return clipped_mean(buffer_a_, clip);
+  return mean_of(std::move(sum), records.size());
 }
 
 OracleOutput GradientOracles::o1(const Vec& x, Index b, double clip) {
@@ -76,11 +73,9 @@ OracleOutput GradientOracles::o2(const Vec& x, const Vec& x_prev, Index b, doubl
   check_dim(model_, x_prev, "GradientOracles::o2");
   if (b == 0) throw Error("GradientOracles::o2: batch size must be at least 1, got 0");
   const IndexList records = pool_.draw(b);
-  model_.batch_gradients(x, data_, records, buffer_a_);
-  model_.batch_gradients(x_prev, data_, records, buffer_b_);
+  ClippedSum sum = model_.clipped_difference_sum(x, x_prev, data_, records, clip);
   gradient_evaluations_ += 2 * records.size();
-  buffer_a_ -= buffer_b_;
-  return clipped_mean(buffer_a_, clip);
+  return mean_of(std::move(sum), records.size());
 }
 
 }  // namespace dpsosp

@@ -73,6 +73,10 @@ void run_sgd_family(const Model& model, const Dataset& data, const RunOptions& o
   Index planned_steps = 0;
   if (poisson) {
     q = static_cast<double>(batch) / static_cast<double>(n);
+    // Converting a double above 2^64 to an integer is undefined; refuse first.
+    if (!(std::ceil(o.epochs / q) <= 1e15))
+      throw Error(s.algorithm + ": epochs = " + std::to_string(o.epochs) + " at sampling rate " + std::to_string(q) +
+                  " means more than 1e15 steps");
     planned_steps = static_cast<Index>(std::ceil(o.epochs / q));
     z = o.overrides.sigma ? *o.overrides.sigma
                           : privacy::calibrate_dpsgd_noise(q, planned_steps, o.privacy.epsilon, o.privacy.delta);

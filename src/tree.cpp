@@ -16,6 +16,10 @@
 // exactly (not only amortised), no subtraction ever happens (the sum does not
 // drift), and TREE(t) is always the same floating-point sum of its popcount(t)
 // node vectors, added largest node first, whatever the history.
+//
+// A step allocates nothing: closed nodes' vectors stay in nodes_ (at most
+// depth + 1 of them) and are overwritten when a node opens; the fresh noise is
+// drawn straight into its slot and TREE(t) is returned from there, no copy.
 #include "dpsosp/tree.hpp"
 
 #include <cmath>
@@ -26,14 +30,8 @@
 namespace dpsosp {
 namespace {
 
-int trailing_zeros(std::uint64_t t) {
-  int k = 0;
-  while ((t & 1u) == 0) {
-    t >>= 1;
-    ++k;
-  }
-  return k;
-}
+// t > 0.
+int trailing_zeros(std::uint64_t t) { return __builtin_ctzll(t); }
 
 }  // namespace
 
@@ -46,31 +44,27 @@ TreeNoise::TreeNoise(Index dim, double sigma, GaussianStream stream, bool all_on
     msg << "TreeNoise: sigma must be finite and >= 0, got " << sigma;
     throw Error(msg.str());
   }
-  sum_ = Vec::Zero(static_cast<Eigen::Index>(dim_));
-  nodes_.reserve(64);
+  nodes_.reserve(65);  // depth <= 64: references to nodes never move
 }
 
 const Vec& TreeNoise::next() {
   if (++t_ == 0) throw Error("TreeNoise::next: step counter overflowed 2^64");
-  const int closing = trailing_zeros(t_);  // = trailing ones of t-1
-  nodes_.resize(nodes_.size() - static_cast<std::size_t>(closing));
-
-  Vec fresh(static_cast<Eigen::Index>(dim_));
+  live_ -= static_cast<Index>(trailing_zeros(t_));  // = trailing ones of t-1: the nodes that close
+  if (live_ == nodes_.size()) nodes_.emplace_back(static_cast<Eigen::Index>(dim_));
+  Vec& fresh = nodes_[live_];
   if (all_ones_) {
     fresh.setOnes();
   } else {
     stream_.fill(fresh, sigma_);
   }
-  if (!nodes_.empty()) fresh += nodes_.back();
-  nodes_.push_back(std::move(fresh));
-  sum_ = nodes_.back();
-  return sum_;
+  if (live_ > 0) fresh += nodes_[live_ - 1];
+  ++live_;
+  return fresh;
 }
 
 void TreeNoise::restart() {
-  nodes_.clear();
+  live_ = 0;
   t_ = 0;
-  sum_.setZero();
 }
 
 }  // namespace dpsosp

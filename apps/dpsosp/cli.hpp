@@ -1,10 +1,20 @@
 // The dpsosp command-line tool: a thin layer over the library.
+//
+// Error contract (SPEC section 7, docs/reliability.md): every bad file or
+// option ends the process with exit status 1 (2 for a command line CLI11
+// cannot parse) and exactly one line on stderr, "dpsosp: error: <what>",
+// naming the option or file and the rule broken; nothing on stdout, and an
+// existing --out file is left as it was. Numeric options are therefore taken
+// as text and parsed here, strictly, so that the messages name the option.
 #pragma once
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
+#include <memory>
+#include <optional>
 #include <string>
 
 #include "dpsosp/dpsosp.hpp"
+#include "number.hpp"
 
 namespace dpsosp::cli {
 
@@ -12,11 +22,13 @@ namespace dpsosp::cli {
 struct DataSource {
   std::string model;
   std::string data_path;
-  std::string format;     // empty = guess from the file name
+  std::string format;       // empty = guess from the file name
   std::string labels_path;  // IDX labels file
   bool header = false;
   std::string synthetic;
-  ModelOptions model_options;
+  std::string classes, hidden, rank;  // ModelOptions, as given (empty = default)
+  CLI::App* app = nullptr;            // to tell which options were given
+  bool given(const std::string& option) const { return app != nullptr && app->count(option) > 0; }
 };
 
 /// Adds the data-source options to a subcommand.
@@ -27,26 +39,55 @@ struct LoadedProblem {
   Dataset data;
   std::unique_ptr<Model> model;
   std::optional<SyntheticProblem> synthetic;
+  /// The synthetic problem's known population, when it is the population of this
+  /// model (the same model and dimension); null otherwise.
+  std::shared_ptr<const Population> population;
   double load_seconds = 0;
 };
+/// Loads the records and builds the model; every problem is reported as an Error
+/// naming the option (--data, --synthetic, --model, --classes, ...).
 LoadedProblem load_problem(const DataSource& source);
+/// Loads evaluation data for `model` (--eval FILE) with the options of `source`.
+Dataset load_eval_data(const DataSource& source, const std::string& path, const std::string& labels_path,
+                       const Model& model);
 
-/// Parses a double that may be "inf"/"infinity"; throws Error naming the option.
-double parse_number(const std::string& text, const std::string& option);
+/// What a numeric option accepts.
+enum class Range {
+  kFinite,           ///< any finite number
+  kPositive,         ///< finite, > 0
+  kNonNegative,      ///< finite, >= 0
+  kPositiveOrInf,    ///< > 0, "inf" allowed
+  kOpenUnit,         ///< in (0, 1)
+  kHalfOpenUnit,     ///< in (0, 1]
+};
+/// Parses a number for `option`; throws Error "OPTION: expected RULE, got 'TEXT'".
+double parse_real(const std::string& text, const std::string& option, Range range);
+/// Parses an integer in [min, max] for `option`.
+std::uint64_t parse_count(const std::string& text, const std::string& option, std::uint64_t min,
+                          std::uint64_t max);
+/// --threads: 0 (all cores) to kMaxThreads.
+constexpr std::uint64_t kMaxThreads = 1024;
 
 /// JSON helpers: +-inf and NaN become null (JSON has no infinity).
 nlohmann::json number(double v);
 nlohmann::json summary_json(const Summary& s);
 nlohmann::json certificate_json(const Certificate& c);
 
-/// Writes text to path atomically enough for our needs; throws Error if it cannot.
+/// Writes text to path through a temporary file in the same directory and a
+/// rename, so an existing file is replaced whole or not at all ("-" or empty:
+/// stdout). Throws Error if it cannot.
 void write_text(const std::string& path, const std::string& text);
-/// Throws Error if path cannot be written (checked before a run starts).
-void check_writable(const std::string& path);
+/// Throws Error if `path` cannot be written (checked before a run starts): its
+/// directory must exist and take a new file, and it must not be a directory.
+/// Creates nothing and leaves an existing file untouched.
+void check_writable(const std::string& path, const std::string& option = "--out");
+/// Throws Error if the output path names the same file as an input.
+void check_not_input(const std::string& out, const std::string& input, const std::string& input_option);
 
 void setup_run(CLI::App& app);
 void setup_certify(CLI::App& app);
 void setup_privacy(CLI::App& app);
 void setup_demo(CLI::App& app);
+void setup_audit(CLI::App& app);
 
 }  // namespace dpsosp::cli

@@ -3,6 +3,7 @@
 // strict saddle, with the certificate before and after.
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
 #include "cli.hpp"
 
@@ -10,25 +11,29 @@ namespace dpsosp::cli {
 
 void setup_demo(CLI::App& app) {
   struct Args {
-    std::uint64_t seed = 1;
+    std::string seed = "1";
     std::string out;
-    int threads = 0;
+    std::string threads = "0";
   };
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand("demo", "A private run on a built-in problem, no files needed");
   cmd->add_option("--seed", args->seed, "Seed of the data and of the run")->capture_default_str();
   cmd->add_option("--out", args->out, "Also write the full JSON report here");
-  cmd->add_option("--threads", args->threads, "Threads (0 = all cores)")->capture_default_str();
-  cmd->callback([args] {
-    check_writable(args->out);
-    const std::string spec = "phase-retrieval:n=400000,d=8,seed=" + std::to_string(args->seed);
+  cmd->add_option("--threads", args->threads, "Threads, 0 (all cores) to 1024")->capture_default_str();
+  cmd->callback([args, cmd] {
+    const std::uint64_t seed = parse_count(args->seed, "--seed", 0, std::numeric_limits<std::uint64_t>::max());
+    const int threads = static_cast<int>(parse_count(args->threads, "--threads", 0, kMaxThreads));
+    const bool write_out = cmd->count("--out") > 0;
+    if (write_out) check_writable(args->out);
+    const std::string spec = "phase-retrieval:n=400000,d=8,seed=" + std::to_string(seed);
     const SyntheticProblem problem = make_synthetic(spec);
     const auto model = make_model(problem.model, problem.data.cols());
     RunOptions o;
     o.privacy = {2.0, 1e-6};
     o.constants = {6.0, 20.0, 6.0, 1.0};  // G, M, rho, B
-    o.seed = args->seed;
-    o.threads = args->threads;
+    o.seed = seed;
+    o.threads = threads;
+    o.Validate();
     const Vec& x0 = problem.saddle;
     const Certificate before = certify_population(*problem.population, x0, o.constants.rho);
     std::printf("dpsosp demo: phase retrieval, f = ((a.x)^2 - y)^2/4, a ~ N(0, I_8), ||x*|| = 1\n");
@@ -46,7 +51,7 @@ void setup_demo(CLI::App& app) {
                 after.grad_norm, after.lambda_min, after.sosp_gap);
     std::printf("  distance  min(||x - x*||, ||x + x*||) = %.4f\n",
                 std::min((s.x - problem.x_star).norm(), (s.x + problem.x_star).norm()));
-    if (!args->out.empty()) {
+    if (write_out) {
       nlohmann::json j = summary_json(s);
       j["certificate"] = certificate_json(after);
       j["certificate_before"] = certificate_json(before);

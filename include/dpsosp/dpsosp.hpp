@@ -1,5 +1,6 @@
 // dpsosp: the umbrella header.
 #pragma once
+#include "dpsosp/audit.hpp"
 #include "dpsosp/certify.hpp"
 #include "dpsosp/data.hpp"
 #include "dpsosp/error.hpp"

@@ -11,6 +11,12 @@
 
 namespace dpsosp {
 
+/// A sum of clipped per-example vectors (the oracles' kernel, see Model).
+struct ClippedSum {
+  Vec sum;            ///< sum over the records, in their order, of the clipped vectors
+  Index clipped = 0;  ///< vectors whose norm exceeded the clip bound
+};
+
 /// Shape parameters of the models that need them.
 struct ModelOptions {
   /// softmax / mlp: number of classes; 0 = infer from the labels (max label + 1).
@@ -45,6 +51,20 @@ class Model {
   /// Must agree exactly with gradient(). The default loops over gradient().
   virtual void batch_gradients(const Vec& x, const Dataset& data, const IndexList& idx,
                                RowMatrix& out) const;
+
+  /// The oracles' fused kernel: the sum over the records idx, in that order, of
+  /// clip_to_norm(grad f(x; z), clip) (clip = +inf: no clipping), and how many
+  /// were clipped. Must agree bit for bit with its reference form: the rows of
+  /// batch_gradients(), each clipped by clip_to_norm, added in order to a zero
+  /// vector. The default is that form, over blocks of rows (no b x d matrix);
+  /// the built-in models override it with one fused, threaded pass that gives
+  /// the same bits for every thread count.
+  virtual ClippedSum clipped_gradient_sum(const Vec& x, const Dataset& data, const IndexList& idx,
+                                          double clip) const;
+  /// As clipped_gradient_sum for the differences grad f(x; z) - grad f(x_prev; z)
+  /// (reference form: the rows of batch_gradients at x minus those at x_prev).
+  virtual ClippedSum clipped_difference_sum(const Vec& x, const Vec& x_prev, const Dataset& data,
+                                            const IndexList& idx, double clip) const;
 
   /// Classifiers: whether the model at x predicts record i's label (argmax of
   /// the logits, or the sign of the margin); other models return std::nullopt.

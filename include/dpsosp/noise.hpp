@@ -40,10 +40,18 @@ class GaussianStream {
  private:
   // Numbers come in pairs: block k of the counter space gives numbers 2k, 2k+1.
   void block(std::uint64_t k, std::uint64_t out[2]) const;
+  // Makes block k the cached one (its words; normals on demand).
+  void load_block(std::uint64_t k);
   std::uint64_t seed_;
   std::uint32_t purpose_;
   std::uint32_t index_;
   std::uint64_t position_ = 0;
+  // The last block used one number at a time, so that its second number costs
+  // no second Philox call or Box-Muller transform (a cache: values never change).
+  std::uint64_t cached_block_ = ~std::uint64_t{0};
+  std::uint64_t cached_words_[2] = {0, 0};
+  double cached_normals_[2] = {0, 0};
+  bool cached_has_normals_ = false;
 };
 
 /// A seed from the operating system's secure source (std::random_device reading

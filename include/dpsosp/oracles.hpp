@@ -38,7 +38,6 @@ class GradientOracles {
   const Dataset& data_;
   SamplePool& pool_;
   Index gradient_evaluations_ = 0;
-  RowMatrix buffer_a_, buffer_b_;
 };
 
 }  // namespace dpsosp

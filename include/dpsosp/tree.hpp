@@ -16,7 +16,7 @@ class TreeNoise {
   /// sigma: per-coordinate noise of every node. all_ones: test mode, every
   /// node's noise is the all-ones vector (so TREE(t) = popcount(t) * ones).
   TreeNoise(Index dim, double sigma, GaussianStream stream, bool all_ones = false);
-  /// Advances to the next step t and returns TREE(t).
+  /// Advances to the next step t and returns TREE(t) (valid until the next call).
   const Vec& next();
   /// Starts a fresh tree (new nodes, t = 0); the stream continues, so the
   /// new tree's noise is independent of the old one's.
@@ -24,7 +24,7 @@ class TreeNoise {
   /// Steps taken in the current tree.
   std::uint64_t step() const { return t_; }
   /// Noise vectors currently held (open nodes), for the memory contract.
-  Index live_vectors() const { return nodes_.size(); }
+  Index live_vectors() const { return live_; }
   double sigma() const { return sigma_; }
 
  private:
@@ -33,8 +33,10 @@ class TreeNoise {
   GaussianStream stream_;
   bool all_ones_;
   std::uint64_t t_ = 0;
-  std::vector<Vec> nodes_;  // prefix sums of the open nodes' noise, largest node first (tree.cpp)
-  Vec sum_;
+  // nodes_[0..live_) hold prefix sums of the open nodes' noise, largest node
+  // first (tree.cpp); the vectors past live_ are kept for reuse.
+  std::vector<Vec> nodes_;
+  Index live_ = 0;
 };
 
 }  // namespace dpsosp

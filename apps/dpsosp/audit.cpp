@@ -1,0 +1,78 @@
+// `dpsosp audit`: the empirical privacy audit of one algorithm (docs/privacy.md).
+#include <iostream>
+#include <limits>
+
+#include "cli.hpp"
+#include "dpsosp/audit.hpp"
+
+namespace dpsosp::cli {
+
+void setup_audit(CLI::App& app) {
+  struct Args {
+    std::string algo = "spider-tree-adaptive", epsilon = "1", delta = "1e-5", runs = "2000", batch = "16",
+                steps = "1", dim = "1", phase = "1", canary = "10", confidence = "0.95", seed = "1", threads = "0",
+                tamper = "none", out;
+  };
+  auto args = std::make_shared<Args>();
+  auto* cmd = app.add_subcommand(
+      "audit", "Empirical privacy audit: a Clopper-Pearson lower bound on epsilon from runs on neighbouring datasets");
+  cmd->add_option("--algo", args->algo, "Private algorithm: spider-tree-adaptive, spider-gauss-fixed, spider-tree-periodic, dpsgd")->capture_default_str();
+  cmd->add_option("--epsilon", args->epsilon, "Target epsilon of the audited runs (> 0)")->capture_default_str();
+  cmd->add_option("--delta", args->delta, "Target delta in (0,1)")->capture_default_str();
+  cmd->add_option("--runs", args->runs, "Runs on each dataset (half choose the test, half measure it)")->capture_default_str();
+  cmd->add_option("--batch", args->batch, "Records per batch (the O1 batch)")->capture_default_str();
+  cmd->add_option("--steps", args->steps, "Optimizer steps (n = batch * steps records)")->capture_default_str();
+  cmd->add_option("--dim", args->dim, "Dimension d")->capture_default_str();
+  cmd->add_option("--phase-length", args->phase, "spider-tree-periodic: steps per tree phase (1 O1 + q-1 O2)")->capture_default_str();
+  cmd->add_option("--canary-norm", args->canary, "Canary gradient norm in units of the clip G (>= 1)")->capture_default_str();
+  cmd->add_option("--confidence", args->confidence, "Confidence of the lower bound, in (0,1)")->capture_default_str();
+  cmd->add_option("--seed", args->seed, "Base seed; every run gets its own")->capture_default_str();
+  cmd->add_option("--threads", args->threads, "Threads, 0 (all cores) to 1024; never changes results")->capture_default_str();
+  cmd->add_option("--tamper", args->tamper, "Break the mechanism on purpose: none, noise-div-10, clip-off")->capture_default_str();
+  cmd->add_option("--out", args->out, "Write the JSON here (default: stdout)");
+  cmd->callback([args, cmd] {
+    audit::AuditOptions o;
+    o.algorithm = parse_algorithm(args->algo);
+    if (!is_private_algorithm(o.algorithm)) throw Error("--algo " + args->algo + ": not a private algorithm, nothing to audit");
+    o.privacy.epsilon = parse_real(args->epsilon, "--epsilon", Range::kPositive);
+    o.privacy.delta = parse_real(args->delta, "--delta", Range::kOpenUnit);
+    o.runs = parse_count(args->runs, "--runs", 4, 100000000);
+    o.batch = parse_count(args->batch, "--batch", 1, 1000000);
+    o.steps = parse_count(args->steps, "--steps", 1, 1000000);
+    o.dim = parse_count(args->dim, "--dim", 1, 1000000);
+    o.phase_length = parse_count(args->phase, "--phase-length", 1, 1000000);
+    o.canary_norm = parse_real(args->canary, "--canary-norm", Range::kPositive);
+    if (o.canary_norm < 1) throw Error("--canary-norm: expected a number >= 1, got " + quote_token(args->canary));
+    o.confidence = parse_real(args->confidence, "--confidence", Range::kOpenUnit);
+    o.seed = parse_count(args->seed, "--seed", 0, std::numeric_limits<std::uint64_t>::max());
+    o.threads = static_cast<int>(parse_count(args->threads, "--threads", 0, kMaxThreads));
+    o.tampering = audit::parse_tampering(args->tamper);
+    o.Validate();
+    const bool to_file = cmd->count("--out") > 0;
+    if (to_file) check_writable(args->out);
+    const audit::AuditResult r = audit::run_audit(o);
+    nlohmann::json j;
+    j["algo"] = r.algorithm;
+    j["tampering"] = r.tampering;
+    j["claimed_epsilon"] = number(r.claimed_epsilon);
+    j["reported_epsilon"] = number(r.reported_epsilon);
+    j["delta"] = r.delta;
+    j["claimed_mu"] = number(r.claimed_mu);
+    j["epsilon_lower_bound"] = number(r.epsilon_lower_bound);
+    j["confidence"] = r.confidence;
+    j["violation"] = r.epsilon_lower_bound > r.claimed_epsilon;
+    j["empirical_mu"] = number(r.empirical_mu);
+    j["test"] = {{"threshold", r.threshold}, {"canary_if", r.reject_high ? "score > threshold" : "score <= threshold"},
+                 {"measure_runs", r.measure_runs}, {"true_positives", r.true_positives},
+                 {"false_positives", r.false_positives}, {"tpr_lower", r.tpr_lower}, {"fpr_upper", r.fpr_upper}};
+    j["runs"] = o.runs;
+    j["n"] = r.n;
+    j["d"] = r.dim;
+    j["steps"] = r.steps;
+    j["phase_length"] = r.phase_length;
+    j["seconds"] = r.seconds;
+    write_text(to_file ? args->out : "-", j.dump(2) + "\n");
+  });
+}
+
+}  // namespace dpsosp::cli

@@ -1,0 +1,144 @@
+// Reading a point back (result JSON or one CSV line); see result_reader.hpp.
+#include "result_reader.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <cstdio>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "dpsosp/error.hpp"
+#include "number.hpp"
+
+namespace dpsosp::cli {
+namespace {
+
+constexpr std::size_t kMaxPointFileBytes = std::size_t{1} << 30;
+
+// The value of a JSON entry for a message: short, on one line.
+std::string show(const nlohmann::json& j) {
+  std::string s = j.is_null() ? "null" : j.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace);
+  if (s.size() > 40) s = s.substr(0, 40) + "...";
+  return s;
+}
+
+PointFile parse_json(const std::string& text, const std::string& what) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    // e.what() reads "[json.exception.parse_error.101] parse error at line 1, column 11: ...".
+    std::string reason = e.what();
+    const auto bracket = reason.find("] ");
+    if (reason.rfind("[json.exception.", 0) == 0 && bracket != std::string::npos) reason = reason.substr(bracket + 2);
+    throw Error(what + ": not valid JSON (" + reason + ")");
+  }
+  if (!j.is_object()) throw Error(what + ": expected a JSON object with an \"x\" array (a result of dpsosp run)");
+  const auto x = j.find("x");
+  if (x == j.end()) throw Error(what + ": no \"x\" in the result (expected the array of the point's coordinates)");
+  if (!x->is_array()) throw Error(what + ": \"x\" is " + show(*x) + ", expected an array of numbers");
+  PointFile point;
+  point.from_json = true;
+  point.x.resize(static_cast<Eigen::Index>(x->size()));
+  Eigen::Index i = 0;
+  for (const auto& e : *x) {
+    if (e.is_null())
+      throw Error(what + ": \"x\" entry " + std::to_string(i + 1) + " is null (the run wrote a non-finite value)");
+    if (!e.is_number())
+      throw Error(what + ": \"x\" entry " + std::to_string(i + 1) + " is " + show(e) + ", expected a number");
+    const double v = e.get<double>();
+    if (!std::isfinite(v)) throw Error(what + ": \"x\" entry " + std::to_string(i + 1) + " is not finite");
+    point.x[i++] = v;
+  }
+  const auto constants = j.find("constants");
+  if (constants != j.end() && constants->is_object()) {
+    const auto rho = constants->find("rho");
+    if (rho != constants->end()) {
+      if (!rho->is_number() || !std::isfinite(rho->get<double>()) || !(rho->get<double>() > 0))
+        throw Error(what + ": \"constants.rho\" is " + show(*rho) + ", expected a finite number > 0");
+      point.rho = rho->get<double>();
+    }
+  }
+  return point;
+}
+
+PointFile parse_csv_line(const std::string& text, const std::string& what) {
+  std::string_view rest(text);
+  std::string_view line;
+  std::size_t line_no = 0, point_line = 0;
+  while (!rest.empty()) {
+    const std::size_t nl = rest.find('\n');
+    std::string_view current = rest.substr(0, nl);
+    rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
+    ++line_no;
+    if (!current.empty() && current.back() == '\r') current.remove_suffix(1);
+    if (trim_blanks(current).empty()) continue;
+    if (point_line != 0)
+      throw Error(what + ": line " + std::to_string(line_no) + ": a point file holds one CSV line (or a result JSON), "
+                  "found a second non-empty line");
+    point_line = line_no;
+    line = current;
+  }
+  if (point_line == 0) throw Error(what + ": empty file (expected one CSV line of numbers or a result JSON)");
+  std::vector<double> values;
+  std::size_t pos = 0;
+  for (;;) {
+    const std::size_t comma = line.find(',', pos);
+    const std::string_view field =
+        trim_blanks(line.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos));
+    const std::size_t column = values.size() + 1;
+    if (field.empty()) throw Error(what + ": empty field in column " + std::to_string(column));
+    double v = 0;
+    switch (parse_strict_double(field, v)) {
+      case NumberStatus::kOk: break;
+      case NumberStatus::kNonFinite:
+        throw Error(what + ": value " + quote_token(field) + " in column " + std::to_string(column) +
+                    " is not finite (NaN/Inf not allowed)");
+      case NumberStatus::kOutOfRange:
+        throw Error(what + ": value " + quote_token(field) + " in column " + std::to_string(column) +
+                    " is out of the range of a double");
+      case NumberStatus::kNotNumber:
+        throw Error(what + ": non-numeric value " + quote_token(field) + " in column " + std::to_string(column));
+    }
+    values.push_back(v);
+    if (comma == std::string_view::npos) break;
+    pos = comma + 1;
+  }
+  PointFile point;
+  point.x = Eigen::Map<const Vec>(values.data(), static_cast<Eigen::Index>(values.size()));
+  return point;
+}
+
+}  // namespace
+
+PointFile parse_point_text(const std::string& text, const std::string& what) {
+  const std::size_t first = text.find_first_not_of(" \t\r\n");
+  if (first != std::string::npos && (text[first] == '{' || text[first] == '[')) return parse_json(text, what);
+  return parse_csv_line(text, what);
+}
+
+PointFile read_point_file(const std::string& path, const std::string& what) {
+  struct Closer {
+    void operator()(std::FILE* f) const { std::fclose(f); }
+  };
+  std::unique_ptr<std::FILE, Closer> f(std::fopen(path.c_str(), "rb"));
+  if (!f) throw Error(what + ": cannot open '" + path + "': " + std::strerror(errno));
+  std::string text;
+  char buffer[1 << 16];
+  for (;;) {
+    const std::size_t got = std::fread(buffer, 1, sizeof buffer, f.get());
+    text.append(buffer, got);
+    if (text.size() > kMaxPointFileBytes) throw Error(what + ": file larger than 1 GiB, not a point file");
+    if (got < sizeof buffer) {
+      if (std::ferror(f.get())) throw Error(what + ": read error: " + std::strerror(errno));
+      break;
+    }
+  }
+  return parse_point_text(text, what);
+}
+
+}  // namespace dpsosp::cli

@@ -1,0 +1,29 @@
+// Reading a point back: the `--point` of `certify` and the `--x0` of `run`.
+// A point file is either a result JSON written by `dpsosp run` (its "x", and
+// "constants.rho" when present) or one CSV line of numbers. Kept apart from
+// the subcommands so that the fuzzer (fuzz/fuzz_result.cpp) links it alone.
+#pragma once
+#include <optional>
+#include <string>
+
+#include "dpsosp/types.hpp"
+
+namespace dpsosp::cli {
+
+struct PointFile {
+  Vec x;                      ///< every entry finite
+  std::optional<double> rho;  ///< constants.rho of a result JSON (finite, > 0), if it has one
+  bool from_json = false;
+};
+
+/// Parses the text of a point file. `what` prefixes every message (e.g.
+/// "--point result.json"). Throws dpsosp::Error with one line naming the
+/// problem: invalid JSON, no "x" array, a non-numeric or non-finite entry, an
+/// invalid constants.rho, a CSV field that is not a number, extra lines.
+/// The dimension is checked by the caller, which knows the model.
+PointFile parse_point_text(const std::string& text, const std::string& what);
+
+/// Reads the file at `path` (at most 1 GiB) and parses it.
+PointFile read_point_file(const std::string& path, const std::string& what);
+
+}  // namespace dpsosp::cli

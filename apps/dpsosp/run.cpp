@@ -1,0 +1,309 @@
+// `dpsosp run`: one optimizer run, its JSON report, and what happens on SIGINT/SIGTERM.
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <limits>
+#include <set>
+
+#include "cli.hpp"
+#include "result_reader.hpp"
+
+namespace dpsosp::cli {
+namespace {
+
+// ---- Stopping on a signal -------------------------------------------------
+// The first SIGINT or SIGTERM only sets a flag that the optimizer polls once
+// per step; the run then ends, the report so far (with the privacy actually
+// spent by the phases that ran) is written and the exit status is 128 + the
+// signal number (130 for SIGINT). The handler restores the default action of
+// both signals (SA_RESETHAND, and sigaction for the other one; both are
+// blocked while it runs), so a second SIGINT or SIGTERM ends the process at
+// once. It is async-signal-safe: a lock-free atomic store, a sig_atomic_t
+// store, sigaction(2) and write(2), with errno saved around them.
+std::atomic<bool> g_stop{false};
+static_assert(std::atomic<bool>::is_always_lock_free, "the signal handler needs a lock-free flag");
+volatile std::sig_atomic_t g_signal = 0;
+
+extern "C" void on_stop_signal(int signo) {
+  const int saved_errno = errno;
+  g_signal = signo;
+  g_stop.store(true, std::memory_order_relaxed);
+  struct sigaction default_action {};
+  default_action.sa_handler = SIG_DFL;
+  sigemptyset(&default_action.sa_mask);
+  sigaction(SIGINT, &default_action, nullptr);
+  sigaction(SIGTERM, &default_action, nullptr);
+  static const char kMessage[] = "dpsosp: stopping after this step and writing the report (a second signal aborts)\n";
+  const ssize_t ignored = ::write(STDERR_FILENO, kMessage, sizeof kMessage - 1);
+  (void)ignored;
+  errno = saved_errno;
+}
+
+/// Installs the handler for SIGINT and SIGTERM for its lifetime.
+class StopOnSignal {
+ public:
+  StopOnSignal() {
+    g_stop.store(false);
+    g_signal = 0;
+    struct sigaction action {};
+    action.sa_handler = on_stop_signal;
+    sigemptyset(&action.sa_mask);
+    sigaddset(&action.sa_mask, SIGINT);
+    sigaddset(&action.sa_mask, SIGTERM);
+    action.sa_flags = SA_RESETHAND | SA_RESTART;
+    sigaction(SIGINT, &action, &previous_int_);
+    sigaction(SIGTERM, &action, &previous_term_);
+  }
+  ~StopOnSignal() {
+    sigaction(SIGINT, &previous_int_, nullptr);
+    sigaction(SIGTERM, &previous_term_, nullptr);
+  }
+  StopOnSignal(const StopOnSignal&) = delete;
+  StopOnSignal& operator=(const StopOnSignal&) = delete;
+
+ private:
+  struct sigaction previous_int_ {};
+  struct sigaction previous_term_ {};
+};
+
+// ---- Options ----------------------------------------------------------------
+struct RunArgs {
+  DataSource source;
+  CLI::App* app = nullptr;
+  std::string algo = "spider-tree-adaptive";
+  std::string epsilon = "1", delta = "1e-6";
+  std::string seed, x0, eval, eval_labels, out;
+  std::string G = "1", M = "1", rho = "1", B = "1";
+  std::string alpha_scale = "1";
+  std::string batch_size, period, max_steps = "0", max_phase_length = "0";
+  std::string epochs = "0", learning_rate;
+  std::string threads = "0";
+  bool trajectory = false;
+  std::vector<std::string> overrides;
+  bool given(const std::string& option) const { return app->count(option) > 0; }
+};
+
+// Options that only some algorithms read: giving one to another algorithm is an
+// error, not a silently ignored setting.
+void check_applicable(const RunArgs& a, Algorithm algo, bool is_private_run) {
+  const std::string name = algorithm_name(algo);
+  const bool sgd_family = algo == Algorithm::kDpsgd || algo == Algorithm::kSgd;
+  if (a.given("--batch-size") && algo == Algorithm::kSpiderTreeAdaptive && is_private_run)
+    throw Error("--batch-size: spider-tree-adaptive sizes its batches itself (b from the theory, b_t adaptive); "
+                "use --set b=... for the O1 batch, or --algo spider-gauss-fixed, spider-tree-periodic, dpsgd");
+  if (a.given("--period") && algo != Algorithm::kSpiderTreePeriodic)
+    throw Error("--period: applies to spider-tree-periodic, not " + name);
+  if (a.given("--epochs") && algo != Algorithm::kDpsgd) throw Error("--epochs: applies to dpsgd, not " + name);
+  if (a.given("--learning-rate") && !sgd_family)
+    throw Error("--learning-rate: applies to dpsgd and sgd, not " + name + " (its step is eta = 1/M; use --set eta=...)");
+  if (a.given("--alpha-scale") && sgd_family) throw Error("--alpha-scale: applies to the SPIDER algorithms, not " + name);
+  if (a.given("--max-phase-length") && sgd_family)
+    throw Error("--max-phase-length: applies to the SPIDER algorithms, not " + name);
+}
+
+Index parse_index_value(const std::string& text, const std::string& option) {
+  // 2^53: exactly representable, and far above any batch a dataset could fill.
+  return static_cast<Index>(parse_count(text, option, 1, std::uint64_t{1} << 53));
+}
+
+void apply_overrides(const std::vector<std::string>& items, Algorithm algo, bool is_private_run,
+                     ParameterOverrides& o) {
+  static const std::vector<std::string> kNames = {"alpha", "kappa", "sigma", "eta", "zeta", "threshold", "b", "T", "Gamma"};
+  std::set<std::string> seen;
+  for (const auto& kv : items) {
+    const auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) throw Error("--set: expected name=value, got " + quote_token(kv));
+    const std::string k = kv.substr(0, eq);
+    const std::string v = kv.substr(eq + 1);
+    const std::string option = "--set " + k;
+    if (std::find(kNames.begin(), kNames.end(), k) == kNames.end())
+      throw Error("--set: unknown parameter " + quote_token(k) + " (alpha, kappa, sigma, eta, zeta, threshold, b, T, Gamma)");
+    if (!seen.insert(k).second) throw Error(option + ": given twice");
+    if (algo == Algorithm::kSgd) throw Error(option + ": sgd has none of these parameters");
+    if (algo == Algorithm::kDpsgd && k != "sigma")
+      throw Error(option + ": dpsgd takes only --set sigma=Z (its noise multiplier)");
+    if (k == "sigma" && !is_private_run) throw Error(option + ": a non-private run adds no noise");
+    if (k == "b") o.b = parse_index_value(v, option);
+    else if (k == "T") o.T = parse_index_value(v, option);
+    else if (k == "Gamma") o.Gamma = parse_index_value(v, option);
+    else {
+      const double x = parse_real(v, option, Range::kPositive);
+      if (k == "alpha") o.alpha = x;
+      else if (k == "kappa") o.kappa = x;
+      else if (k == "sigma") o.sigma = x;
+      else if (k == "eta") o.eta = x;
+      else if (k == "zeta") o.zeta = x;
+      else o.threshold = x;
+    }
+  }
+}
+
+Vec parse_x0(const std::string& spec, const LoadedProblem& p) {
+  const Index d = p.model->dim();
+  if (spec.empty()) throw Error("--x0: empty (expected a CSV or result file, or zeros, saddle, optimum)");
+  if (spec == "zeros") return Vec::Zero(static_cast<Eigen::Index>(d));
+  if (spec == "saddle" || spec == "optimum") {
+    if (!p.population)
+      throw Error("--x0 " + spec + ": only for a --synthetic problem with a known population (phase-retrieval, pca) "
+                  "and its own model");
+    const Vec& v = spec == "saddle" ? p.synthetic->saddle : p.synthetic->x_star;
+    if (static_cast<Index>(v.size()) != d) throw Error("--x0 " + spec + ": not known for this problem and model");
+    return v;
+  }
+  const PointFile point = read_point_file(spec, "--x0 " + spec);
+  if (static_cast<Index>(point.x.size()) != d)
+    throw Error("--x0 " + spec + ": expected " + std::to_string(d) + " values for model " + p.model->name() + ", got " +
+                std::to_string(point.x.size()));
+  return point.x;
+}
+
+int do_run(const RunArgs& a) {
+  // Everything that needs no data is checked first, so a typo fails at once.
+  RunOptions o;
+  o.algorithm = parse_algorithm(a.algo);
+  o.privacy.epsilon = parse_real(a.epsilon, "--epsilon", Range::kPositiveOrInf);
+  o.privacy.delta = parse_real(a.delta, "--delta", Range::kOpenUnit);
+  if (!is_private_algorithm(o.algorithm)) {
+    if (a.given("--epsilon") && o.privacy.is_private())
+      throw Error("--epsilon " + a.epsilon + ": " + a.algo + " is non-private (epsilon = inf); drop --epsilon or "
+                  "choose a private algorithm");
+    o.privacy.epsilon = std::numeric_limits<double>::infinity();
+  } else if (!o.privacy.is_private() && o.algorithm != Algorithm::kSpiderTreeAdaptive) {
+    throw Error("--epsilon inf: " + a.algo + " is a private algorithm; use --algo spider or sgd for non-private runs");
+  }
+  const bool is_private_run = o.privacy.is_private();
+  check_applicable(a, o.algorithm, is_private_run);
+  o.constants.G = parse_real(a.G, "--G", Range::kPositive);
+  o.constants.M = parse_real(a.M, "--M", Range::kPositive);
+  o.constants.rho = parse_real(a.rho, "--rho", Range::kPositive);
+  o.constants.B = parse_real(a.B, "--B", Range::kPositive);
+  o.alpha_scale = parse_real(a.alpha_scale, "--alpha-scale", Range::kPositive);
+  if (a.given("--batch-size")) o.batch_size = parse_index_value(a.batch_size, "--batch-size");
+  if (a.given("--period")) o.period = parse_index_value(a.period, "--period");
+  o.max_steps = static_cast<Index>(parse_count(a.max_steps, "--max-steps", 0, std::numeric_limits<std::uint64_t>::max()));
+  o.max_phase_length = static_cast<Index>(
+      parse_count(a.max_phase_length, "--max-phase-length", 0, std::numeric_limits<std::uint64_t>::max()));
+  o.epochs = parse_real(a.epochs, "--epochs", Range::kNonNegative);
+  if (o.epochs > 1e9) throw Error("--epochs: expected at most 1e9 epochs, got " + quote_token(a.epochs));
+  if (a.given("--learning-rate")) o.learning_rate = parse_real(a.learning_rate, "--learning-rate", Range::kPositive);
+  o.threads = static_cast<int>(parse_count(a.threads, "--threads", 0, kMaxThreads));
+  o.record_trajectory = a.trajectory;
+  apply_overrides(a.overrides, o.algorithm, is_private_run, o.overrides);
+  if (a.given("--seed")) o.seed = parse_count(a.seed, "--seed", 0, std::numeric_limits<std::uint64_t>::max());
+  if (a.given("--eval-labels") && !a.given("--eval")) throw Error("--eval-labels: applies with --eval");
+  if (a.given("--eval-labels") && a.eval_labels.empty()) throw Error("--eval-labels: empty file name");
+  o.Validate();
+  if (a.given("--out")) check_writable(a.out);
+  check_not_input(a.out, a.source.data_path, "--data");
+  check_not_input(a.out, a.eval, "--eval");
+  check_not_input(a.out, a.x0, "--x0");
+
+  LoadedProblem p = load_problem(a.source);
+  const Index n = p.data.rows();
+  if (o.batch_size > n)
+    throw Error("--batch-size " + std::to_string(o.batch_size) + ": more than the " + std::to_string(n) + " records");
+  if (o.overrides.b && *o.overrides.b > n)
+    throw Error("--set b=" + std::to_string(*o.overrides.b) + ": more than the " + std::to_string(n) + " records");
+  if (o.epochs > 0) {
+    const Index batch = o.batch_size > 0 ? o.batch_size : std::min<Index>(256, n);
+    if (o.epochs * static_cast<double>(n) / static_cast<double>(batch) > 1e10)
+      throw Error("--epochs " + a.epochs + ": more than 1e10 Poisson steps at this batch size");
+  }
+  const Vec x0 = a.given("--x0") ? parse_x0(a.x0, p) : Vec::Zero(static_cast<Eigen::Index>(p.model->dim()));
+  std::optional<Dataset> eval;
+  if (a.given("--eval")) eval = load_eval_data(a.source, a.eval, a.eval_labels, *p.model);
+
+  const auto start = std::chrono::steady_clock::now();
+  auto last = start;
+  o.stop_flag = &g_stop;
+  o.on_step = [&](Index step, const Vec&) {
+    const auto now = std::chrono::steady_clock::now();
+    if (std::chrono::duration<double>(now - last).count() >= 1.0) {
+      last = now;
+      std::fprintf(stderr, "dpsosp: step %zu, %.1f s\n", static_cast<size_t>(step),
+                   std::chrono::duration<double>(now - start).count());
+    }
+    return true;
+  };
+  StopOnSignal stop_on_signal;  // until the report is written
+  const Summary s = minimize(*p.model, p.data, x0, o);
+  const bool interrupted = s.interrupted || g_stop.load();
+
+  nlohmann::json j = summary_json(s);
+  j["interrupted"] = interrupted;
+  j["model"] = p.model->name();
+  j["n"] = n;
+  j["d"] = p.model->dim();
+  j["load_seconds"] = p.load_seconds;
+  j["target"] = {{"epsilon", number(o.privacy.epsilon)}, {"delta", o.privacy.delta}};
+  j["constants"] = {{"G", o.constants.G}, {"M", o.constants.M}, {"rho", o.constants.rho}, {"B", o.constants.B}};
+  if (eval && interrupted) {
+    j["certificate_skipped"] = "interrupted (the certificate on --eval data is not computed after a signal)";
+  } else if (eval) {
+    j["certificate"] = certificate_json(certify_empirical(*p.model, *eval, s.x, o.constants.rho));
+    j["certificate_source"] = "evaluation data";
+  } else if (p.population) {
+    j["certificate"] = certificate_json(certify_population(*p.population, s.x, o.constants.rho));
+    j["certificate_source"] = "known population";
+  }
+  if (eval) {
+    IndexList all(eval->rows());
+    for (Index i = 0; i < eval->rows(); ++i) all[i] = i;
+    j["eval"] = {{"n", eval->rows()}, {"loss", number(p.model->mean_loss(s.x, *eval, all))},
+                 {"accuracy", number(p.model->accuracy(s.x, *eval))}};
+  }
+  write_text(a.out, j.dump(2) + "\n");
+  if (interrupted) {
+    const int signo = g_signal != 0 ? static_cast<int>(g_signal) : SIGINT;
+    std::fprintf(stderr, "dpsosp: interrupted after %zu steps; the report so far was written\n",
+                 static_cast<size_t>(s.steps));
+    return 128 + signo;
+  }
+  return 0;
+}
+
+}  // namespace
+
+void setup_run(CLI::App& app) {
+  auto args = std::make_shared<RunArgs>();
+  auto* run = app.add_subcommand("run", "Run an optimizer on a dataset and write a JSON report");
+  args->app = run;
+  add_data_options(*run, args->source);
+  run->add_option("--algo", args->algo, "Algorithm: " + [] {
+    std::string list;
+    for (const auto& n : algorithm_names()) list += (list.empty() ? "" : ", ") + n;
+    return list;
+  }())->capture_default_str();
+  run->add_option("--epsilon", args->epsilon, "Privacy budget epsilon (> 0; inf = non-private)")->capture_default_str();
+  run->add_option("--delta", args->delta, "Privacy parameter delta in (0,1)")->capture_default_str();
+  run->add_option("--seed", args->seed, "Seed of every random stream (default: drawn from /dev/urandom and reported)");
+  run->add_option("--x0", args->x0, "Start point: a file (one CSV line, or a result JSON), or zeros (default), saddle, optimum (synthetic)");
+  run->add_option("--G", args->G, "Lipschitz constant: per-example gradient clip for O1 (> 0)")->capture_default_str();
+  run->add_option("--M", args->M, "smoothness: O2 clip is M*||x_t - x_{t-1}||, step 1/M (> 0)")->capture_default_str();
+  run->add_option("--rho", args->rho, "Hessian-Lipschitz constant (> 0)")->capture_default_str();
+  run->add_option("--B", args->B, "bound on F(x0) - inf F (> 0)")->capture_default_str();
+  run->add_option("--alpha-scale", args->alpha_scale, "SPIDER algorithms: multiplies the theory's alpha")->capture_default_str();
+  run->add_option("--batch-size", args->batch_size, "Fixed batch (>= 1) of spider-gauss-fixed, spider-tree-periodic, dpsgd, sgd, spider (default: the algorithm's)");
+  run->add_option("--period", args->period, "spider-tree-periodic: O1 every q >= 1 steps (default: from the theory)");
+  run->add_option("--epochs", args->epochs, "dpsgd: > 0 selects multi-epoch Poisson sampling (RDP accounting); 0 = single pass")->capture_default_str();
+  run->add_option("--learning-rate", args->learning_rate, "sgd/dpsgd step size > 0 (default 1/M)");
+  run->add_option("--max-steps", args->max_steps, "Stop after this many steps (0 = until the data run out)")->capture_default_str();
+  run->add_option("--max-phase-length", args->max_phase_length, "SPIDER algorithms: L_max, the longest tree phase (0 = automatic, docs/parameters.md)")->capture_default_str();
+  run->add_option("--set", args->overrides, "Override a parameter: name=value (alpha, kappa, sigma, eta, zeta, threshold, b, T, Gamma)");
+  run->add_option("--threads", args->threads, "Threads, 0 (all cores) to 1024; never changes results")->capture_default_str();
+  run->add_flag("--trajectory", args->trajectory, "Include every iterate in the report");
+  run->add_option("--eval", args->eval, "Evaluation data for the certificate (same format rules as --data)");
+  run->add_option("--eval-labels", args->eval_labels, "IDX labels of --eval (default: the file beside it)");
+  run->add_option("--out", args->out, "Write the JSON report here (default: stdout); checked before the run starts");
+  run->callback([args] {
+    const int rc = do_run(*args);
+    if (rc != 0) throw CLI::RuntimeError(rc);
+  });
+}
+
+}  // namespace dpsosp::cli

@@ -1,0 +1,64 @@
+// The one-time check that eigen_order's sums are Eigen's (see eigen_order.hpp).
+#include "eigen_order.hpp"
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+namespace dpsosp::detail::eigen_order {
+namespace {
+
+// The reference expressions, exactly as the reference code writes them:
+// Dataset::row_dot on a dense row and clip_to_norm's norm.
+double reference_dot(const RowMatrix& m, Eigen::Index r, const Eigen::Ref<const Vec>& w) {
+  return m.row(r).dot(w.transpose());
+}
+double reference_squared_norm(Eigen::Ref<Vec> v) { return v.squaredNorm(); }
+
+bool same(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+bool check() {
+  std::uint64_t state = 0x9E3779B97F4A7C15ull;
+  auto random = [&] {  // values of mixed sign and magnitude, so that any change of order shows
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    const double u = static_cast<double>(state >> 11) * 0x1.0p-53;
+    return (u - 0.5) * std::ldexp(1.0, static_cast<int>(state >> 60) - 4);
+  };
+  std::vector<Index> lengths;
+  for (Index n = 1; n <= 80; ++n) lengths.push_back(n);
+  for (Index n : {100, 127, 128, 129, 255, 784, 785, 7840}) lengths.push_back(n);
+  for (Index n : lengths) {
+    const auto len = static_cast<Eigen::Index>(n);
+    RowMatrix m(3, len);  // rows at different offsets from an aligned address
+    for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = random();
+    Vec storage(len + 1);
+    for (Eigen::Index i = 0; i < storage.size(); ++i) storage[i] = random();
+    for (int shift = 0; shift < 2; ++shift) {
+      Eigen::Map<Vec> w(storage.data() + shift, len);
+      for (Eigen::Index r = 0; r < 3; ++r) {
+        const double* rows[2] = {m.row(r).data(), m.row(r).data()};
+        const double* ws[2] = {w.data(), w.data()};
+        double got[2];
+        dots(rows, ws, 2, n, got);
+        const Vec w_copy = w;
+        if (!same(got[0], reference_dot(m, r, w)) || !same(got[1], m.row(r).dot(w_copy.transpose()))) return false;
+        double norm[1];
+        squared_norms(rows, 1, n, norm);
+        Vec row_copy = m.row(r).transpose();
+        if (!same(norm[0], reference_squared_norm(row_copy))) return false;
+        if (!same(std::sqrt(norm[0]), Eigen::Ref<Vec>(row_copy).norm())) return false;
+      }
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+bool verified() {
+  static const bool ok = check();
+  return ok;
+}
+
+}  // namespace dpsosp::detail::eigen_order

@@ -1,0 +1,58 @@
+// Internal: sharing the items of one batch between the calling thread and a
+// few helper threads, without ever waiting for a helper that is not running.
+//
+// Why not an OpenMP parallel region: its closing barrier makes the caller wait
+// until every thread of the team has been scheduled, so on a machine whose
+// cores are busy (a shared 2-core box running other builds, several runs side
+// by side) each batch can wait a whole scheduler time slice. Measured there:
+// 256-row batches ran 5 to 25 times slower with two OpenMP threads than with
+// one. Here the caller claims items like any helper; when none are left it
+// waits only for items a helper is in the middle of, so the worst case is the
+// serial speed, and the best uses every core.
+#pragma once
+#include <functional>
+
+#include "dpsosp/types.hpp"
+
+namespace dpsosp::detail {
+
+/// Calls body(begin, end) on disjoint ranges covering [0, items), each at most
+/// `grain` items long, on the calling thread and up to threads - 1 helpers.
+/// Returns when every range is done; rethrows the first exception a range threw
+/// (the other ranges still run). Which thread runs which range is unspecified,
+/// so body must give the same result whoever runs it. Nested calls (from inside
+/// a body) run serially.
+void share_work(Index items, Index grain, int threads, const std::function<void(Index, Index)>& body);
+
+/// The number of threads a batch may use: the OpenMP setting, which
+/// RunOptions::threads controls (1 inside a body of share_work).
+int available_threads();
+
+/// Whether sharing a batch pays, learnt from the batches themselves. Helpers
+/// only pay when there is a free core for them; on a busy machine a batch can
+/// run slower shared than alone. Results never depend on the choice (callers
+/// give the same bits for any thread count), so it is free to follow timing:
+/// it keeps a running cost per unit of work of both ways, runs the cheaper,
+/// and every 16th batch tries the other to keep its figure current.
+/// The state is per process and per `kind` (a small integer naming the kernel).
+class ThreadChoice {
+ public:
+  /// Threads for a batch of `work` units given at most `max_threads`.
+  ThreadChoice(int kind, int max_threads, double work);
+  int threads() const { return threads_; }
+  /// Records the batch's wall time.
+  ~ThreadChoice();
+  /// Tests and benchmarks: 0 = choose by timing (the default), 1 = always one
+  /// thread, 2 = always share (when max_threads > 1).
+  static void force(int mode);
+  ThreadChoice(const ThreadChoice&) = delete;
+  ThreadChoice& operator=(const ThreadChoice&) = delete;
+
+ private:
+  int kind_;
+  int threads_;
+  double work_;
+  double start_;
+};
+
+}  // namespace dpsosp::detail

@@ -232,7 +232,8 @@ nlohmann::json number(double v) {
 }
 
 nlohmann::json certificate_json(const Certificate& c) {
-  return {{"grad_norm", number(c.grad_norm)}, {"lambda_min", number(c.lambda_min)}, {"sosp_gap", number(c.sosp_gap)}};
+  return {{"grad_norm", number(c.grad_norm)}, {"lambda_min", number(c.lambda_min)}, {"sosp_gap", number(c.sosp_gap)},
+          {"lambda_residual", number(c.lambda_residual)}, {"lambda_converged", c.lambda_converged}};
 }
 
 nlohmann::json summary_json(const Summary& s) {

@@ -78,6 +78,7 @@ struct RunArgs {
   std::string algo = "spider-tree-adaptive";
   std::string epsilon = "1", delta = "1e-6";
   std::string seed, x0, eval, eval_labels, out;
+  bool no_certificate = false;
   std::string G = "1", M = "1", rho = "1", B = "1";
   std::string alpha_scale = "1";
   std::string batch_size, period, max_steps = "0", max_phase_length = "0";
@@ -242,20 +243,31 @@ int do_run(const RunArgs& a) {
   j["load_seconds"] = p.load_seconds;
   j["target"] = {{"epsilon", number(o.privacy.epsilon)}, {"delta", o.privacy.delta}};
   j["constants"] = {{"G", o.constants.G}, {"M", o.constants.M}, {"rho", o.constants.rho}, {"B", o.constants.B}};
-  if (eval && interrupted) {
-    j["certificate_skipped"] = "interrupted (the certificate on --eval data is not computed after a signal)";
-  } else if (eval) {
-    j["certificate"] = certificate_json(certify_empirical(*p.model, *eval, s.x, o.constants.rho));
-    j["certificate_source"] = "evaluation data";
-  } else if (p.population) {
-    j["certificate"] = certificate_json(certify_population(*p.population, s.x, o.constants.rho));
-    j["certificate_source"] = "known population";
-  }
-  if (eval) {
+  if (eval) {  // before the certificate, which may take long on large models
     IndexList all(eval->rows());
     for (Index i = 0; i < eval->rows(); ++i) all[i] = i;
     j["eval"] = {{"n", eval->rows()}, {"loss", number(p.model->mean_loss(s.x, *eval, all))},
                  {"accuracy", number(p.model->accuracy(s.x, *eval))}};
+  }
+  if (a.no_certificate) {
+    j["certificate_skipped"] = "--no-certificate";
+  } else if (eval && interrupted) {
+    j["certificate_skipped"] = "interrupted (the certificate on --eval data is not computed after a signal)";
+  } else if (eval || p.population) {
+    // The run's results are never lost to the certificate: a failure is reported in the JSON.
+    try {
+      const Certificate c = eval ? certify_empirical(*p.model, *eval, s.x, o.constants.rho)
+                                 : certify_population(*p.population, s.x, o.constants.rho);
+      j["certificate"] = certificate_json(c);
+      j["certificate_source"] = eval ? "evaluation data" : "known population";
+      if (!c.lambda_converged)
+        std::fprintf(stderr, "dpsosp: warning: lambda_min did not converge (residual %.3g); the certificate says so\n",
+                     c.lambda_residual);
+    } catch (const Error& e) {
+      j["certificate"] = nullptr;
+      j["certificate_error"] = e.what();
+      std::fprintf(stderr, "dpsosp: warning: certificate failed: %s (the report is written)\n", e.what());
+    }
   }
   write_text(a.out, j.dump(2) + "\n");
   if (interrupted) {
@@ -298,6 +310,7 @@ void setup_run(CLI::App& app) {
   run->add_option("--threads", args->threads, "Threads, 0 (all cores) to 1024; never changes results")->capture_default_str();
   run->add_flag("--trajectory", args->trajectory, "Include every iterate in the report");
   run->add_option("--eval", args->eval, "Evaluation data for the certificate (same format rules as --data)");
+  run->add_flag("--no-certificate", args->no_certificate, "Skip the certificate (it can take minutes for large models)");
   run->add_option("--eval-labels", args->eval_labels, "IDX labels of --eval (default: the file beside it)");
   run->add_option("--out", args->out, "Write the JSON report here (default: stdout); checked before the run starts");
   run->callback([args] {

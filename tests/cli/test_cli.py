@@ -73,6 +73,31 @@ class RunContract(unittest.TestCase):
         self.assertIn("SOSP gap", r.stdout)
         self.assertIn("-DP", r.stdout)
 
+    def test_eval_reports_accuracy_and_certificate_can_be_skipped(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            train, test = os.path.join(tmp, "train.csv"), os.path.join(tmp, "test.csv")
+            import random
+            rnd = random.Random(1)
+            for path, n in [(train, 4000), (test, 500)]:
+                with open(path, "w") as f:
+                    for _ in range(n):
+                        a, b = rnd.gauss(0, 1), rnd.gauss(0, 1)
+                        f.write("%d,%.6f,%.6f\n" % (1 if a + 0.5 * b > 0 else 0, a, b))
+            common = ["run", "--model", "logistic", "--data", train, "--eval", test, "--algo", "dpsgd",
+                      "--epsilon", "2", "--seed", "1", "--batch-size", "100"]
+            r = dpsosp(*common)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            j = json.loads(r.stdout)
+            self.assertEqual(j["eval"]["n"], 500)
+            self.assertGreater(j["eval"]["accuracy"], 0.8)
+            self.assertTrue(j["certificate"]["lambda_converged"])
+            self.assertGreaterEqual(j["certificate"]["lambda_min"], -1e-9)  # convex loss
+            r = dpsosp(*common, "--no-certificate")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            j2 = json.loads(r.stdout)
+            self.assertNotIn("certificate", j2)
+            self.assertEqual(j2["x"], j["x"])
+
     def test_every_subcommand_has_help(self):
         for cmd in ["run", "certify", "privacy", "demo"]:
             r = dpsosp(cmd, "--help")

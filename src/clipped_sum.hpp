@@ -94,9 +94,10 @@ inline Index prefetch_distance(Index d) { return d >= 512 ? 2 : (d >= 64 ? 4 : 8
 
 /// Rows per block of the threaded path: a multiple of kAlignUnit (so a block
 /// row starts at the offset of the batch row it holds) with a block of about
-/// 512 KiB, which stays in the caches between computing and adding.
+/// 2 MiB, which stays in the caches between computing and adding and gives the
+/// threads enough rows to share.
 inline Index block_rows(Index d) {
-  const Index target = std::max<Index>(1, (Index{512} * 1024 / sizeof(double)) / std::max<Index>(d, 1));
+  const Index target = std::max<Index>(1, (Index{2048} * 1024 / sizeof(double)) / std::max<Index>(d, 1));
   const Index unit = std::max<Index>(kAlignUnit, 8);
   return std::max(unit, target / unit * unit);
 }

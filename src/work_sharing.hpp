@@ -1,14 +1,10 @@
 // Internal: sharing the items of one batch between the calling thread and a
 // few helper threads, without ever waiting for a helper that is not running.
 //
-// Why not an OpenMP parallel region: its closing barrier makes the caller wait
-// until every thread of the team has been scheduled, so on a machine whose
-// cores are busy (a shared 2-core box running other builds, several runs side
-// by side) each batch can wait a whole scheduler time slice. Measured there:
-// 256-row batches ran 5 to 25 times slower with two OpenMP threads than with
-// one. Here the caller claims items like any helper; when none are left it
-// waits only for items a helper is in the middle of, so the worst case is the
-// serial speed, and the best uses every core.
+// On a busy machine an OpenMP team's closing barrier can make a batch wait a
+// scheduler time slice (256-row batches measured 5 to 25 times slower with two
+// threads than one on a loaded 2-core box), so ThreadChoice below keeps a batch
+// serial when sharing does not pay. Results never depend on the thread count.
 #pragma once
 #include <functional>
 
@@ -32,8 +28,9 @@ int available_threads();
 /// only pay when there is a free core for them; on a busy machine a batch can
 /// run slower shared than alone. Results never depend on the choice (callers
 /// give the same bits for any thread count), so it is free to follow timing:
-/// it keeps a running cost per unit of work of both ways, runs the cheaper,
-/// and every 16th batch tries the other to keep its figure current.
+/// it keeps a running cost per unit of work of both ways, shares when that is
+/// clearly (15 %) cheaper, and every 32nd batch tries the other way to keep
+/// its figure current.
 /// The state is per process and per `kind` (a small integer naming the kernel).
 class ThreadChoice {
  public:

@@ -23,9 +23,15 @@ thread_local bool inside_body = false;
 namespace {
 
 constexpr int kKinds = 8;
+constexpr std::uint64_t kMinGap = 32, kMaxGap = 4096;
 struct KindState {
   std::atomic<double> cost[2] = {{0.0}, {0.0}};  // seconds per unit: [0] alone, [1] shared
   std::atomic<std::uint64_t> batches{0};
+  // The losing way is tried again at batch next_try; the gap doubles each time
+  // it loses again (up to kMaxGap), so a way that keeps losing costs little.
+  std::atomic<std::uint64_t> next_try{0};
+  std::atomic<std::uint64_t> gap{kMinGap};
+  std::atomic<int> last_choice{-1};
 };
 KindState kind_state[kKinds];
 std::atomic<int> forced_mode{0};
@@ -55,7 +61,22 @@ ThreadChoice::ThreadChoice(int kind, int max_threads, double work)
     share = false;
   } else {
     share = shared < 0.85 * alone;  // helpers must pay clearly: they also cost the machine a core
-    if (n % 32 == 31) share = !share;  // keep the other figure current
+    // How much dearer the other way was: a try of a way that cost 30 times as
+    // much is worth waiting 30 times as long for.
+    const double dearer = share ? alone / shared : shared / alone;
+    const auto scaled = static_cast<std::uint64_t>(std::min(static_cast<double>(kMaxGap), kMinGap * dearer));
+    const int choice = share ? 1 : 0;
+    if (s.last_choice.exchange(choice, std::memory_order_relaxed) != choice) {
+      // A change of mind starts the gap between tries of the other way afresh.
+      const std::uint64_t gap = std::max(kMinGap, scaled);
+      s.gap.store(gap, std::memory_order_relaxed);
+      s.next_try.store(n + gap, std::memory_order_relaxed);
+    } else if (n >= s.next_try.load(std::memory_order_relaxed)) {
+      share = !share;  // keep the other figure current
+      const std::uint64_t gap = std::min(kMaxGap, std::max(2 * s.gap.load(std::memory_order_relaxed), scaled));
+      s.gap.store(gap, std::memory_order_relaxed);
+      s.next_try.store(n + gap, std::memory_order_relaxed);
+    }
   }
   threads_ = share ? max_threads : 1;
   start_ = now_seconds();

@@ -29,8 +29,11 @@ int available_threads();
 /// run slower shared than alone. Results never depend on the choice (callers
 /// give the same bits for any thread count), so it is free to follow timing:
 /// it keeps a running cost per unit of work of both ways, shares when that is
-/// clearly (15 %) cheaper, and every 32nd batch tries the other way to keep
-/// its figure current.
+/// clearly (15 %) cheaper, and now and then tries the other way to keep its
+/// figure current: after 32 batches (times how much dearer the other way
+/// was), then after twice as many each time the choice stands (up to 4096),
+/// since a try of the slow way can cost a whole scheduler time slice on a busy
+/// machine.
 /// The state is per process and per `kind` (a small integer naming the kernel).
 class ThreadChoice {
  public:

@@ -377,7 +377,8 @@ class InterruptedRun(unittest.TestCase):
             p.send_signal(signal.SIGCONT)
             _, err = p.communicate(timeout=120)
             self.assertEqual(p.returncode, -signal.SIGTERM, line + err)
-            self.assertIn("stopping after this step", err)
+            # Whether the SIGINT handler's line got out first depends on the order the
+            # kernel (or a sanitizer's own handlers) delivers the two pending signals.
             # Killed before writing: no report and no half-written file.
             self.assertEqual(os.listdir(tmp), [])
 

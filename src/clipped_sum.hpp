@@ -109,8 +109,10 @@ inline int max_threads_for(Index b, Index d) {
   return static_cast<int>(std::min<Index>(static_cast<Index>(t), b));
 }
 
-/// clip_to_norm (oracles.cpp) with its norm already computed.
-inline bool clip_given_norm(Eigen::Map<Vec> v, double norm, double c) {
+/// The clipping rule of clip_to_norm (oracles.cpp), which calls it, with the
+/// norm already computed: one rule, so both paths give the same bits.
+template <typename VectorRef>
+inline bool clip_given_norm(VectorRef&& v, double norm, double c) {
   if (norm <= c) return false;
   if (c <= 0.0) {
     v.setZero();

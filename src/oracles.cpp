@@ -11,20 +11,14 @@
 #include <limits>
 #include <utility>
 
+#include "clipped_sum.hpp"
 #include "dpsosp/error.hpp"
 
 namespace dpsosp {
 
 bool clip_to_norm(Eigen::Ref<Vec> v, double c) {
   if (!(c < std::numeric_limits<double>::infinity())) return false;
-  const double norm = v.norm();
-  if (norm <= c) return false;
-  if (c <= 0.0) {
-    v.setZero();
-  } else {
-    v *= c / norm;
-  }
-  return true;
+  return detail::clip_given_norm(v, v.norm(), c);
 }
 
 namespace {

@@ -16,7 +16,9 @@ using namespace dpsosp;
 namespace {
 
 Dataset make_dataset(const Eigen::Ref<const RowMatrix>& X, const std::optional<Eigen::Ref<const Vec>>& y) {
-  return Dataset(RowMatrix(X), y ? Vec(*y) : Vec());
+  RowMatrix records = allocate_records(static_cast<Index>(X.rows()), static_cast<Index>(X.cols()));
+  records = X;  // into the huge-page-advised storage (same size: no reallocation)
+  return Dataset(std::move(records), y ? Vec(*y) : Vec());
 }
 
 py::dict certificate_dict(const Certificate& c) {

@@ -221,7 +221,7 @@ class DenseRows {
     blocks_.back().push_back(v);
   }
   RowMatrix take(Index rows, Index cols) {
-    RowMatrix out(static_cast<Eigen::Index>(rows), static_cast<Eigen::Index>(cols));
+    RowMatrix out = allocate_records(rows, cols);
     double* dst = out.data();
     for (auto& block : blocks_) {
       dst = std::copy(block.begin(), block.end(), dst);
@@ -499,7 +499,7 @@ Dataset load_idx(const std::string& images_path, const std::string& labels_path)
   for (std::size_t k = 1; k < image_array.dims.size(); ++k) cols *= image_array.dims[k];
   const std::uint64_t image_header = images.offset();
   const std::vector<unsigned char> image_bytes = read_idx_bytes(images, kFn, images_path, image_array, rows * cols);
-  RowMatrix features(static_cast<Eigen::Index>(rows), static_cast<Eigen::Index>(cols));
+  RowMatrix features = allocate_records(static_cast<Index>(rows), static_cast<Index>(cols));
   const double scale = image_array.type == 0x08 ? 1.0 / 255.0 : 1.0;
   decode_idx_values(image_bytes, kFn, images_path, image_array, image_header, scale, features.data());
 

@@ -318,7 +318,7 @@ SyntheticProblem make_phase_retrieval(const ParsedSpec& spec) {
   problem.saddle = Vec::Zero(static_cast<Eigen::Index>(d));
   problem.saddle[1] = xnorm / std::sqrt(3.0);
 
-  RowMatrix features(static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(d));
+  RowMatrix features = allocate_records(n, d);
   Vec labels(static_cast<Eigen::Index>(n));
   generate_rows(spec.seed, features, [&](std::int64_t i, GaussianStream& stream, const Eigen::Map<Vec>& a) {
     const double ax = xnorm * a[0];  // a . x* with x* = xnorm e_1
@@ -362,7 +362,7 @@ SyntheticProblem make_pca(const ParsedSpec& spec) {
   u_saddle(r, r - 1) = std::sqrt(spectrum[r]);
   problem.saddle = Eigen::Map<const Vec>(u_saddle.data(), u_saddle.size());
 
-  RowMatrix features(static_cast<Eigen::Index>(n), p);
+  RowMatrix features = allocate_records(n, d);
   const Vec scale = spectrum.cwiseSqrt();
   generate_rows(spec.seed, features, [&](std::int64_t, GaussianStream&, Eigen::Map<Vec>& z) {
     z.array() *= scale.array();
@@ -386,7 +386,7 @@ SyntheticProblem make_gaussian_mixture(const ParsedSpec& spec) {
   // The log-odds of class 1 are exactly 2 mean . z (equal covariances), so the
   // logistic model is well specified and 2 mean minimises its population loss.
   problem.x_star = 2 * mean;
-  RowMatrix features(static_cast<Eigen::Index>(n), p);
+  RowMatrix features = allocate_records(n, d);
   Vec labels(static_cast<Eigen::Index>(n));
   generate_rows(spec.seed, features, [&](std::int64_t i, GaussianStream& stream, Eigen::Map<Vec>& z) {
     const bool positive = stream.uniform() <= 0.5;

@@ -194,7 +194,9 @@ LoadedProblem load_problem(const DataSource& s) {
     } catch (const std::bad_alloc&) {
       throw Error(source + ": out of memory generating the records (n x d too large)");
     }
-    p.data = p.synthetic->data;
+    // Moved, not copied: a second copy of the records would double the peak
+    // memory (p.synthetic->data is not read again).
+    p.data = std::move(p.synthetic->data);
     // A pca spec fixes the rank of its population; the model follows it.
     const auto rank = p.synthetic->params.find("rank");
     if (model_name == "pca" && p.synthetic->model == "pca" && rank != p.synthetic->params.end()) {

@@ -62,7 +62,7 @@ void BM_Clipped(benchmark::State& state, const char* name, bool difference, Form
 }
 
 void batches(benchmark::internal::Benchmark* b) {
-  b->ArgNames({"batch", "threads"})->ArgsProduct({{64, 256, 1024}, {1, 2, -2}})->UseRealTime();
+  b->ArgNames({"batch", "threads"})->ArgsProduct({{64, 256, 1024, 16384}, {1, 2, -2}})->UseRealTime();
 }
 void batches_one_thread(benchmark::internal::Benchmark* b) {
   b->ArgNames({"batch", "threads"})->ArgsProduct({{64, 256, 1024}, {1}})->UseRealTime();

@@ -14,11 +14,12 @@
 //  * the records of the next rows are prefetched while the current ones are
 //    computed (the batch is a random subset, so without it every row starts
 //    with a cache and TLB miss);
-//  * with several threads (work_sharing.hpp), rows are computed and clipped in
-//    parallel into a block buffer, and the calling thread adds the finished
-//    rows in row order while the others go on computing. The sum is the same
-//    chain of additions, in the same order, for every thread count:
-//    bit-identical.
+//  * with several threads (an OpenMP team, when ThreadChoice in
+//    work_sharing.hpp says sharing pays), each thread computes and clips
+//    stretches of consecutive rows into its own buffer and adds them to the
+//    sum when the sum's turn comes to them, stretch after stretch in batch
+//    order: the same chain of additions, in the same order, for every thread
+//    count. Bit-identical.
 //
 // Alignment: no reduction here depends on where a vector starts (Eigen sums
 // expressions from their first entry; eigen_order checks it), but to leave
@@ -26,14 +27,21 @@
 // an aligned address it has in the reference form: row k of a b x d RowMatrix
 // starts (k*d) mod kAlignUnit doubles past one.
 #pragma once
+#include <omp.h>
+
 #include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <exception>
 #include <limits>
 #include <memory>
+#include <mutex>
+#include <numeric>
+#include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "dpsosp/data.hpp"
@@ -42,6 +50,7 @@
 #include "dpsosp/oracles.hpp"
 #include "dpsosp/types.hpp"
 #include "eigen_order.hpp"
+#include "wide_kernels.hpp"
 #include "work_sharing.hpp"
 
 namespace dpsosp::detail {
@@ -92,14 +101,28 @@ inline void prefetch_record(const Dataset& data, Index i) {
 /// work of the rows in between, few enough not to flood the fill buffers.
 inline Index prefetch_distance(Index d) { return d >= 512 ? 2 : (d >= 64 ? 4 : 8); }
 
-/// Rows per block of the threaded path: a multiple of kAlignUnit (so a block
-/// row starts at the offset of the batch row it holds) with a block of about
-/// 2 MiB, which stays in the caches between computing and adding and gives the
-/// threads enough rows to share.
+/// Rows per block of the reference form (Model::clipped_gradient_sum): a
+/// multiple of kAlignUnit (so a block row starts at the offset of the batch row
+/// it holds) with a block of about 2 MiB.
 inline Index block_rows(Index d) {
   const Index target = std::max<Index>(1, (Index{2048} * 1024 / sizeof(double)) / std::max<Index>(d, 1));
   const Index unit = std::max<Index>(kAlignUnit, 8);
   return std::max(unit, target / unit * unit);
+}
+
+/// Stretches of the threaded path: consecutive rows of the batch, a multiple
+/// of nt of them, each about 64 KiB of rows (so a thread's buffer stays in
+/// L1/L2 between computing and adding) and a whole number of kStretchUnit rows
+/// (so a stretch row starts at the offset of the batch row it holds, and
+/// groups stay whole). Returns the rows per stretch.
+constexpr Index kStretchUnit = std::lcm(kAlignUnit, kGroup);
+inline Index stretch_rows(Index b, Index d, int nt) {
+  const Index row_bytes = std::max<Index>(d, 1) * static_cast<Index>(sizeof(double));
+  const Index target = std::max<Index>(1, (b * row_bytes) / (Index{64} * 1024));
+  const auto team = static_cast<Index>(std::max(nt, 1));
+  const Index stretches = std::max(team, (target + team - 1) / team * team);
+  const Index rows = (b + stretches - 1) / stretches;
+  return (rows + kStretchUnit - 1) / kStretchUnit * kStretchUnit;
 }
 
 /// Threads a batch of b rows of d entries may use (small batches stay serial).
@@ -135,9 +158,33 @@ inline void clip_rows(double* const* rows, Index count, Index d, double c, unsig
     return;
   }
   double squared[kGroup];
+  if (wide::enabled()) {
+    wide::squared_norms(rows, count, d, squared);
+    for (Index j = 0; j < count; ++j) {
+      // clip_given_norm's rule, the scaling in wide instructions.
+      const double norm = std::sqrt(squared[j]);
+      clipped[j] = norm > c ? 1 : 0;
+      if (norm <= c) continue;
+      if (c <= 0.0) {
+        Eigen::Map<Vec>(rows[j], n).setZero();
+      } else {
+        wide::scale_in_place(rows[j], c / norm, d);
+      }
+    }
+    return;
+  }
   eigen_order::squared_norms(rows, count, d, squared);
   for (Index j = 0; j < count; ++j) {
     clipped[j] = clip_given_norm(Eigen::Map<Vec>(rows[j], n), std::sqrt(squared[j]), c) ? 1 : 0;
+  }
+}
+
+/// sum += row (d entries), in wide instructions when they are enabled.
+inline void add_row(Vec& sum, const double* row, Index d) {
+  if (wide::enabled()) {
+    wide::add(sum.data(), row, d);
+  } else {
+    sum += Eigen::Map<const Vec>(row, static_cast<Eigen::Index>(d));
   }
 }
 
@@ -179,58 +226,94 @@ ClippedSum clipped_row_sum(int kind, const Dataset& data, const IndexList& idx, 
       clip_rows(rows, count, d, clip, clipped);
       for (Index j = 0; j < count; ++j) {
         result.clipped += clipped[j];
-        result.sum += Eigen::Map<const Vec>(rows[j], dd);
+        add_row(result.sum, rows[j], d);
       }
     }
     return result;
   }
 
-  const Index rows_per_block = std::min(block_rows(d), (b + kAlignUnit - 1) / kAlignUnit * kAlignUnit);
-  // The block buffer is reused from batch to batch (a fresh one would be a
-  // new mapping, and page faults, every batch).
-  // (The helpers write into the caller's buffer: a reference, since a lambda
-  // naming a thread_local would reach the running thread's own.)
-  thread_local RowMatrix reused_block;
-  RowMatrix& block = reused_block;
-  if (block.rows() != static_cast<Eigen::Index>(rows_per_block) || block.cols() != dd) {
-    block.resize(static_cast<Eigen::Index>(rows_per_block), dd);
-  }
+  // Shared: the batch is cut into stretches of consecutive rows, dealt to the
+  // threads of an OpenMP team in turn (stretch s to thread s mod nt). A thread
+  // computes and clips a stretch's rows into its own buffer, then waits for
+  // the sum's turn to come to that stretch (every earlier stretch added), adds
+  // the rows in row order and passes the turn on. The sum is therefore the
+  // same chain of additions as a serial run makes, in the same order, for any
+  // thread count: bit-identical. Only the sum (d doubles) moves between
+  // cores; a thread's rows stay in its own caches.
+  const int team = threads;
+  const Index stretch = stretch_rows(b, d, team);
+  const Index stretches = (b + stretch - 1) / stretch;
   std::vector<unsigned char> was_clipped(b, 0);
-  std::unique_ptr<std::atomic<unsigned char>[]> done(new std::atomic<unsigned char>[rows_per_block]);
-  // Rows per claim: about 8k coordinates of work, in whole groups: long
-  // enough that the start of a claim (its first records not yet prefetched)
-  // is rare, short enough (tens of microseconds) that a helper descheduled in
-  // the middle of one delays the batch little.
-  const Index row_grain = std::max<Index>(kGroup, Index{8192} / std::max<Index>(d, 1) / kGroup * kGroup);
-  const std::thread::id caller = std::this_thread::get_id();
-  for (Index k0 = 0; k0 < b; k0 += rows_per_block) {
-    const Index rows = std::min(rows_per_block, b - k0);
-    for (Index r = 0; r < rows; ++r) done[r].store(0, std::memory_order_relaxed);
-    // The calling thread adds the finished rows in order, between its own
-    // claims, while the helpers go on computing.
-    Index added = 0;
-    const auto add_finished_rows = [&] {
-      for (; added < rows && done[added].load(std::memory_order_acquire) != 0; ++added) {
-        result.sum += block.row(static_cast<Eigen::Index>(added)).transpose();
-      }
+  alignas(64) std::atomic<Index> turn{0};
+  alignas(64) std::atomic<bool> failed{false};
+  std::exception_ptr error;
+  std::mutex error_mutex;
+  const auto record_error = [&] {
+    std::lock_guard<std::mutex> lock(error_mutex);
+    if (!error) error = std::current_exception();
+    failed.store(true, std::memory_order_release);
+  };
+  Vec& sum = result.sum;
+#pragma omp parallel num_threads(team)
+  {
+    const auto t = static_cast<Index>(omp_get_thread_num());
+    const auto nt = static_cast<Index>(omp_get_num_threads());
+    // Each thread's own buffer, reused from batch to batch (a fresh one would
+    // be a new mapping, and page faults, every batch).
+    thread_local RowMatrix own_buffer;
+    RowMatrix& buffer = own_buffer;
+    if (buffer.rows() < static_cast<Eigen::Index>(stretch) || buffer.cols() != dd) {
+      buffer.resize(static_cast<Eigen::Index>(stretch), dd);
+    }
+    std::optional<decltype(make_kernel())> kernel;
+    try {
+      kernel.emplace(make_kernel());
+    } catch (...) {
+      record_error();
+    }
+    // Batch row of the j-th row this thread handles from stretch s on (for
+    // prefetching across into its next stretch); b when there is none.
+    const auto row_after = [&](Index s, Index j) {
+      const Index k = s * stretch + j;
+      if (j < stretch) return std::min(k, b);
+      const Index next = (s + nt) * stretch + (j - stretch);
+      return next < b ? next : b;
     };
-    share_work(rows, row_grain, threads, [&](Index r0, Index r1) {
-      auto kernel = make_kernel();
-      for (Index r = r0; r < std::min(r1, r0 + ahead); ++r) prefetch_record(data, idx[k0 + r]);
-      for (Index r = r0; r < r1; r += kGroup) {
-        const Index count = std::min(kGroup, r1 - r);
-        // Past the end of the claim too: the next claim's first records.
-        for (Index j = r + ahead; j < std::min(rows, r + ahead + count); ++j) prefetch_record(data, idx[k0 + j]);
-        double* out[kGroup];
-        for (Index j = 0; j < count; ++j) out[j] = block.row(static_cast<Eigen::Index>(r + j)).data();
-        kernel(&idx[k0 + r], count, out);
-        clip_rows(out, count, d, clip, &was_clipped[k0 + r]);
-        for (Index j = 0; j < count; ++j) done[r + j].store(1, std::memory_order_release);
+    for (Index s = t; s < stretches && !failed.load(std::memory_order_acquire); s += nt) {
+      const Index k0 = s * stretch;
+      const Index rows = std::min(stretch, b - k0);
+      try {
+        if (s == t) {
+          for (Index j = 0; j < std::min(rows, ahead); ++j) prefetch_record(data, idx[k0 + j]);
+        }
+        for (Index r = 0; r < rows; r += kGroup) {
+          const Index count = std::min(kGroup, rows - r);
+          for (Index j = r + ahead; j < r + ahead + count; ++j) {
+            const Index k = row_after(s, j);
+            if (k < b) prefetch_record(data, idx[k]);
+          }
+          double* out[kGroup];
+          for (Index j = 0; j < count; ++j) out[j] = buffer.row(static_cast<Eigen::Index>(r + j)).data();
+          (*kernel)(&idx[k0 + r], count, out);
+          clip_rows(out, count, d, clip, &was_clipped[k0 + r]);
+        }
+      } catch (...) {
+        record_error();
+        break;
       }
-      if (std::this_thread::get_id() == caller) add_finished_rows();
-    });
-    add_finished_rows();  // every row is done now
+      // Wait for the sum: every earlier stretch added.
+      for (unsigned spins = 0; turn.load(std::memory_order_acquire) != s; ++spins) {
+        if (failed.load(std::memory_order_acquire)) break;
+        // Spin for the few microseconds an add takes; past that the holder
+        // has probably lost its core, and yielding may give it back.
+        if (spins >= 4096) std::this_thread::yield();
+      }
+      if (failed.load(std::memory_order_acquire)) break;
+      for (Index r = 0; r < rows; ++r) add_row(sum, buffer.row(static_cast<Eigen::Index>(r)).data(), d);
+      turn.store(s + 1, std::memory_order_release);
+    }
   }
+  if (error) std::rethrow_exception(error);
   for (unsigned char c : was_clipped) result.clipped += c;
   return result;
 }

@@ -76,14 +76,21 @@ void MarginModel::fused_rows(const Vec& x, const Dataset& data, const Index* rec
     rows[j] = data.dense().data() + records[j] * features_;
     points[j] = x.data();
   }
-  if (eigen_order::verified()) {
+  const bool wide = wide::enabled();
+  if (wide) {
+    wide::dots(rows, points, count, features_, z);
+  } else if (eigen_order::verified()) {
     eigen_order::dots(rows, points, count, features_, z);
   } else {
     for (Index j = 0; j < count; ++j) z[j] = data.row_dot(records[j], x);
   }
   for (Index j = 0; j < count; ++j) {
     const double s = dphi(z[j], target(data.label(records[j])));
-    Eigen::Map<Vec>(out[j], d).noalias() = s * Eigen::Map<const Vec>(rows[j], d);
+    if (wide) {
+      wide::scale(rows[j], s, features_, out[j]);
+    } else {
+      Eigen::Map<Vec>(out[j], d).noalias() = s * Eigen::Map<const Vec>(rows[j], d);
+    }
   }
 }
 
@@ -98,7 +105,10 @@ void MarginModel::fused_difference_rows(const Vec& x, const Vec& x_prev, const D
     points[2 * j] = x.data();
     points[2 * j + 1] = x_prev.data();
   }
-  if (eigen_order::verified()) {
+  const bool wide = wide::enabled();
+  if (wide) {
+    wide::dots(rows, points, 2 * count, features_, z);
+  } else if (eigen_order::verified()) {
     eigen_order::dots(rows, points, 2 * count, features_, z);
   } else {
     for (Index j = 0; j < count; ++j) {
@@ -110,6 +120,10 @@ void MarginModel::fused_difference_rows(const Vec& x, const Vec& x_prev, const D
     const double y = target(data.label(records[j]));
     const double s1 = dphi(z[2 * j], y);
     const double s0 = dphi(z[2 * j + 1], y);
+    if (wide) {
+      wide::scale_difference(rows[2 * j], s1, s0, features_, out[j]);
+      continue;
+    }
     const Eigen::Map<const Vec> a(rows[2 * j], d);
     Eigen::Map<Vec>(out[j], d).noalias() = s1 * a - s0 * a;
   }

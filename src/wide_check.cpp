@@ -1,0 +1,85 @@
+// wide::enabled(): the processor has AVX2, Eigen's packets are SSE2's, and the
+// wide functions give the bits of the Eigen expressions they replace (checked
+// once per process on random vectors of many lengths and offsets).
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "eigen_order.hpp"
+#include "wide_kernels.hpp"
+
+namespace dpsosp::detail::wide {
+namespace {
+
+bool same(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+bool same(const double* a, const double* b, Index n) { return std::memcmp(a, b, n * sizeof(double)) == 0; }
+
+bool check() {
+  std::uint64_t state = 0x2545F4914F6CDD1Dull;
+  auto random = [&] {  // mixed signs and magnitudes, so that any change of order shows
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    const double u = static_cast<double>(state >> 11) * 0x1.0p-53;
+    return (u - 0.5) * std::ldexp(1.0, static_cast<int>(state >> 60) - 4);
+  };
+  std::vector<Index> lengths;
+  for (Index n = 1; n <= 80; ++n) lengths.push_back(n);
+  for (Index n : {100, 127, 128, 129, 255, 784, 785, 7840}) lengths.push_back(n);
+  for (Index n : lengths) {
+    const auto len = static_cast<Eigen::Index>(n);
+    RowMatrix m(8, len);  // rows at different offsets from an aligned address
+    for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = random();
+    Vec storage(len + 1);
+    for (Eigen::Index i = 0; i < storage.size(); ++i) storage[i] = random();
+    for (int shift = 0; shift < 2; ++shift) {
+      const Eigen::Map<const Vec> w(storage.data() + shift, len);
+      const double* rows[8];
+      const double* ws[8];
+      for (int r = 0; r < 8; ++r) {
+        rows[r] = m.row(r).data();
+        ws[r] = w.data();
+      }
+      for (Index count = 1; count <= 8; ++count) {
+        double got[8], norms[8];
+        dots(rows, ws, count, n, got);
+        squared_norms(rows, count, n, norms);
+        for (Index r = 0; r < count; ++r) {
+          const auto row = m.row(static_cast<Eigen::Index>(r));
+          if (!same(got[r], row.dot(w.transpose()))) return false;
+          Vec copy = row.transpose();
+          if (!same(norms[r], Eigen::Ref<Vec>(copy).squaredNorm())) return false;
+        }
+      }
+      const double s1 = random(), s0 = random(), f = random();
+      const Eigen::Map<const Vec> a(m.row(1).data(), len);
+      Vec expect(len), got(len);
+      expect.noalias() = s1 * a;
+      scale(a.data(), s1, n, got.data());
+      if (!same(expect.data(), got.data(), n)) return false;
+      expect.noalias() = s1 * a - s0 * a;
+      scale_difference(a.data(), s1, s0, n, got.data());
+      if (!same(expect.data(), got.data(), n)) return false;
+      expect = a;
+      expect *= f;
+      got = a;
+      scale_in_place(got.data(), f, n);
+      if (!same(expect.data(), got.data(), n)) return false;
+      expect = a;
+      expect += w;
+      got = a;
+      add(got.data(), w.data(), n);
+      if (!same(expect.data(), got.data(), n)) return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+bool enabled() {
+  static const bool ok = eigen_order::kPacket == 2 && eigen_order::verified() && cpu_has_avx2() && check();
+  return ok;
+}
+
+}  // namespace dpsosp::detail::wide

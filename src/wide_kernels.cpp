@@ -1,0 +1,120 @@
+// The AVX2 inner loops (see wide_kernels.hpp). No Eigen here: every function
+// is compiled for AVX2 by its target attribute and called only when
+// wide::enabled() says the processor has it.
+#include "wide_kernels.hpp"
+
+#include <immintrin.h>
+
+#define DPSOSP_AVX2 __attribute__((target("avx2")))
+
+namespace dpsosp::detail::wide {
+namespace {
+
+// One term, one SSE2 packet of terms, two packets side by side: products
+// a[i] * w[i], or squares a[i]^2 when kSquare.
+template <bool kSquare>
+DPSOSP_AVX2 inline double term(const double* a, const double* w, Index i) {
+  return kSquare ? a[i] * a[i] : a[i] * w[i];
+}
+template <bool kSquare>
+DPSOSP_AVX2 inline __m128d pair(const double* a, const double* w, Index i) {
+  const __m128d x = _mm_loadu_pd(a + i);
+  return _mm_mul_pd(x, kSquare ? x : _mm_loadu_pd(w + i));
+}
+template <bool kSquare>
+DPSOSP_AVX2 inline __m256d quad(const double* a, const double* w, Index i) {
+  const __m256d x = _mm256_loadu_pd(a + i);
+  return _mm256_mul_pd(x, kSquare ? x : _mm256_loadu_pd(w + i));
+}
+
+// out[r] = sum over i < n of term(a[r], w[r], i), in Eigen's SSE2 order: see
+// wide_kernels.hpp and eigen_order::sums, whose steps the comments name.
+template <int R, bool kSquare>
+DPSOSP_AVX2 inline void reduce(const double* const* a, const double* const* w, Index n, double* out) {
+  const Index end2 = n / 4 * 4;  // whole pairs of packets
+  const Index end1 = n / 2 * 2;  // whole packets
+  if (end1 == 0) {               // too short for a packet: left to right
+    for (int r = 0; r < R; ++r) {
+      double acc = n > 0 ? term<kSquare>(a[r], w[r], 0) : 0.0;
+      for (Index i = 1; i < n; ++i) acc = acc + term<kSquare>(a[r], w[r], i);
+      out[r] = acc;
+    }
+    return;
+  }
+  __m128d low[R];
+  if (end1 == 2) {  // a single packet: acc0 alone
+    for (int r = 0; r < R; ++r) low[r] = pair<kSquare>(a[r], w[r], 0);
+  } else {
+    // acc0 | acc1 in one register: lanes 0-1 are acc0, lanes 2-3 acc1.
+    __m256d acc[R];
+    for (int r = 0; r < R; ++r) acc[r] = quad<kSquare>(a[r], w[r], 0);
+    for (Index i = 4; i < end2; i += 4) {
+      for (int r = 0; r < R; ++r) acc[r] = _mm256_add_pd(acc[r], quad<kSquare>(a[r], w[r], i));
+    }
+    for (int r = 0; r < R; ++r) {
+      low[r] = _mm_add_pd(_mm256_castpd256_pd128(acc[r]), _mm256_extractf128_pd(acc[r], 1));  // acc0 + acc1
+      if (end1 > end2) low[r] = _mm_add_pd(low[r], pair<kSquare>(a[r], w[r], end2));                           // one more packet
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    double acc = _mm_cvtsd_f64(_mm_add_sd(low[r], _mm_unpackhi_pd(low[r], low[r])));  // predux: lane 0 + lane 1
+    for (Index i = end1; i < n; ++i) acc = acc + term<kSquare>(a[r], w[r], i);
+    out[r] = acc;
+  }
+}
+
+template <bool kSquare>
+DPSOSP_AVX2 void reduce_any(const double* const* a, const double* const* w, Index count, Index n, double* out) {
+  Index r = 0;
+  for (; r + 4 <= count; r += 4) reduce<4, kSquare>(a + r, w + r, n, out + r);
+  if (r + 2 <= count) {
+    reduce<2, kSquare>(a + r, w + r, n, out + r);
+    r += 2;
+  }
+  if (r < count) reduce<1, kSquare>(a + r, w + r, n, out + r);
+}
+
+}  // namespace
+
+bool cpu_has_avx2() { return __builtin_cpu_supports("avx2") != 0; }
+
+DPSOSP_AVX2 void dots(const double* const* a, const double* const* w, Index count, Index n, double* out) {
+  reduce_any<false>(a, w, count, n, out);
+}
+
+DPSOSP_AVX2 void squared_norms(const double* const* v, Index count, Index n, double* out) {
+  reduce_any<true>(v, v, count, n, out);
+}
+
+DPSOSP_AVX2 void scale(const double* a, double s, Index n, double* out) {
+  const __m256d f = _mm256_set1_pd(s);
+  Index i = 0;
+  for (; i + 4 <= n; i += 4) _mm256_storeu_pd(out + i, _mm256_mul_pd(f, _mm256_loadu_pd(a + i)));
+  for (; i < n; ++i) out[i] = s * a[i];
+}
+
+DPSOSP_AVX2 void scale_difference(const double* a, double s1, double s0, Index n, double* out) {
+  const __m256d f1 = _mm256_set1_pd(s1);
+  const __m256d f0 = _mm256_set1_pd(s0);
+  Index i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const __m256d x = _mm256_loadu_pd(a + i);
+    _mm256_storeu_pd(out + i, _mm256_sub_pd(_mm256_mul_pd(f1, x), _mm256_mul_pd(f0, x)));
+  }
+  for (; i < n; ++i) out[i] = s1 * a[i] - s0 * a[i];
+}
+
+DPSOSP_AVX2 void scale_in_place(double* v, double f, Index n) {
+  const __m256d g = _mm256_set1_pd(f);
+  Index i = 0;
+  for (; i + 4 <= n; i += 4) _mm256_storeu_pd(v + i, _mm256_mul_pd(_mm256_loadu_pd(v + i), g));
+  for (; i < n; ++i) v[i] = v[i] * f;
+}
+
+DPSOSP_AVX2 void add(double* sum, const double* row, Index n) {
+  Index i = 0;
+  for (; i + 4 <= n; i += 4) _mm256_storeu_pd(sum + i, _mm256_add_pd(_mm256_loadu_pd(sum + i), _mm256_loadu_pd(row + i)));
+  for (; i < n; ++i) sum[i] = sum[i] + row[i];
+}
+
+}  // namespace dpsosp::detail::wide

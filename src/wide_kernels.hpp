@@ -1,0 +1,43 @@
+// Internal: the engine's inner loops in 256-bit (AVX2) instructions, giving
+// the bits of the SSE2 build's Eigen expressions they replace.
+//
+// The library is built for plain x86-64, where Eigen works in packets of two
+// doubles. Elementwise operations (s * a, v *= f, sum += row, s1 * a - s0 * a)
+// round each entry on its own, so four lanes at a time give the same numbers
+// as two. Reductions (dot products, squared norms) are sums in a fixed order:
+// Eigen's SSE2 order keeps two 2-lane accumulators, one for entries 4k, 4k+1
+// and one for 4k+2, 4k+3 (eigen_order.hpp); one 4-lane accumulator holds
+// exactly those two, so a 4-lane loop makes the same additions. There is no
+// FMA here (a fused multiply-add rounds once where the reference rounds
+// twice), and no Eigen in the implementation file, so no Eigen template is
+// ever instantiated with AVX code.
+//
+// enabled() is true only when the processor has AVX2, this build's Eigen
+// packets are SSE2's, and a one-time check finds these functions giving the
+// reference bits on random vectors of many lengths (eigen_order.cpp);
+// otherwise the callers use the Eigen forms.
+#pragma once
+#include "dpsosp/types.hpp"
+
+namespace dpsosp::detail::wide {
+
+/// Whether to use the functions below (checked once per process).
+bool enabled();
+
+/// Whether the processor has AVX2 (the functions below need it).
+bool cpu_has_avx2();
+
+/// out[r] = <a[r], w[r]> over n entries, r < count <= 8, in Eigen's SSE2 order.
+void dots(const double* const* a, const double* const* w, Index count, Index n, double* out);
+/// out[r] = ||v[r]||^2 over n entries, r < count <= 8, in Eigen's SSE2 order.
+void squared_norms(const double* const* v, Index count, Index n, double* out);
+/// out = s * a.
+void scale(const double* a, double s, Index n, double* out);
+/// out = s1 * a - s0 * a (each product rounded, then the difference).
+void scale_difference(const double* a, double s1, double s0, Index n, double* out);
+/// v *= f.
+void scale_in_place(double* v, double f, Index n);
+/// sum += row.
+void add(double* sum, const double* row, Index n);
+
+}  // namespace dpsosp::detail::wide

@@ -1,0 +1,108 @@
+// The AVX2 inner loops (src/wide_kernels.hpp) give the bits of the Eigen
+// expressions they replace in this (SSE2) build: reductions in Eigen's SSE2
+// summation order, elementwise operations entry for entry. The engine's
+// checksums (perf_determinism_test.cpp) run through them wherever
+// wide::enabled(); this file checks the functions themselves, over lengths,
+// offsets and row counts the one-time check in wide_check.cpp does not try.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "dpsosp/types.hpp"
+#include "eigen_order.hpp"
+#include "wide_kernels.hpp"
+
+namespace dpsosp::detail {
+namespace {
+
+bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+TEST(WideKernels, EnabledWhereverTheProcessorHasAvx2) {
+  // On an SSE2 build with an AVX2 processor, a disabled wide path means its
+  // one-time check found a difference: a bug, not a fallback to accept.
+  if (eigen_order::kPacket != 2 || !wide::cpu_has_avx2()) GTEST_SKIP() << "no AVX2 or not an SSE2 build";
+  EXPECT_TRUE(wide::enabled());
+}
+
+TEST(WideKernels, ReductionsAndElementwiseOperationsGiveEigensBits) {
+  if (!wide::enabled()) GTEST_SKIP() << "wide kernels not enabled here";
+  std::uint64_t state = 12345;
+  auto random = [&] {  // mixed signs and magnitudes: a change of summation order shows
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    const double u = static_cast<double>(state >> 11) * 0x1.0p-53;
+    return (u - 0.5) * std::ldexp(1.0, static_cast<int>(state >> 58) - 32);
+  };
+  int compared = 0;
+  for (Index n = 1; n <= 300; n += (n < 40 ? 1 : 7)) {
+    const auto len = static_cast<Eigen::Index>(n);
+    std::vector<double> pool(static_cast<std::size_t>(9 * (n + 3)));
+    for (double& v : pool) v = random();
+    pool[3] = -0.0;  // signed zeros and a subnormal along the way
+    pool[5] = 4.9e-324;
+    for (int offset = 0; offset < 4; ++offset) {
+      const double* w = pool.data() + offset;
+      const double* rows[8];
+      const double* ws[8];
+      for (int r = 0; r < 8; ++r) {
+        rows[r] = pool.data() + (r + 1) * (n + 3) + (offset + r) % 4;
+        ws[r] = w;
+      }
+      for (Index count = 1; count <= 8; ++count) {
+        double dots[8], norms[8];
+        wide::dots(rows, ws, count, n, dots);
+        wide::squared_norms(rows, count, n, norms);
+        for (Index r = 0; r < count; ++r) {
+          const Eigen::Map<const Vec> a(rows[r], len), x(w, len);
+          ASSERT_TRUE(same_bits(dots[r], a.dot(x))) << "n " << n << " offset " << offset << " row " << r;
+          ASSERT_TRUE(same_bits(norms[r], a.squaredNorm())) << "n " << n << " offset " << offset << " row " << r;
+          ++compared;
+        }
+      }
+      const Eigen::Map<const Vec> a(rows[0], len), x(w, len);
+      const double s1 = random(), s0 = random();
+      Vec want(len), got(len);
+      want.noalias() = s1 * a;
+      wide::scale(a.data(), s1, n, got.data());
+      EXPECT_EQ(std::memcmp(want.data(), got.data(), sizeof(double) * n), 0) << "scale, n " << n;
+      want.noalias() = s1 * a - s0 * a;
+      wide::scale_difference(a.data(), s1, s0, n, got.data());
+      EXPECT_EQ(std::memcmp(want.data(), got.data(), sizeof(double) * n), 0) << "scale_difference, n " << n;
+      want = a;
+      want *= s0;
+      got = a;
+      wide::scale_in_place(got.data(), s0, n);
+      EXPECT_EQ(std::memcmp(want.data(), got.data(), sizeof(double) * n), 0) << "scale_in_place, n " << n;
+      want = a;
+      want += x;
+      got = a;
+      wide::add(got.data(), x.data(), n);
+      EXPECT_EQ(std::memcmp(want.data(), got.data(), sizeof(double) * n), 0) << "add, n " << n;
+    }
+  }
+  EXPECT_GT(compared, 10000);
+}
+
+TEST(WideKernels, InfinitiesAndNaNsPropagateAsInEigen) {
+  if (!wide::enabled()) GTEST_SKIP() << "wide kernels not enabled here";
+  const double inf = std::numeric_limits<double>::infinity();
+  Vec a = Vec::LinSpaced(11, -1.0, 1.0);
+  a[4] = inf;
+  const Vec x = Vec::Constant(11, 2.0);
+  const double* rows[1] = {a.data()};
+  const double* ws[1] = {x.data()};
+  double dot, norm;
+  wide::dots(rows, ws, 1, 11, &dot);
+  wide::squared_norms(rows, 1, 11, &norm);
+  EXPECT_EQ(dot, a.dot(x));
+  EXPECT_EQ(norm, inf);
+  a[7] = -inf;  // inf - inf: NaN either way
+  wide::dots(rows, ws, 1, 11, &dot);
+  EXPECT_TRUE(std::isnan(dot));
+  EXPECT_TRUE(std::isnan(a.dot(x)));
+}
+
+}  // namespace
+}  // namespace dpsosp::detail

@@ -1,6 +1,8 @@
 // dpsosp: Dataset row access, file-format names and the single-pass SamplePool.
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
+#include <limits>
 #include <filesystem>
 #include <numeric>
 #include <string>
@@ -14,6 +16,7 @@
 #include "dpsosp/data.hpp"
 #include "dpsosp/error.hpp"
 #include "dpsosp/noise.hpp"
+#include "sample_order.hpp"
 
 namespace dpsosp {
 namespace {
@@ -53,22 +56,34 @@ std::string sibling_idx_labels(const std::string& images_path) {
 
 }  // namespace
 
+namespace {
+
+// Asks the kernel to back [p, p + bytes) with transparent huge pages when it
+// is first touched (Linux). A hint: on failure (no THP) the pages stay 4 KiB,
+// which changes only the speed.
+void advise_huge_pages(const void* p, std::size_t bytes) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  constexpr std::size_t kHuge = std::size_t{2} << 20;
+  if (bytes < 2 * kHuge) return;
+  // madvise wants a page-aligned start; the kernel uses huge pages for the
+  // 2 MiB-aligned stretches inside the range.
+  const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
+  if (page == 0) return;
+  const auto begin = reinterpret_cast<std::uintptr_t>(p);
+  const std::uintptr_t first = (begin + page - 1) / page * page;
+  const std::uintptr_t end = begin + bytes;
+  if (end > first) madvise(reinterpret_cast<void*>(first), end - first, MADV_HUGEPAGE);
+#else
+  (void)p;
+  (void)bytes;
+#endif
+}
+
+}  // namespace
+
 RowMatrix allocate_records(Index rows, Index cols) {
   RowMatrix out(static_cast<Eigen::Index>(rows), static_cast<Eigen::Index>(cols));  // not yet touched
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-  const std::size_t bytes = static_cast<std::size_t>(out.size()) * sizeof(double);
-  constexpr std::size_t kHuge = std::size_t{2} << 20;
-  if (bytes >= 2 * kHuge) {
-    // madvise wants a page-aligned start; the kernel backs with huge pages the
-    // 2 MiB-aligned stretches inside the range. The advice is a hint: an error
-    // (THP not built in) leaves ordinary pages, which change only the speed.
-    const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
-    const auto begin = reinterpret_cast<std::uintptr_t>(out.data());
-    const std::uintptr_t first = (begin + page - 1) / page * page;
-    const std::uintptr_t end = begin + bytes;
-    if (page > 0 && end > first) madvise(reinterpret_cast<void*>(first), end - first, MADV_HUGEPAGE);
-  }
-#endif
+  advise_huge_pages(out.data(), static_cast<std::size_t>(out.size()) * sizeof(double));
   return out;
 }
 
@@ -222,25 +237,13 @@ Dataset load_dataset(const std::string& path, FileFormat format, const LoadOptio
   return load_idx(path, labels);
 }
 
-SamplePool::SamplePool(Index n, std::uint64_t seed) : order_(n) {
-  std::iota(order_.begin(), order_.end(), Index{0});
-  // Fisher-Yates on the seed's own stream: every permutation equally likely,
-  // and the order depends on nothing but (seed, n).
-  GaussianStream stream(seed, StreamPurpose::kSampleOrder);
-  // The swap partners do not depend on the array, so they are drawn a chunk
-  // ahead and their entries prefetched: the same draws and the same swaps in
-  // the same order (the same permutation), without waiting on one cache miss
-  // after another in an 8n-byte array.
-  constexpr Index kChunk = 32;
-  Index partner[kChunk];
-  for (Index i = n; i > 1;) {
-    const Index m = std::min<Index>(kChunk, i - 1);
-    for (Index k = 0; k < m; ++k) {
-      partner[k] = stream.uniform_index(i - k);
-      __builtin_prefetch(order_.data() + partner[k], 1);
-    }
-    for (Index k = 0; k < m; ++k) std::swap(order_[i - 1 - k], order_[partner[k]]);
-    i -= m;
+SamplePool::SamplePool(Index n, std::uint64_t seed) : size_(n) {
+  // 32-bit entries while they suffice: half the memory to fault in and half
+  // the cache lines for the shuffle's random swaps.
+  if (n <= std::numeric_limits<std::uint32_t>::max()) {
+    detail::shuffle_order(order32_, n, seed);
+  } else {
+    detail::shuffle_order(order64_, n, seed);
   }
 }
 
@@ -248,8 +251,14 @@ IndexList SamplePool::draw(Index k) {
   if (k > remaining())
     throw Error("SamplePool::draw: asked for " + std::to_string(k) + " records but only " +
                 std::to_string(remaining()) + " of " + std::to_string(size()) + " remain unused");
-  IndexList out(order_.begin() + static_cast<std::ptrdiff_t>(next_),
-                order_.begin() + static_cast<std::ptrdiff_t>(next_ + k));
+  IndexList out(k);
+  if (order64_.empty()) {
+    std::copy(order32_.begin() + static_cast<std::ptrdiff_t>(next_),
+              order32_.begin() + static_cast<std::ptrdiff_t>(next_ + k), out.begin());
+  } else {
+    std::copy(order64_.begin() + static_cast<std::ptrdiff_t>(next_),
+              order64_.begin() + static_cast<std::ptrdiff_t>(next_ + k), out.begin());
+  }
   next_ += k;
   return out;
 }

@@ -9,6 +9,7 @@
 
 #include "dpsosp/data.hpp"
 #include "dpsosp/error.hpp"
+#include "sample_order.hpp"
 
 namespace dpsosp {
 namespace {
@@ -207,6 +208,23 @@ TEST(SamplePoolTest, OrderIsAFunctionOfTheSeed) {
   IndexList identity(500);
   for (Index i = 0; i < 500; ++i) identity[i] = i;
   EXPECT_NE(first, identity);
+}
+
+// The pool keeps 32-bit entries while n fits and 64-bit ones beyond; both
+// shuffles make the same permutation (the wide one cannot be reached with a
+// test-sized n through the pool, so it is called directly).
+TEST(SamplePoolTest, ThirtyTwoAndSixtyFourBitOrdersAgree) {
+  for (Index n : {Index{1}, Index{2}, Index{33}, Index{1000}, Index{4097}}) {
+    std::vector<std::uint32_t> narrow;
+    std::vector<std::uint64_t> wide;
+    detail::shuffle_order(narrow, n, 99);
+    detail::shuffle_order(wide, n, 99);
+    ASSERT_EQ(narrow.size(), n);
+    ASSERT_TRUE(std::equal(narrow.begin(), narrow.end(), wide.begin(), wide.end())) << "n " << n;
+    SamplePool pool(n, 99);
+    const IndexList drawn = pool.draw(n);
+    EXPECT_TRUE(std::equal(drawn.begin(), drawn.end(), wide.begin(), wide.end())) << "n " << n;
+  }
 }
 
 // Chi-square goodness of fit of the first drawn index over seeds 0..19999, n = 10.

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "dpsosp/types.hpp"
 
@@ -92,12 +93,15 @@ class SamplePool {
   SamplePool(Index n, std::uint64_t seed);
   /// The next k unused records; throws Error when fewer than k remain.
   IndexList draw(Index k);
-  Index remaining() const { return order_.size() - next_; }
+  Index remaining() const { return size_ - next_; }
   Index used() const { return next_; }
-  Index size() const { return order_.size(); }
+  Index size() const { return size_; }
 
  private:
-  std::vector<Index> order_;
+  Index size_ = 0;
+  // The order, in 32-bit entries when n fits (the usual case), else 64-bit.
+  std::vector<std::uint32_t> order32_;
+  std::vector<std::uint64_t> order64_;
   Index next_ = 0;
 };
 

@@ -23,14 +23,30 @@ namespace {
 // signal number (130 for SIGINT). The handler restores the default action of
 // both signals (SA_RESETHAND, and sigaction for the other one; both are
 // blocked while it runs), so a second SIGINT or SIGTERM ends the process at
-// once. It is async-signal-safe: a lock-free atomic store, a sig_atomic_t
-// store, sigaction(2) and write(2), with errno saved around them.
+// once. It is async-signal-safe: lock-free atomics, a sig_atomic_t store,
+// sigaction(2), raise(3) and write(2), with errno saved around them.
 std::atomic<bool> g_stop{false};
 static_assert(std::atomic<bool>::is_always_lock_free, "the signal handler needs a lock-free flag");
 volatile std::sig_atomic_t g_signal = 0;
 
+// Signals handled so far. Two signals can reach two threads (the OpenMP
+// workers take signals too) before either handler has restored the default
+// actions; the later handler then does what a second signal must: end the
+// process, by the signal's default action.
+std::atomic<int> g_signals_seen{0};
+static_assert(std::atomic<int>::is_always_lock_free, "the signal handler needs a lock-free counter");
+
 extern "C" void on_stop_signal(int signo) {
   const int saved_errno = errno;
+  if (g_signals_seen.fetch_add(1) > 0) {
+    struct sigaction default_action {};
+    default_action.sa_handler = SIG_DFL;
+    sigemptyset(&default_action.sa_mask);
+    sigaction(signo, &default_action, nullptr);
+    raise(signo);  // pending (blocked while this handler runs), delivered on return
+    errno = saved_errno;
+    return;
+  }
   g_signal = signo;
   g_stop.store(true, std::memory_order_relaxed);
   struct sigaction default_action {};
@@ -49,6 +65,7 @@ class StopOnSignal {
  public:
   StopOnSignal() {
     g_stop.store(false);
+    g_signals_seen.store(0);
     g_signal = 0;
     struct sigaction action {};
     action.sa_handler = on_stop_signal;

@@ -361,10 +361,13 @@ class InterruptedRun(unittest.TestCase):
             self.check_report(out)
 
     def test_second_signal_terminates(self):
-        # Stop the process, queue SIGINT and SIGTERM, continue it: SIGINT (the
-        # lower number) is delivered first and its handler restores the default
-        # actions, so the pending SIGTERM then ends the process. Deterministic,
-        # unlike two kill() calls racing the end of the step.
+        # Stop the process, queue SIGINT and SIGTERM, continue it: whichever is
+        # handled first asks for the stop, and the other one ends the process
+        # by its default action. Both are pending at once, so the outcome does
+        # not race the end of the step; which signal ends the process does
+        # depend on delivery: one thread takes SIGINT (the lower number) first
+        # and SIGTERM then kills, but two threads (the OpenMP workers take
+        # signals too) may each take one at the same time.
         with tempfile.TemporaryDirectory() as tmp:
             out = os.path.join(tmp, "r.json")
             p = subprocess.Popen([BIN, *self.LONG, "--out", out], stdout=subprocess.PIPE,
@@ -376,7 +379,7 @@ class InterruptedRun(unittest.TestCase):
             p.send_signal(signal.SIGTERM)
             p.send_signal(signal.SIGCONT)
             _, err = p.communicate(timeout=120)
-            self.assertEqual(p.returncode, -signal.SIGTERM, line + err)
+            self.assertIn(p.returncode, (-signal.SIGTERM, -signal.SIGINT), line + err)
             # Whether the SIGINT handler's line got out first depends on the order the
             # kernel (or a sanitizer's own handlers) delivers the two pending signals.
             # Killed before writing: no report and no half-written file.

@@ -69,8 +69,6 @@ constexpr Index kAlignUnit = EIGEN_MAX_ALIGN_BYTES >= 8 ? EIGEN_MAX_ALIGN_BYTES 
 class AlignedScratch {
  public:
   explicit AlignedScratch(Index d = 0) : d_(d), storage_(static_cast<Eigen::Index>(d + kAlignUnit)) {}
-  /// The scratch vector at the offset of row k of a k x d RowMatrix.
-  double* row_like(Index k) { return storage_.data() + (k * d_) % kAlignUnit; }
   /// The scratch vector at the same offset as `p` has from an aligned address.
   double* like(const double* p) {
     return storage_.data() + (reinterpret_cast<std::uintptr_t>(p) % (kAlignUnit * sizeof(double))) / sizeof(double);
@@ -188,13 +186,117 @@ inline void add_row(Vec& sum, const double* row, Index d) {
   }
 }
 
-/// The engine. `make_kernel()` is called once per thread (or claim) and returns
-/// a callable kernel(const Index* records, Index count, double* const* out)
-/// writing the per-example vectors of count <= kGroup records into out[0..count)
-/// (d entries each, any prior content). `kind` names the kernel for ThreadChoice.
-template <class MakeKernel>
-ClippedSum clipped_row_sum(int kind, const Dataset& data, const IndexList& idx, Index d, double clip,
-                           MakeKernel make_kernel) {
+/// A thread's scratch matrix of at least rows x cols, reused from call to call
+/// (a fresh one would be a new mapping, and page faults, every batch).
+inline RowMatrix& thread_buffer(Index rows, Index cols) {
+  thread_local RowMatrix buffer;
+  if (buffer.rows() < static_cast<Eigen::Index>(rows) || buffer.cols() != static_cast<Eigen::Index>(cols)) {
+    buffer.resize(static_cast<Eigen::Index>(rows), static_cast<Eigen::Index>(cols));
+  }
+  return buffer;
+}
+
+/// The engine's workers. A worker computes and clips the rows of up to kGroup
+/// records into slots of its own, and adds a slot's row to the sum:
+///   compute(records, count, batch_row, slot, clipped): records[0..count) are
+///     batch rows batch_row.. (for alignment), into slots slot..;
+///   add(batch_row, slot, sum): sum += the row in that slot.
+///
+/// Rows as d-vectors written by a kernel(records, count, out), then clipped by
+/// clip_rows. A slot's row sits at the offset from an aligned address that its
+/// batch row has in a b x d matrix (the reference form).
+template <class Kernel>
+class VectorRowWorker {
+ public:
+  VectorRowWorker(Kernel kernel, Index d, double clip, Index slots)
+      : kernel_(std::move(kernel)), d_(d), clip_(clip), buffer_(thread_buffer(slots + kAlignUnit, d)) {}
+  void compute(const Index* records, Index count, Index batch_row, Index slot, unsigned char* clipped) {
+    double* out[kGroup];
+    for (Index j = 0; j < count; ++j) out[j] = row(batch_row + j, slot + j);
+    kernel_(records, count, out);
+    clip_rows(out, count, d_, clip_, clipped);
+  }
+  void add(Index batch_row, Index slot, Vec& sum) { add_row(sum, row(batch_row, slot), d_); }
+
+ private:
+  double* row(Index batch_row, Index slot) {
+    return buffer_.row(static_cast<Eigen::Index>(slot + (batch_row - slot) % kAlignUnit)).data();
+  }
+  Kernel kernel_;
+  Index d_;
+  double clip_;
+  RowMatrix& buffer_;
+};
+
+/// Rows that are multiples of the record itself, as a margin model's are:
+/// s1 a (O1) or s1 a - s0 a (O2, `difference`), a the record's dense
+/// features. Nothing is written out: a slot keeps the record, its
+/// coefficients and its clipping factor; the norm is computed from the record
+/// and the add recomputes each entry of the row from it (still in the cache),
+/// with the operations, hence the bits, of the vector form: s1 * a_j (minus
+/// s0 * a_j), times c / ||row|| when clipped (wide_kernels.hpp). Needs
+/// wide::enabled() and dense data. coefficients(records, count, s1, s0) gives
+/// the coefficients of count <= kGroup records.
+template <class Coefficients>
+class ScaledRecordWorker {
+ public:
+  ScaledRecordWorker(Coefficients coefficients, const Dataset& data, Index d, double clip, bool difference,
+                     Index slots)
+      : coefficients_(std::move(coefficients)), data_(data), d_(d), clip_(clip), difference_(difference),
+        slots_(static_cast<std::size_t>(slots)) {}
+  void compute(const Index* records, Index count, Index /*batch_row*/, Index slot, unsigned char* clipped) {
+    double s1[kGroup], s0[kGroup];
+    coefficients_(records, count, s1, s0);
+    const double* rows[kGroup];
+    for (Index j = 0; j < count; ++j) rows[j] = data_.dense().data() + records[j] * d_;
+    const bool clipping = clip_ < std::numeric_limits<double>::infinity();
+    double squared[kGroup] = {};
+    if (clipping) wide::scaled_squared_norms(rows, s1, difference_ ? s0 : nullptr, count, d_, squared);
+    for (Index j = 0; j < count; ++j) {
+      Slot& s = slots_[slot + j];
+      s.a = rows[j];
+      s.s1 = s1[j];
+      s.s0 = s0[j];
+      s.mode = wide::kRowAsIs;
+      s.factor = 1.0;
+      clipped[j] = 0;
+      if (!clipping) continue;
+      // clip_given_norm's rule.
+      const double norm = std::sqrt(squared[j]);
+      if (norm <= clip_) continue;
+      clipped[j] = 1;
+      if (clip_ <= 0.0) {
+        s.mode = wide::kRowZero;
+      } else {
+        s.mode = wide::kRowScaled;
+        s.factor = clip_ / norm;
+      }
+    }
+  }
+  void add(Index /*batch_row*/, Index slot, Vec& sum) {
+    const Slot& s = slots_[slot];
+    wide::add_scaled_record(sum.data(), s.a, s.s1, s.s0, difference_, s.mode, s.factor, d_);
+  }
+
+ private:
+  struct Slot {
+    const double* a = nullptr;
+    double s1 = 0, s0 = 0, factor = 1;
+    int mode = 0;
+  };
+  Coefficients coefficients_;
+  const Dataset& data_;
+  Index d_;
+  double clip_;
+  bool difference_;
+  std::vector<Slot> slots_;
+};
+
+/// The engine: the clipped rows of the batch idx, added in batch order.
+/// make_worker(slots) is called once per thread and returns a worker (above)
+/// with room for `slots` rows. `kind` names the kernel for ThreadChoice.
+template <class MakeWorker>
+ClippedSum clipped_sum_with(int kind, const Dataset& data, const IndexList& idx, Index d, MakeWorker make_worker) {
   ClippedSum result;
   result.sum = Vec::Zero(static_cast<Eigen::Index>(d));
   const Index b = idx.size();
@@ -206,27 +308,21 @@ ClippedSum clipped_row_sum(int kind, const Dataset& data, const IndexList& idx, 
       throw Error("clipped_row_sum: record " + std::to_string(i) + " out of range (rows = " + std::to_string(n) + ")");
     }
   }
-  const auto dd = static_cast<Eigen::Index>(d);
   const Index ahead = prefetch_distance(d);
   const ThreadChoice choice(kind, max_threads_for(b, d), static_cast<double>(b) * static_cast<double>(d));
   const int threads = choice.threads();
 
   if (threads == 1) {
-    auto kernel = make_kernel();
-    std::array<AlignedScratch, kGroup> scratch;
-    for (auto& s : scratch) s = AlignedScratch(d);
+    auto worker = make_worker(kGroup);
     for (Index k = 0; k < std::min(ahead, b); ++k) prefetch_record(data, idx[k]);
     for (Index k = 0; k < b; k += kGroup) {
       const Index count = std::min(kGroup, b - k);
       for (Index j = k + ahead; j < std::min(b, k + ahead + count); ++j) prefetch_record(data, idx[j]);
-      double* rows[kGroup];
-      for (Index j = 0; j < count; ++j) rows[j] = scratch[j].row_like(k + j);
-      kernel(&idx[k], count, rows);
       unsigned char clipped[kGroup];
-      clip_rows(rows, count, d, clip, clipped);
+      worker.compute(&idx[k], count, k, 0, clipped);
       for (Index j = 0; j < count; ++j) {
         result.clipped += clipped[j];
-        add_row(result.sum, rows[j], d);
+        worker.add(k + j, j, result.sum);
       }
     }
     return result;
@@ -234,7 +330,7 @@ ClippedSum clipped_row_sum(int kind, const Dataset& data, const IndexList& idx, 
 
   // Shared: the batch is cut into stretches of consecutive rows, dealt to the
   // threads of an OpenMP team in turn (stretch s to thread s mod nt). A thread
-  // computes and clips a stretch's rows into its own buffer, then waits for
+  // computes and clips a stretch's rows into its own slots, then waits for
   // the sum's turn to come to that stretch (every earlier stretch added), adds
   // the rows in row order and passes the turn on. The sum is therefore the
   // same chain of additions as a serial run makes, in the same order, for any
@@ -258,16 +354,9 @@ ClippedSum clipped_row_sum(int kind, const Dataset& data, const IndexList& idx, 
   {
     const auto t = static_cast<Index>(omp_get_thread_num());
     const auto nt = static_cast<Index>(omp_get_num_threads());
-    // Each thread's own buffer, reused from batch to batch (a fresh one would
-    // be a new mapping, and page faults, every batch).
-    thread_local RowMatrix own_buffer;
-    RowMatrix& buffer = own_buffer;
-    if (buffer.rows() < static_cast<Eigen::Index>(stretch) || buffer.cols() != dd) {
-      buffer.resize(static_cast<Eigen::Index>(stretch), dd);
-    }
-    std::optional<decltype(make_kernel())> kernel;
+    std::optional<decltype(make_worker(stretch))> worker;
     try {
-      kernel.emplace(make_kernel());
+      worker.emplace(make_worker(stretch));
     } catch (...) {
       record_error();
     }
@@ -292,10 +381,7 @@ ClippedSum clipped_row_sum(int kind, const Dataset& data, const IndexList& idx, 
             const Index k = row_after(s, j);
             if (k < b) prefetch_record(data, idx[k]);
           }
-          double* out[kGroup];
-          for (Index j = 0; j < count; ++j) out[j] = buffer.row(static_cast<Eigen::Index>(r + j)).data();
-          (*kernel)(&idx[k0 + r], count, out);
-          clip_rows(out, count, d, clip, &was_clipped[k0 + r]);
+          worker->compute(&idx[k0 + r], count, k0 + r, r, &was_clipped[k0 + r]);
         }
       } catch (...) {
         record_error();
@@ -309,13 +395,34 @@ ClippedSum clipped_row_sum(int kind, const Dataset& data, const IndexList& idx, 
         if (spins >= 4096) std::this_thread::yield();
       }
       if (failed.load(std::memory_order_acquire)) break;
-      for (Index r = 0; r < rows; ++r) add_row(sum, buffer.row(static_cast<Eigen::Index>(r)).data(), d);
+      for (Index r = 0; r < rows; ++r) worker->add(k0 + r, r, sum);
       turn.store(s + 1, std::memory_order_release);
     }
   }
   if (error) std::rethrow_exception(error);
   for (unsigned char c : was_clipped) result.clipped += c;
   return result;
+}
+
+/// The engine over kernels that write rows out. `make_kernel()` is called once
+/// per thread and returns a callable kernel(const Index* records, Index count,
+/// double* const* out) writing the per-example vectors of count <= kGroup
+/// records into out[0..count) (d entries each, any prior content).
+template <class MakeKernel>
+ClippedSum clipped_row_sum(int kind, const Dataset& data, const IndexList& idx, Index d, double clip,
+                           MakeKernel make_kernel) {
+  return clipped_sum_with(kind, data, idx, d, [&make_kernel, d, clip](Index slots) {
+    return VectorRowWorker<decltype(make_kernel())>(make_kernel(), d, clip, slots);
+  });
+}
+
+/// The engine over rows that are multiples of their records (ScaledRecordWorker).
+template <class MakeCoefficients>
+ClippedSum clipped_scaled_record_sum(int kind, const Dataset& data, const IndexList& idx, Index d, double clip,
+                                     bool difference, MakeCoefficients make_coefficients) {
+  return clipped_sum_with(kind, data, idx, d, [&make_coefficients, &data, d, clip, difference](Index slots) {
+    return ScaledRecordWorker<decltype(make_coefficients())>(make_coefficients(), data, d, clip, difference, slots);
+  });
 }
 
 /// A group kernel from a one-row kernel row(Index record, Eigen::Map<Vec> out).

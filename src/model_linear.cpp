@@ -77,13 +77,7 @@ void MarginModel::fused_rows(const Vec& x, const Dataset& data, const Index* rec
     points[j] = x.data();
   }
   const bool wide = wide::enabled();
-  if (wide) {
-    wide::dots(rows, points, count, features_, z);
-  } else if (eigen_order::verified()) {
-    eigen_order::dots(rows, points, count, features_, z);
-  } else {
-    for (Index j = 0; j < count; ++j) z[j] = data.row_dot(records[j], x);
-  }
+  group_margins(data, rows, points, records, count, z);
   for (Index j = 0; j < count; ++j) {
     const double s = dphi(z[j], target(data.label(records[j])));
     if (wide) {
@@ -106,16 +100,9 @@ void MarginModel::fused_difference_rows(const Vec& x, const Vec& x_prev, const D
     points[2 * j + 1] = x_prev.data();
   }
   const bool wide = wide::enabled();
-  if (wide) {
-    wide::dots(rows, points, 2 * count, features_, z);
-  } else if (eigen_order::verified()) {
-    eigen_order::dots(rows, points, 2 * count, features_, z);
-  } else {
-    for (Index j = 0; j < count; ++j) {
-      z[2 * j] = data.row_dot(records[j], x);
-      z[2 * j + 1] = data.row_dot(records[j], x_prev);
-    }
-  }
+  Index twice[2 * kGroup];
+  for (Index j = 0; j < count; ++j) twice[2 * j] = twice[2 * j + 1] = records[j];
+  group_margins(data, rows, points, twice, 2 * count, z);
   for (Index j = 0; j < count; ++j) {
     const double y = target(data.label(records[j]));
     const double s1 = dphi(z[2 * j], y);
@@ -129,10 +116,42 @@ void MarginModel::fused_difference_rows(const Vec& x, const Vec& x_prev, const D
   }
 }
 
+// The margins z[j] = <rows[j], points[j]> of a group of dense rows (rows[j]
+// is record records[j]), side by side in Eigen's order (wide or eigen_order),
+// or else by row_dot itself.
+void MarginModel::group_margins(const Dataset& data, const double* const* rows, const double* const* points,
+                                const Index* records, Index count, double* z) const {
+  if (wide::enabled()) {
+    wide::dots(rows, points, count, features_, z);
+  } else if (eigen_order::verified()) {
+    eigen_order::dots(rows, points, count, features_, z);
+  } else {
+    for (Index j = 0; j < count; ++j) {
+      z[j] = data.row_dot(records[j], Eigen::Map<const Vec>(points[j], static_cast<Eigen::Index>(features_)));
+    }
+  }
+}
+
 ClippedSum MarginModel::clipped_gradient_sum(const Vec& x, const Dataset& data, const IndexList& idx,
                                              double clip) const {
   check_point(*this, x, "clipped_gradient_sum");
   check_feature_count(*this, data);
+  if (!data.is_sparse() && wide::enabled()) {
+    // Each row is phi'(z) a: kept as (record, phi'(z)), never written out.
+    return clipped_scaled_record_sum(2 * kMarginKernel, data, idx, features_, clip, false, [this, &x, &data] {
+      return [this, &x, &data](const Index* records, Index count, double* s1, double*) {
+        const double* rows[kGroup];
+        const double* points[kGroup];
+        double z[kGroup];
+        for (Index j = 0; j < count; ++j) {
+          rows[j] = data.dense().data() + records[j] * features_;
+          points[j] = x.data();
+        }
+        group_margins(data, rows, points, records, count, z);
+        for (Index j = 0; j < count; ++j) s1[j] = dphi(z[j], target(data.label(records[j])));
+      };
+    });
+  }
   return clipped_row_sum(2 * kMarginKernel, data, idx, features_, clip, [this, &x, &data] {
     return [this, &x, &data](const Index* records, Index count, double* const* out) {
       fused_rows(x, data, records, count, out);
@@ -145,6 +164,30 @@ ClippedSum MarginModel::clipped_difference_sum(const Vec& x, const Vec& x_prev, 
   check_point(*this, x, "clipped_difference_sum");
   check_point(*this, x_prev, "clipped_difference_sum");
   check_feature_count(*this, data);
+  if (!data.is_sparse() && wide::enabled()) {
+    // Each row is phi'(z) a - phi'(z_prev) a: kept as (record, both), never written out.
+    return clipped_scaled_record_sum(2 * kMarginKernel + 1, data, idx, features_, clip, true,
+                                     [this, &x, &x_prev, &data] {
+      return [this, &x, &x_prev, &data](const Index* records, Index count, double* s1, double* s0) {
+        const double* rows[2 * kGroup];
+        const double* points[2 * kGroup];
+        Index twice[2 * kGroup];
+        double z[2 * kGroup];
+        for (Index j = 0; j < count; ++j) {
+          rows[2 * j] = rows[2 * j + 1] = data.dense().data() + records[j] * features_;
+          points[2 * j] = x.data();
+          points[2 * j + 1] = x_prev.data();
+          twice[2 * j] = twice[2 * j + 1] = records[j];
+        }
+        group_margins(data, rows, points, twice, 2 * count, z);
+        for (Index j = 0; j < count; ++j) {
+          const double y = target(data.label(records[j]));
+          s1[j] = dphi(z[2 * j], y);
+          s0[j] = dphi(z[2 * j + 1], y);
+        }
+      };
+    });
+  }
   if (data.is_sparse()) {  // gradient()'s kernel at both points (CSR rows are short)
     return clipped_difference_rows(2 * kMarginKernel + 1, data, idx, features_, x, x_prev, clip, [this, &data] {
       return [this, &data](const Vec& at, Index i, Eigen::Map<Vec> out) { gradient_kernel(at, data, i, out); };

@@ -70,6 +70,33 @@ bool check() {
       got = a;
       add(got.data(), w.data(), n);
       if (!same(expect.data(), got.data(), n)) return false;
+      // Rows that are multiples of a record: norms and adds.
+      const double s1s[8] = {s1, s0, f, -s1, 0.5, -2.0, s0 * f, 1e-3};
+      const double s0s[8] = {s0, f, s1, 0.25, -s0, 3.0, -f, 1e3};
+      for (int difference = 0; difference < 2; ++difference) {
+        double norms[8];
+        scaled_squared_norms(rows, s1s, difference ? s0s : nullptr, 8, n, norms);
+        for (int r = 0; r < 8; ++r) {
+          const Eigen::Map<const Vec> row(rows[r], len);
+          Vec v(len);
+          if (difference) {
+            v.noalias() = s1s[r] * row - s0s[r] * row;
+          } else {
+            v.noalias() = s1s[r] * row;
+          }
+          if (!same(norms[r], v.squaredNorm())) return false;
+          for (int mode : {kRowAsIs, kRowScaled, kRowZero}) {
+            Vec clipped = v;
+            if (mode == kRowScaled) clipped *= f;
+            if (mode == kRowZero) clipped.setZero();
+            expect = w;
+            expect += clipped;
+            got = w;
+            add_scaled_record(got.data(), rows[r], s1s[r], s0s[r], difference != 0, mode, f, n);
+            if (!same(expect.data(), got.data(), n)) return false;
+          }
+        }
+      }
     }
   }
   return true;

@@ -40,4 +40,19 @@ void scale_in_place(double* v, double f, Index n);
 /// sum += row.
 void add(double* sum, const double* row, Index n);
 
+/// out[r] = ||p_r||^2 over n entries, r < count <= 8, in Eigen's SSE2 order,
+/// where p_r = s1[r] * a[r] (s0 == nullptr) or s1[r] * a[r] - s0[r] * a[r]:
+/// the squared norm of the row scale() or scale_difference() would write.
+void scaled_squared_norms(const double* const* a, const double* s1, const double* s0, Index count, Index n,
+                          double* out);
+
+/// How add_scaled_record treats the row p = s1 a (- s0 a): as it is, clipped
+/// (each entry times factor, as v *= c / ||v|| does), or clipped to zero.
+enum RowMode : int { kRowAsIs = 0, kRowScaled = 1, kRowZero = 2 };
+
+/// sum += p, p * factor or 0 (mode), p = s1 * a or s1 * a - s0 * a
+/// (difference), each entry computed as scale() / scale_difference() would.
+void add_scaled_record(double* sum, const double* a, double s1, double s0, bool difference, int mode, double factor,
+                       Index n);
+
 }  // namespace dpsosp::detail::wide

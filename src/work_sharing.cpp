@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <mutex>
 
@@ -15,6 +16,15 @@ namespace dpsosp::detail {
 namespace {
 
 constexpr int kKinds = 8;
+// Batches are told apart by size too (work = rows x entries, in powers of 2):
+// sharing pays on large batches sooner than on small ones, whose fixed costs
+// (starting the team, the last stretch's add) weigh more.
+constexpr int kBuckets = 16;
+int bucket_of(double work) {
+  int e = 0;
+  std::frexp(std::max(work, 1.0), &e);
+  return std::clamp(e - 13, 0, kBuckets - 1);  // 2^13 entries: the smallest shared batch
+}
 constexpr std::uint64_t kMinGap = 32, kMaxGap = 4096;
 constexpr int kRecent = 3;  // batches per figure, and per try of the losing way
 
@@ -42,7 +52,6 @@ struct Recent {
 struct KindState {
   std::mutex mutex;
   Recent recent[2];  // [0] alone, [1] shared
-  bool team_started = false;
   std::uint64_t batches = 0;
   // The losing way is tried (kRecent batches in a row) again at batch
   // next_try; the gap doubles each time it loses again (up to kMaxGap), so a
@@ -53,7 +62,8 @@ struct KindState {
   int try_left = 0;
   int last_choice = -1;
 };
-KindState kind_state[kKinds];
+KindState kind_state[kKinds][kBuckets];
+std::atomic<bool> team_started{false};
 std::atomic<int> forced_mode{0};
 
 double now_seconds() {
@@ -97,21 +107,20 @@ int choose(KindState& s) {
 }  // namespace
 
 ThreadChoice::ThreadChoice(int kind, int max_threads, double work)
-    : kind_(std::clamp(kind, 0, kKinds - 1)), threads_(1), work_(work), start_(0) {
+    : kind_(std::clamp(kind, 0, kKinds - 1)), bucket_(bucket_of(work)), threads_(1), work_(work), start_(0) {
   if (max_threads <= 1) return;
   const int mode = forced_mode.load(std::memory_order_relaxed);
   if (mode != 0) {
     threads_ = mode == 2 ? max_threads : 1;
     return;
   }
-  KindState& s = kind_state[kind_];
+  KindState& s = kind_state[kind_][bucket_];
   bool timed = true;
   {
     std::lock_guard<std::mutex> lock(s.mutex);
     const bool share = choose(s) == 1;
-    if (share && !s.team_started) {
-      s.team_started = true;  // the first shared batch starts the threads: not a fair figure
-      timed = false;
+    if (share && !team_started.exchange(true)) {
+      timed = false;  // the first shared batch starts the threads: not a fair figure
     }
     threads_ = share ? max_threads : 1;
   }
@@ -121,7 +130,7 @@ ThreadChoice::ThreadChoice(int kind, int max_threads, double work)
 ThreadChoice::~ThreadChoice() {
   if (start_ == 0.0 || !(work_ > 0.0)) return;
   const double cost = (now_seconds() - start_) / work_;
-  KindState& s = kind_state[kind_];
+  KindState& s = kind_state[kind_][bucket_];
   std::lock_guard<std::mutex> lock(s.mutex);
   s.recent[threads_ > 1 ? 1 : 0].add(cost);
 }

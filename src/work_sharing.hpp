@@ -25,7 +25,9 @@ int available_threads();
 /// batches (times how much dearer the other way was), then after twice as many
 /// each time the choice stands (up to 4096), since a try of the slow way can
 /// cost a whole scheduler time slice on a busy machine.
-/// The state is per process and per `kind` (a small integer naming the kernel).
+/// The state is per process, per `kind` (a small integer naming the kernel)
+/// and per size class of the batch (work in powers of two): sharing pays on
+/// large batches sooner than on small ones, whose fixed costs weigh more.
 class ThreadChoice {
  public:
   /// Threads for a batch of `work` units given at most `max_threads`.
@@ -41,6 +43,7 @@ class ThreadChoice {
 
  private:
   int kind_;
+  int bucket_;
   int threads_;
   double work_;
   double start_;

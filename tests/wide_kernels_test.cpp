@@ -85,6 +85,60 @@ TEST(WideKernels, ReductionsAndElementwiseOperationsGiveEigensBits) {
   EXPECT_GT(compared, 10000);
 }
 
+// Rows that are multiples of a record (a margin model's): the squared norm and
+// the add of s1 a (- s0 a), as is, clipped (times f) or zeroed, against the
+// Eigen forms of the reference: out = s1 * a (- s0 * a); out *= f; sum += out.
+TEST(WideKernels, ScaledRecordRowsGiveTheVectorFormsBits) {
+  if (!wide::enabled()) GTEST_SKIP() << "wide kernels not enabled here";
+  std::uint64_t state = 777;
+  auto random = [&] {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    const double u = static_cast<double>(state >> 11) * 0x1.0p-53;
+    return (u - 0.5) * std::ldexp(1.0, static_cast<int>(state >> 58) - 32);
+  };
+  for (Index n = 1; n <= 260; n += (n < 40 ? 1 : 11)) {
+    const auto len = static_cast<Eigen::Index>(n);
+    std::vector<double> pool(static_cast<std::size_t>(8 * (n + 3)));
+    for (double& v : pool) v = random();
+    const double* rows[8];
+    double s1[8], s0[8];
+    for (int r = 0; r < 8; ++r) {
+      rows[r] = pool.data() + r * (n + 3) + r % 4;
+      s1[r] = random();
+      s0[r] = r == 5 ? s1[r] : random();  // one row that is exactly zero
+    }
+    for (bool difference : {false, true}) {
+      for (Index count = 1; count <= 8; ++count) {
+        double norms[8];
+        wide::scaled_squared_norms(rows, s1, difference ? s0 : nullptr, count, n, norms);
+        for (Index r = 0; r < count; ++r) {
+          const Eigen::Map<const Vec> a(rows[r], len);
+          Vec v(len);
+          if (difference) {
+            v.noalias() = s1[r] * a - s0[r] * a;
+          } else {
+            v.noalias() = s1[r] * a;
+          }
+          ASSERT_TRUE(same_bits(norms[r], v.squaredNorm())) << "n " << n << " row " << r;
+          if (count != 8) continue;
+          const double f = random();
+          for (int mode : {wide::kRowAsIs, wide::kRowScaled, wide::kRowZero}) {
+            Vec clipped = v;
+            if (mode == wide::kRowScaled) clipped *= f;
+            if (mode == wide::kRowZero) clipped.setZero();
+            Vec want = Eigen::Map<const Vec>(rows[(r + 1) % 8], len);
+            Vec got = want;
+            want += clipped;
+            wide::add_scaled_record(got.data(), rows[r], s1[r], s0[r], difference, mode, f, n);
+            ASSERT_EQ(std::memcmp(want.data(), got.data(), sizeof(double) * n), 0)
+                << "n " << n << " row " << r << " mode " << mode << " difference " << difference;
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(WideKernels, InfinitiesAndNaNsPropagateAsInEigen) {
   if (!wide::enabled()) GTEST_SKIP() << "wide kernels not enabled here";
   const double inf = std::numeric_limits<double>::infinity();

@@ -9,6 +9,11 @@
 // library's single-pass DP-SGD (logistic model, batch B) on the same records
 // and reports the process's peak resident memory against the data's size: the
 // library's own memory, without the CLI. Prints JSON.
+//
+// It also times the same pass with the records visited in a random order (a
+// SamplePool permutation, T threads, each prefetching the records a few rows
+// ahead as the optimizers do): the floor of any method that must read its
+// records in a random order, as a single-pass private optimizer does.
 #include <omp.h>
 #include <sys/resource.h>
 
@@ -82,6 +87,31 @@ int main(int argc, char** argv) {
       checksum += out.sum();
     }
     const double best = std::min(best_gemv, best_parallel);
+    // Random order: out[k] = <x_{perm k}, v>.
+    dpsosp::SamplePool pool(static_cast<dpsosp::Index>(n), 1);
+    const dpsosp::IndexList perm = pool.draw(static_cast<dpsosp::Index>(n));
+    double best_gather = 1e300;
+    const Eigen::Index ahead = 8;
+    for (int r = 0; r < repeats; ++r) {
+      start = std::chrono::steady_clock::now();
+#pragma omp parallel num_threads(threads)
+      {
+        const auto t = static_cast<Eigen::Index>(omp_get_thread_num());
+        const auto nt = static_cast<Eigen::Index>(omp_get_num_threads());
+        const Eigen::Index begin = n * t / nt, end = n * (t + 1) / nt;
+        for (Eigen::Index k = begin; k < end; ++k) {
+          if (k + ahead < end) {
+            const char* p = reinterpret_cast<const char*>(x.row(static_cast<Eigen::Index>(perm[k + ahead])).data());
+            for (Eigen::Index b = 0; b < d * static_cast<Eigen::Index>(sizeof(double)); b += 64) {
+              __builtin_prefetch(p + b, 0, 2);
+            }
+          }
+          out[k] = x.row(static_cast<Eigen::Index>(perm[k])).dot(v);
+        }
+      }
+      best_gather = std::min(best_gather, seconds_since(start));
+      checksum += out.sum();
+    }
     const long rss_data_kb = peak_rss_kb();
     long rss_run_kb = 0;
     double run_seconds = 0;
@@ -101,12 +131,13 @@ int main(int argc, char** argv) {
         "{\"synthetic\": \"%s\", \"rows\": %lld, \"cols\": %lld, \"bytes\": %lld, \"load_seconds\": %.6f, "
         "\"gemv_seconds\": %.6f, \"parallel_seconds\": %.6f, \"threads\": %d, \"seconds\": %.6f, "
         "\"rows_per_second\": %.1f, \"bytes_per_second\": %.1f, \"repeats\": %d, \"checksum\": %.6g, "
-        "\"peak_rss_kb_after_data\": %ld, \"dpsgd_batch\": %ld, \"dpsgd_seconds\": %.6f, \"peak_rss_kb_after_dpsgd\": %ld}\n",
+        "\"peak_rss_kb_after_data\": %ld, \"dpsgd_batch\": %ld, \"dpsgd_seconds\": %.6f, \"peak_rss_kb_after_dpsgd\": %ld, "
+        "\"gather_seconds\": %.6f, \"gather_rows_per_second\": %.1f}\n",
         spec.c_str(), static_cast<long long>(n), static_cast<long long>(d),
         static_cast<long long>(n * d * static_cast<Eigen::Index>(sizeof(double))), load_seconds, best_gemv,
         best_parallel, threads, best, static_cast<double>(n) / best,
         static_cast<double>(n * d) * sizeof(double) / best, repeats, checksum, rss_data_kb, dpsgd_batch, run_seconds,
-        rss_run_kb);
+        rss_run_kb, best_gather, static_cast<double>(n) / best_gather);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "dpsosp_floor: %s\n", e.what());
     return 1;

@@ -97,7 +97,10 @@ int choose(KindState& s) {
   if (n >= s.next_try) {  // keep the other figure current
     s.trying = 1 - choice;
     s.try_left = kRecent - 1;
-    s.gap = std::min(kMaxGap, std::max(2 * s.gap, scaled));
+    // A way that lost clearly (by half again) is tried ever more rarely; one
+    // that lost narrowly, perhaps only to noise in its last few batches, is
+    // tried again soon, so that one unlucky figure cannot settle the choice.
+    s.gap = dearer > 1.5 ? std::min(kMaxGap, std::max(2 * s.gap, scaled)) : kMinGap;
     s.next_try = n + kRecent + s.gap;
     return s.trying;
   }

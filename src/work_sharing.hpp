@@ -22,9 +22,10 @@ int available_threads();
 /// batches run that way (the first shared batch, which starts the threads, is
 /// not counted); it shares when that is clearly (15 %) cheaper, and now and
 /// then tries the other way for 3 batches to keep its figure current: after 32
-/// batches (times how much dearer the other way was), then after twice as many
-/// each time the choice stands (up to 4096), since a try of the slow way can
-/// cost a whole scheduler time slice on a busy machine.
+/// batches (times how much dearer the other way was), then, if the other way
+/// lost by more than half again, after twice as many each time the choice
+/// stands (up to 4096), since a try of the slow way can cost a whole scheduler
+/// time slice on a busy machine; a narrow loss is retried after 32 again.
 /// The state is per process, per `kind` (a small integer naming the kernel)
 /// and per size class of the batch (work in powers of two): sharing pays on
 /// large batches sooner than on small ones, whose fixed costs weigh more.

@@ -26,7 +26,7 @@ int bucket_of(double work) {
   return std::clamp(e - 13, 0, kBuckets - 1);  // 2^13 entries: the smallest shared batch
 }
 constexpr std::uint64_t kMinGap = 32, kMaxGap = 4096;
-constexpr int kRecent = 3;  // batches per figure, and per try of the losing way
+constexpr int kRecent = 5;  // batches per figure, and per try of the losing way
 
 // The costs per unit of work of the last few batches run each way; a way's
 // figure is their median, so that one batch that lost the core (or the first
@@ -81,8 +81,11 @@ int choose(KindState& s) {
   }
   const double alone = s.recent[0].median();
   const double shared = s.recent[1].median();
-  // Helpers must pay clearly: they also cost the machine a core.
-  const int choice = shared < 0.85 * alone ? 1 : 0;
+  // Start sharing only when it pays clearly (helpers also cost the machine a
+  // core); stop only when running alone is cheaper outright. The gap between
+  // the two thresholds keeps noisy figures from flipping the choice back and
+  // forth.
+  const int choice = s.last_choice == 1 ? (alone < shared ? 0 : 1) : (shared < 0.85 * alone ? 1 : 0);
   // How much dearer the other way was: a try of a way that cost 30 times as
   // much is worth waiting 30 times as long for.
   const double dearer = choice == 1 ? alone / shared : shared / alone;

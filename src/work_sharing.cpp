@@ -26,7 +26,7 @@ int bucket_of(double work) {
   return std::clamp(e - 13, 0, kBuckets - 1);  // 2^13 entries: the smallest shared batch
 }
 constexpr std::uint64_t kMinGap = 32, kMaxGap = 4096;
-constexpr int kRecent = 5;  // batches per figure, and per try of the losing way
+constexpr int kRecent = 5;  // batches per figure (at most), and per try of the losing way
 
 // The costs per unit of work of the last few batches run each way; a way's
 // figure is their median, so that one batch that lost the core (or the first
@@ -40,12 +40,11 @@ struct Recent {
     next = (next + 1) % kRecent;
     count = std::min(count + 1, kRecent);
   }
-  bool full() const { return count == kRecent; }
-  double median() const {
+  double median() const {  // of the count (>= 1) figures there are
     double c[kRecent];
-    std::copy(cost, cost + kRecent, c);
-    std::sort(c, c + kRecent);
-    return c[kRecent / 2];
+    std::copy(cost, cost + count, c);
+    std::sort(c, c + count);
+    return c[count / 2];
   }
 };
 
@@ -63,7 +62,10 @@ struct KindState {
   int last_choice = -1;
 };
 KindState kind_state[kKinds][kBuckets];
-std::atomic<bool> team_started{false};
+// Whether the process's last batch was shared: a shared batch after one run
+// alone may find the team's threads asleep, and waking them is not the cost
+// of sharing that batch.
+std::atomic<bool> last_batch_shared{false};
 std::atomic<int> forced_mode{0};
 
 double now_seconds() {
@@ -73,8 +75,8 @@ double now_seconds() {
 // 1 = share, 0 = alone, for the next batch of a kind (s.mutex held).
 int choose(KindState& s) {
   const std::uint64_t n = s.batches++;
-  if (!s.recent[1].full()) return 1;  // measure both ways first
-  if (!s.recent[0].full()) return 0;
+  if (s.recent[1].count == 0) return 1;  // measure both ways first
+  if (s.recent[0].count == 0) return 0;
   if (s.try_left > 0) {
     --s.try_left;
     return s.trying;
@@ -125,9 +127,9 @@ ThreadChoice::ThreadChoice(int kind, int max_threads, double work)
   {
     std::lock_guard<std::mutex> lock(s.mutex);
     const bool share = choose(s) == 1;
-    if (share && !team_started.exchange(true)) {
-      timed = false;  // the first shared batch starts the threads: not a fair figure
-    }
+    // The first shared batch (which starts the threads) and one after a batch
+    // run alone (which wakes them) give no fair figure.
+    if (last_batch_shared.exchange(share) != share && share) timed = false;
     threads_ = share ? max_threads : 1;
   }
   if (timed) start_ = now_seconds();
@@ -138,7 +140,14 @@ ThreadChoice::~ThreadChoice() {
   const double cost = (now_seconds() - start_) / work_;
   KindState& s = kind_state[kind_][bucket_];
   std::lock_guard<std::mutex> lock(s.mutex);
-  s.recent[threads_ > 1 ? 1 : 0].add(cost);
+  const int way = threads_ > 1 ? 1 : 0;
+  s.recent[way].add(cost);
+  // A try of the losing way ends at its first batch that cost more than twice
+  // the other way's figure: the choice stands, and on a busy machine a try of
+  // sharing costs one batch, not five.
+  if (s.try_left > 0 && s.trying == way && s.recent[1 - way].count > 0 && cost > 2 * s.recent[1 - way].median()) {
+    s.try_left = 0;
+  }
 }
 
 void ThreadChoice::force(int mode) { forced_mode.store(mode, std::memory_order_relaxed); }

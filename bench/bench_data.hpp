@@ -17,7 +17,7 @@ struct BenchProblem {
   IndexList order; // a random permutation of the records
 };
 
-/// "logistic" (gaussian-mixture, n = 200000, d = 100), "phase-retrieval"
+/// "logistic" (gaussian-mixture, n = 10^6, d = 100), "phase-retrieval"
 /// (n = 10^6, d = 8), "softmax" and "mlp" (Fashion-MNIST-sized random images:
 /// n = 20000, p = 784, 10 classes; mlp with 32 hidden units), "pca" (n = 200000,
 /// p = 50, rank 2).

@@ -1,0 +1,96 @@
+#!/usr/bin/python3
+"""Checks that two builds of dpsosp give the same reports, bit for bit.
+
+    /usr/bin/python3 bench/same_bits.py --old OLD/dpsosp --new build/dpsosp
+
+Runs a fixed set of `dpsosp run` command lines (every algorithm; logistic,
+sigmoid, cauchy, phase retrieval, pca, softmax and the MLP; dense synthetic
+records, a sparse LibSVM file, Fashion-MNIST when Debian's dataset-fashion-mnist
+is installed) with the old binary on one thread and the new binary on one and
+on two threads, and compares the JSON reports key by key (numbers as written,
+17 significant digits, so equal text is equal bits), except the timings
+`seconds` and `load_seconds`. Speed work must not change a bit (issue 7); this
+is how a change is checked against the code before it. Exit status 1 when any
+report differs.
+"""
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+
+FMNIST = "/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz"
+TIMINGS = {"seconds", "load_seconds"}
+
+
+def write_libsvm(path, n=3000, p=40, seed=5):
+    rng = random.Random(seed)
+    with open(path, "w") as f:
+        for _ in range(n):
+            label = rng.choice((-1, 1))
+            cols = sorted(rng.sample(range(1, p + 1), 6))
+            f.write("%d %s\n" % (label, " ".join("%d:%.6f" % (c, rng.gauss(0.3 * label, 1.0)) for c in cols)))
+
+
+def command_lines(sparse_file):
+    common = ["--epsilon", "2", "--delta", "1e-6", "--seed", "11"]
+    runs = []
+    pr = ["--synthetic", "phase-retrieval:n=200000,d=20,seed=2"]
+    for algo in ("spider-tree-adaptive", "spider-gauss-fixed", "spider-tree-periodic", "dpsgd"):
+        runs.append(pr + ["--algo", algo, "--G", "6", "--M", "20"] + common)
+    for algo in ("spider", "sgd"):
+        runs.append(pr + ["--algo", algo, "--G", "6", "--M", "20", "--epsilon", "inf", "--seed", "11"])
+    gm = ["--synthetic", "gaussian-mixture:n=300000,d=100,seed=3"]
+    runs.append(gm + ["--algo", "spider-tree-adaptive"] + common)
+    runs.append(gm + ["--algo", "dpsgd", "--batch-size", "256"] + common)
+    runs.append(gm + ["--algo", "dpsgd", "--batch-size", "256", "--epochs", "1"] + common)
+    runs.append(gm + ["--model", "sigmoid", "--algo", "spider-tree-adaptive"] + common)
+    runs.append(pr + ["--model", "cauchy", "--algo", "spider-tree-adaptive", "--G", "3", "--M", "3"] + common)
+    runs.append(["--synthetic", "pca:n=100000,d=30,rank=2,seed=4", "--algo", "spider-tree-adaptive", "--G", "5",
+                 "--M", "10"] + common)
+    for algo in ("spider-tree-adaptive", "dpsgd"):
+        runs.append(["--data", sparse_file, "--model", "logistic", "--algo", algo] + common)
+    if os.path.exists(FMNIST):
+        runs.append(["--data", FMNIST, "--model", "softmax", "--algo", "spider-tree-adaptive", "--no-certificate"]
+                    + common)
+        runs.append(["--data", FMNIST, "--model", "mlp", "--hidden", "16", "--algo", "dpsgd", "--max-steps", "40",
+                     "--no-certificate"] + common)
+    return runs
+
+
+def report(binary, args, threads, out):
+    cmd = [binary, "run"] + args + ["--threads", str(threads), "--out", out]
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if proc.returncode != 0:
+        sys.exit("same_bits.py: %s failed:\n%s" % (" ".join(cmd), proc.stderr[-2000:]))
+    with open(out) as f:
+        return {k: v for k, v in json.load(f).items() if k not in TIMINGS}
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--old", required=True, help="dpsosp binary built from the code before the change")
+    p.add_argument("--new", required=True, help="dpsosp binary built from the code after it")
+    a = p.parse_args()
+    differ = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        sparse = os.path.join(tmp, "sparse.libsvm")
+        write_libsvm(sparse)
+        runs = command_lines(sparse)
+        for args in runs:
+            want = report(a.old, args, 1, os.path.join(tmp, "old.json"))
+            for threads in (1, 2):
+                got = report(a.new, args, threads, os.path.join(tmp, "new.json"))
+                same = got == want
+                differ += not same
+                keys = sorted(k for k in set(got) | set(want) if got.get(k) != want.get(k))
+                print("%-9s threads %d  %s%s" % ("same" if same else "DIFFERENT", threads, " ".join(args),
+                                                ("  (keys: %s)" % ", ".join(keys)) if keys else ""))
+    print("%d of %d reports identical to the old build's (timings aside)" % (2 * len(runs) - differ, 2 * len(runs)))
+    return 1 if differ else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

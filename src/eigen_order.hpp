@@ -17,6 +17,9 @@
 #pragma once
 #include <Eigen/Core>
 
+#include <cstdint>
+#include <vector>
+
 #include "dpsosp/types.hpp"
 
 namespace dpsosp::detail::eigen_order {
@@ -110,5 +113,20 @@ inline void squared_norms(const double* const* v, Index count, Index n, double* 
 
 /// Whether the functions above give Eigen's bits in this build (checked once).
 bool verified();
+
+/// For the one-time checks (here and in wide_check.cpp): a deterministic
+/// source of values of mixed sign and magnitude, so that any change of
+/// summation order shows in the last bits.
+class CheckValues {
+ public:
+  explicit CheckValues(std::uint64_t seed) : state_(seed) {}
+  double operator()();
+
+ private:
+  std::uint64_t state_;
+};
+
+/// Vector lengths the checks try: 1 to 80, then some longer ones up to `longest`.
+std::vector<Index> check_lengths(Index longest);
 
 }  // namespace dpsosp::detail::eigen_order

@@ -210,6 +210,25 @@ TEST(SamplePoolTest, OrderIsAFunctionOfTheSeed) {
   EXPECT_NE(first, identity);
 }
 
+// allocate_records: the shape asked for, for sizes below and above the size
+// from which it asks for huge pages (4 MiB), writable, and usable as a
+// Dataset's features once filled. (Whether the kernel grants huge pages is
+// not observable from here and changes only the speed.)
+TEST(AllocateRecordsTest, ShapesAndContentsSurviveTheMoveIntoADataset) {
+  for (Index rows : {Index{0}, Index{1}, Index{3}, Index{70000}}) {
+    RowMatrix x = allocate_records(rows, 9);
+    ASSERT_EQ(static_cast<Index>(x.rows()), rows);
+    ASSERT_EQ(x.cols(), 9);
+    for (Eigen::Index i = 0; i < x.size(); ++i) x.data()[i] = static_cast<double>(i);
+    const double* storage = x.data();
+    const Dataset d(std::move(x), Vec());
+    EXPECT_EQ(d.rows(), rows);
+    if (rows == 0) continue;
+    EXPECT_EQ(d.dense().data(), storage);  // moved, not copied
+    EXPECT_EQ(d.dense()(static_cast<Eigen::Index>(rows - 1), 8), static_cast<double>(rows * 9 - 1));
+  }
+}
+
 // The pool keeps 32-bit entries while n fits and 64-bit ones beyond; both
 // shuffles make the same permutation (the wide one cannot be reached with a
 // test-sized n through the pool, so it is called directly).

@@ -130,17 +130,26 @@ inline int max_threads_for(Index b, Index d) {
   return static_cast<int>(std::min<Index>(static_cast<Index>(t), b));
 }
 
-/// The clipping rule of clip_to_norm (oracles.cpp), which calls it, with the
-/// norm already computed: one rule, so both paths give the same bits.
+/// The clipping rule of clip_to_norm (oracles.cpp), in one place: a vector of
+/// norm `norm` is kept when norm <= c, zeroed when c <= 0, else scaled by
+/// c / norm (a NaN norm is scaled, giving NaN, as in the reference).
+struct ClipOutcome {
+  int mode;       // wide::kRowAsIs, kRowScaled or kRowZero
+  double factor;  // the scale, for kRowScaled
+};
+inline ClipOutcome clip_outcome(double norm, double c) {
+  if (norm <= c) return {wide::kRowAsIs, 1.0};
+  if (c <= 0.0) return {wide::kRowZero, 0.0};
+  return {wide::kRowScaled, c / norm};
+}
+
+/// Clips v (norm already computed) by that rule; returns whether it was clipped.
 template <typename VectorRef>
 inline bool clip_given_norm(VectorRef&& v, double norm, double c) {
-  if (norm <= c) return false;
-  if (c <= 0.0) {
-    v.setZero();
-  } else {
-    v *= c / norm;
-  }
-  return true;
+  const ClipOutcome o = clip_outcome(norm, c);
+  if (o.mode == wide::kRowZero) v.setZero();
+  if (o.mode == wide::kRowScaled) v *= o.factor;
+  return o.mode != wide::kRowAsIs;
 }
 
 /// Clips rows[0..count) of d entries to norm c as clip_to_norm does, the norms
@@ -159,15 +168,10 @@ inline void clip_rows(double* const* rows, Index count, Index d, double c, unsig
   if (wide::enabled()) {
     wide::squared_norms(rows, count, d, squared);
     for (Index j = 0; j < count; ++j) {
-      // clip_given_norm's rule, the scaling in wide instructions.
-      const double norm = std::sqrt(squared[j]);
-      clipped[j] = norm > c ? 1 : 0;
-      if (norm <= c) continue;
-      if (c <= 0.0) {
-        Eigen::Map<Vec>(rows[j], n).setZero();
-      } else {
-        wide::scale_in_place(rows[j], c / norm, d);
-      }
+      const ClipOutcome o = clip_outcome(std::sqrt(squared[j]), c);  // scaled in wide instructions
+      if (o.mode == wide::kRowZero) Eigen::Map<Vec>(rows[j], n).setZero();
+      if (o.mode == wide::kRowScaled) wide::scale_in_place(rows[j], o.factor, d);
+      clipped[j] = o.mode != wide::kRowAsIs ? 1 : 0;
     }
     return;
   }
@@ -245,7 +249,7 @@ class ScaledRecordWorker {
       : coefficients_(std::move(coefficients)), data_(data), d_(d), clip_(clip), difference_(difference),
         slots_(static_cast<std::size_t>(slots)) {}
   void compute(const Index* records, Index count, Index /*batch_row*/, Index slot, unsigned char* clipped) {
-    double s1[kGroup], s0[kGroup];
+    double s1[kGroup], s0[kGroup] = {};  // s0 only for differences
     coefficients_(records, count, s1, s0);
     const double* rows[kGroup];
     for (Index j = 0; j < count; ++j) rows[j] = data_.dense().data() + records[j] * d_;
@@ -253,24 +257,9 @@ class ScaledRecordWorker {
     double squared[kGroup] = {};
     if (clipping) wide::scaled_squared_norms(rows, s1, difference_ ? s0 : nullptr, count, d_, squared);
     for (Index j = 0; j < count; ++j) {
-      Slot& s = slots_[slot + j];
-      s.a = rows[j];
-      s.s1 = s1[j];
-      s.s0 = s0[j];
-      s.mode = wide::kRowAsIs;
-      s.factor = 1.0;
-      clipped[j] = 0;
-      if (!clipping) continue;
-      // clip_given_norm's rule.
-      const double norm = std::sqrt(squared[j]);
-      if (norm <= clip_) continue;
-      clipped[j] = 1;
-      if (clip_ <= 0.0) {
-        s.mode = wide::kRowZero;
-      } else {
-        s.mode = wide::kRowScaled;
-        s.factor = clip_ / norm;
-      }
+      const ClipOutcome o = clipping ? clip_outcome(std::sqrt(squared[j]), clip_) : ClipOutcome{wide::kRowAsIs, 1.0};
+      slots_[slot + j] = Slot{rows[j], s1[j], s0[j], o.factor, o.mode};
+      clipped[j] = o.mode != wide::kRowAsIs ? 1 : 0;
     }
   }
   void add(Index /*batch_row*/, Index slot, Vec& sum) {

@@ -23,9 +23,9 @@ bool check() {
   for (Index n : check_lengths(7840)) {
     const auto len = static_cast<Eigen::Index>(n);
     RowMatrix m(3, len);  // rows at different offsets from an aligned address
-    for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = random();
+    random.fill(m.data(), m.size());
     Vec storage(len + 1);
-    for (Eigen::Index i = 0; i < storage.size(); ++i) storage[i] = random();
+    random.fill(storage.data(), storage.size());
     for (int shift = 0; shift < 2; ++shift) {
       Eigen::Map<Vec> w(storage.data() + shift, len);
       for (Eigen::Index r = 0; r < 3; ++r) {

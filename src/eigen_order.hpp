@@ -121,6 +121,10 @@ class CheckValues {
  public:
   explicit CheckValues(std::uint64_t seed) : state_(seed) {}
   double operator()();
+  /// p[0..count) = the next count values.
+  void fill(double* p, Eigen::Index count) {
+    for (Eigen::Index i = 0; i < count; ++i) p[i] = (*this)();
+  }
 
  private:
   std::uint64_t state_;

@@ -95,11 +95,14 @@ class MarginModel : public Model {
   // out[j] = s a_j (O1), out[j] = s1 a_j - s0 a_j (O2, dense records), the
   // margins as row_dot computes them and each product s a_jk rounded as in
   // gradient().
-  void group_margins(const Dataset& data, const double* const* rows, const double* const* points,
-                     const Index* records, Index count, double* z) const;
   void fused_rows(const Vec& x, const Dataset& data, const Index* records, Index count, double* const* out) const;
   void fused_difference_rows(const Vec& x, const Vec& x_prev, const Dataset& data, const Index* records,
                              Index count, double* const* out) const;
+  // The coefficients of those rows, s1[j] = phi'(<a_j, x>) and (x_prev given)
+  // s0[j] = phi'(<a_j, x_prev>), for dense records; also the engine's
+  // ScaledRecordWorker's, which never writes the rows out.
+  void dense_coefficients(const Vec& x, const Vec* x_prev, const Dataset& data, const Index* records, Index count,
+                          double* s1, double* s0) const;
   Index features_;
 };
 

@@ -69,66 +69,56 @@ void MarginModel::fused_rows(const Vec& x, const Dataset& data, const Index* rec
     }
     return;
   }
-  const double* rows[kGroup] = {};
-  const double* points[kGroup] = {};
-  double z[kGroup];
+  double s[kGroup];
+  dense_coefficients(x, nullptr, data, records, count, s, nullptr);
   for (Index j = 0; j < count; ++j) {
-    rows[j] = data.dense().data() + records[j] * features_;
-    points[j] = x.data();
-  }
-  const bool wide = wide::enabled();
-  group_margins(data, rows, points, records, count, z);
-  for (Index j = 0; j < count; ++j) {
-    const double s = dphi(z[j], target(data.label(records[j])));
-    if (wide) {
-      wide::scale(rows[j], s, features_, out[j]);
-    } else {
-      Eigen::Map<Vec>(out[j], d).noalias() = s * Eigen::Map<const Vec>(rows[j], d);
-    }
+    const Eigen::Map<const Vec> a(data.dense().data() + records[j] * features_, d);
+    Eigen::Map<Vec>(out[j], d).noalias() = s[j] * a;
   }
 }
 
 void MarginModel::fused_difference_rows(const Vec& x, const Vec& x_prev, const Dataset& data, const Index* records,
                                         Index count, double* const* out) const {
   const auto d = static_cast<Eigen::Index>(features_);
-  const double* rows[2 * kGroup] = {};
-  const double* points[2 * kGroup] = {};
-  double z[2 * kGroup];
+  double s1[kGroup], s0[kGroup];
+  dense_coefficients(x, &x_prev, data, records, count, s1, s0);
   for (Index j = 0; j < count; ++j) {
-    rows[2 * j] = rows[2 * j + 1] = data.dense().data() + records[j] * features_;
-    points[2 * j] = x.data();
-    points[2 * j + 1] = x_prev.data();
-  }
-  const bool wide = wide::enabled();
-  Index twice[2 * kGroup];
-  for (Index j = 0; j < count; ++j) twice[2 * j] = twice[2 * j + 1] = records[j];
-  group_margins(data, rows, points, twice, 2 * count, z);
-  for (Index j = 0; j < count; ++j) {
-    const double y = target(data.label(records[j]));
-    const double s1 = dphi(z[2 * j], y);
-    const double s0 = dphi(z[2 * j + 1], y);
-    if (wide) {
-      wide::scale_difference(rows[2 * j], s1, s0, features_, out[j]);
-      continue;
-    }
-    const Eigen::Map<const Vec> a(rows[2 * j], d);
-    Eigen::Map<Vec>(out[j], d).noalias() = s1 * a - s0 * a;
+    const Eigen::Map<const Vec> a(data.dense().data() + records[j] * features_, d);
+    Eigen::Map<Vec>(out[j], d).noalias() = s1[j] * a - s0[j] * a;
   }
 }
 
-// The margins z[j] = <rows[j], points[j]> of a group of dense rows (rows[j]
-// is record records[j]), side by side in Eigen's order (wide or eigen_order),
-// or else by row_dot itself.
-void MarginModel::group_margins(const Dataset& data, const double* const* rows, const double* const* points,
-                                const Index* records, Index count, double* z) const {
-  if (wide::enabled()) {
-    wide::dots(rows, points, count, features_, z);
-  } else if (eigen_order::verified()) {
-    eigen_order::dots(rows, points, count, features_, z);
-  } else {
-    for (Index j = 0; j < count; ++j) {
-      z[j] = data.row_dot(records[j], Eigen::Map<const Vec>(points[j], static_cast<Eigen::Index>(features_)));
+// s1[j] = phi'(<a_j, x>) and, when x_prev is given, s0[j] = phi'(<a_j, x_prev>)
+// for count <= kGroup dense records a_j. The margins run side by side in
+// Eigen's order (wide or eigen_order), or else through row_dot itself.
+void MarginModel::dense_coefficients(const Vec& x, const Vec* x_prev, const Dataset& data, const Index* records,
+                                     Index count, double* s1, double* s0) const {
+  const Index per = x_prev != nullptr ? 2 : 1;  // margins per record
+  const double* rows[2 * kGroup];
+  const double* points[2 * kGroup];
+  Index of[2 * kGroup];
+  double z[2 * kGroup];
+  for (Index j = 0; j < count; ++j) {
+    for (Index k = 0; k < per; ++k) {
+      rows[per * j + k] = data.dense().data() + records[j] * features_;
+      points[per * j + k] = k == 0 ? x.data() : x_prev->data();
+      of[per * j + k] = records[j];
     }
+  }
+  const Index margins = per * count;
+  if (wide::enabled()) {
+    wide::dots(rows, points, margins, features_, z);
+  } else if (eigen_order::verified()) {
+    eigen_order::dots(rows, points, margins, features_, z);
+  } else {
+    for (Index m = 0; m < margins; ++m) {
+      z[m] = data.row_dot(of[m], Eigen::Map<const Vec>(points[m], static_cast<Eigen::Index>(features_)));
+    }
+  }
+  for (Index j = 0; j < count; ++j) {
+    const double y = target(data.label(records[j]));
+    s1[j] = dphi(z[per * j], y);
+    if (x_prev != nullptr) s0[j] = dphi(z[per * j + 1], y);
   }
 }
 
@@ -140,15 +130,7 @@ ClippedSum MarginModel::clipped_gradient_sum(const Vec& x, const Dataset& data, 
     // Each row is phi'(z) a: kept as (record, phi'(z)), never written out.
     return clipped_scaled_record_sum(2 * kMarginKernel, data, idx, features_, clip, false, [this, &x, &data] {
       return [this, &x, &data](const Index* records, Index count, double* s1, double*) {
-        const double* rows[kGroup];
-        const double* points[kGroup];
-        double z[kGroup];
-        for (Index j = 0; j < count; ++j) {
-          rows[j] = data.dense().data() + records[j] * features_;
-          points[j] = x.data();
-        }
-        group_margins(data, rows, points, records, count, z);
-        for (Index j = 0; j < count; ++j) s1[j] = dphi(z[j], target(data.label(records[j])));
+        dense_coefficients(x, nullptr, data, records, count, s1, nullptr);
       };
     });
   }
@@ -169,22 +151,7 @@ ClippedSum MarginModel::clipped_difference_sum(const Vec& x, const Vec& x_prev, 
     return clipped_scaled_record_sum(2 * kMarginKernel + 1, data, idx, features_, clip, true,
                                      [this, &x, &x_prev, &data] {
       return [this, &x, &x_prev, &data](const Index* records, Index count, double* s1, double* s0) {
-        const double* rows[2 * kGroup];
-        const double* points[2 * kGroup];
-        Index twice[2 * kGroup];
-        double z[2 * kGroup];
-        for (Index j = 0; j < count; ++j) {
-          rows[2 * j] = rows[2 * j + 1] = data.dense().data() + records[j] * features_;
-          points[2 * j] = x.data();
-          points[2 * j + 1] = x_prev.data();
-          twice[2 * j] = twice[2 * j + 1] = records[j];
-        }
-        group_margins(data, rows, points, twice, 2 * count, z);
-        for (Index j = 0; j < count; ++j) {
-          const double y = target(data.label(records[j]));
-          s1[j] = dphi(z[2 * j], y);
-          s0[j] = dphi(z[2 * j + 1], y);
-        }
+        dense_coefficients(x, &x_prev, data, records, count, s1, s0);
       };
     });
   }

@@ -142,24 +142,6 @@ DPSOSP_AVX2 void scaled_squared_norms(const double* const* a, const double* s1, 
   }
 }
 
-DPSOSP_AVX2 void scale(const double* a, double s, Index n, double* out) {
-  const __m256d f = _mm256_set1_pd(s);
-  Index i = 0;
-  for (; i + 4 <= n; i += 4) _mm256_storeu_pd(out + i, _mm256_mul_pd(f, _mm256_loadu_pd(a + i)));
-  for (; i < n; ++i) out[i] = s * a[i];
-}
-
-DPSOSP_AVX2 void scale_difference(const double* a, double s1, double s0, Index n, double* out) {
-  const __m256d f1 = _mm256_set1_pd(s1);
-  const __m256d f0 = _mm256_set1_pd(s0);
-  Index i = 0;
-  for (; i + 4 <= n; i += 4) {
-    const __m256d x = _mm256_loadu_pd(a + i);
-    _mm256_storeu_pd(out + i, _mm256_sub_pd(_mm256_mul_pd(f1, x), _mm256_mul_pd(f0, x)));
-  }
-  for (; i < n; ++i) out[i] = s1 * a[i] - s0 * a[i];
-}
-
 DPSOSP_AVX2 void scale_in_place(double* v, double f, Index n) {
   const __m256d g = _mm256_set1_pd(f);
   Index i = 0;

@@ -2,7 +2,7 @@
 // the bits of the SSE2 build's Eigen expressions they replace.
 //
 // The library is built for plain x86-64, where Eigen works in packets of two
-// doubles. Elementwise operations (s * a, v *= f, sum += row, s1 * a - s0 * a)
+// doubles. Elementwise operations (v *= f, sum += row, s1 * a - s0 * a)
 // round each entry on its own, so four lanes at a time give the same numbers
 // as two. Reductions (dot products, squared norms) are sums in a fixed order:
 // Eigen's SSE2 order keeps two 2-lane accumulators, one for entries 4k, 4k+1
@@ -24,6 +24,10 @@ namespace dpsosp::detail::wide {
 /// Whether to use the functions below (checked once per process).
 bool enabled();
 
+/// Tests: run the SSE2 forms even where the wide ones are enabled (the path of
+/// a processor without AVX2), until called again with false.
+void turn_off_for_tests(bool off);
+
 /// Whether the processor has AVX2 (the functions below need it).
 bool cpu_has_avx2();
 
@@ -31,10 +35,6 @@ bool cpu_has_avx2();
 void dots(const double* const* a, const double* const* w, Index count, Index n, double* out);
 /// out[r] = ||v[r]||^2 over n entries, r < count <= 8, in Eigen's SSE2 order.
 void squared_norms(const double* const* v, Index count, Index n, double* out);
-/// out = s * a.
-void scale(const double* a, double s, Index n, double* out);
-/// out = s1 * a - s0 * a (each product rounded, then the difference).
-void scale_difference(const double* a, double s1, double s0, Index n, double* out);
 /// v *= f.
 void scale_in_place(double* v, double f, Index n);
 /// sum += row.
@@ -42,7 +42,8 @@ void add(double* sum, const double* row, Index n);
 
 /// out[r] = ||p_r||^2 over n entries, r < count <= 8, in Eigen's SSE2 order,
 /// where p_r = s1[r] * a[r] (s0 == nullptr) or s1[r] * a[r] - s0[r] * a[r]:
-/// the squared norm of the row scale() or scale_difference() would write.
+/// the squared norm of the row s1 * a (- s0 * a), each product rounded, then
+/// the difference, as Eigen's expressions compute it.
 void scaled_squared_norms(const double* const* a, const double* s1, const double* s0, Index count, Index n,
                           double* out);
 
@@ -51,7 +52,7 @@ void scaled_squared_norms(const double* const* a, const double* s1, const double
 enum RowMode : int { kRowAsIs = 0, kRowScaled = 1, kRowZero = 2 };
 
 /// sum += p, p * factor or 0 (mode), p = s1 * a or s1 * a - s0 * a
-/// (difference), each entry computed as scale() / scale_difference() would.
+/// (difference), each entry computed as for scaled_squared_norms.
 void add_scaled_record(double* sum, const double* a, double s1, double s0, bool difference, int mode, double factor,
                        Index n);
 

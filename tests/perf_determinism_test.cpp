@@ -24,6 +24,7 @@
 #include <gtest/gtest.h>
 #include <omp.h>
 
+#include "wide_kernels.hpp"
 #include "work_sharing.hpp"
 #endif
 
@@ -232,6 +233,24 @@ TEST(PerfDeterminism, OracleOutputsMatchTheRecordedChecksums) {
   for (std::size_t i = 0; i < cases.size(); ++i) {
     SCOPED_TRACE(std::string(cases[i].model) + (cases[i].sparse ? " sparse" : " dense"));
     ASSERT_STREQ(cases[i].model, kOracleChecksums[i].model);
+    for (int mode : {1, 2}) {
+      ForcedThreads forced(mode, mode);
+      EXPECT_EQ(oracle_checksum(cases[i]), kOracleChecksums[i].checksum) << "threads " << mode;
+    }
+  }
+}
+
+// The same checksums through the SSE2 forms, as on a processor without AVX2
+// (on this machine the test above runs through the wide kernels).
+TEST(PerfDeterminism, OracleOutputsMatchTheRecordedChecksumsWithoutWideKernels) {
+  struct WideOff {
+    WideOff() { detail::wide::turn_off_for_tests(true); }
+    ~WideOff() { detail::wide::turn_off_for_tests(false); }
+  } off;
+  ASSERT_FALSE(detail::wide::enabled());
+  const auto cases = oracle_cases();
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    SCOPED_TRACE(std::string(cases[i].model) + (cases[i].sparse ? " sparse" : " dense"));
     for (int mode : {1, 2}) {
       ForcedThreads forced(mode, mode);
       EXPECT_EQ(oracle_checksum(cases[i]), kOracleChecksums[i].checksum) << "threads " << mode;

@@ -64,12 +64,17 @@ TEST(WideKernels, ReductionsAndElementwiseOperationsGiveEigensBits) {
       const Eigen::Map<const Vec> a(rows[0], len), x(w, len);
       const double s1 = random(), s0 = random();
       Vec want(len), got(len);
+      // The rows s1 a and s1 a - s0 a themselves, added to zeros.
       want.noalias() = s1 * a;
-      wide::scale(a.data(), s1, n, got.data());
-      EXPECT_EQ(std::memcmp(want.data(), got.data(), sizeof(double) * n), 0) << "scale, n " << n;
+      want = Vec::Zero(len) + want;
+      got.setZero();
+      wide::add_scaled_record(got.data(), a.data(), s1, s0, false, wide::kRowAsIs, 1.0, n);
+      EXPECT_EQ(std::memcmp(want.data(), got.data(), sizeof(double) * n), 0) << "s1 a, n " << n;
       want.noalias() = s1 * a - s0 * a;
-      wide::scale_difference(a.data(), s1, s0, n, got.data());
-      EXPECT_EQ(std::memcmp(want.data(), got.data(), sizeof(double) * n), 0) << "scale_difference, n " << n;
+      want = Vec::Zero(len) + want;
+      got.setZero();
+      wide::add_scaled_record(got.data(), a.data(), s1, s0, true, wide::kRowAsIs, 1.0, n);
+      EXPECT_EQ(std::memcmp(want.data(), got.data(), sizeof(double) * n), 0) << "s1 a - s0 a, n " << n;
       want = a;
       want *= s0;
       got = a;

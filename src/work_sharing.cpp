@@ -27,6 +27,7 @@ int bucket_of(double work) {
 }
 constexpr std::uint64_t kMinGap = 32, kMaxGap = 4096;
 constexpr int kRecent = 5;  // batches per figure (at most), and per try of the losing way
+constexpr int kFirst = 3;   // batches each way before the first choice
 
 // The costs per unit of work of the last few batches run each way; a way's
 // figure is their median, so that one batch that lost the core (or the first
@@ -60,12 +61,12 @@ struct KindState {
   int trying = -1;  // the way being tried, while try_left > 0
   int try_left = 0;
   int last_choice = -1;
+  int first_shares = 0;  // shared batches of the first look (up to kFirst)
 };
 KindState kind_state[kKinds][kBuckets];
-// Whether the process's last batch was shared: a shared batch after one run
-// alone may find the team's threads asleep, and waking them is not the cost
-// of sharing that batch.
-std::atomic<bool> last_batch_shared{false};
+// Whether the process has run a shared batch: the first one starts the
+// team's threads, a cost no later batch pays.
+std::atomic<bool> team_started{false};
 std::atomic<int> forced_mode{0};
 
 double now_seconds() {
@@ -75,8 +76,18 @@ double now_seconds() {
 // 1 = share, 0 = alone, for the next batch of a kind (s.mutex held).
 int choose(KindState& s) {
   const std::uint64_t n = s.batches++;
-  if (s.recent[1].count == 0) return 1;  // measure both ways first
+  // The first look: one batch alone (the yardstick), kFirst shared (fewer
+  // when one costs twice the yardstick), then alone up to kFirst figures, so
+  // that the first choice already rests on medians of three, not on single
+  // batches (the first batches of a run pay for cold caches and pages, and a
+  // choice made on them held the wrong way for the first hundred batches).
   if (s.recent[0].count == 0) return 0;
+  if (s.first_shares < kFirst) {
+    ++s.first_shares;
+    return 1;
+  }
+  if (s.recent[0].count < kFirst) return 0;
+  if (s.recent[1].count == 0) return 1;  // no timed shared batch yet
   if (s.try_left > 0) {
     --s.try_left;
     return s.trying;
@@ -127,9 +138,8 @@ ThreadChoice::ThreadChoice(int kind, int max_threads, double work)
   {
     std::lock_guard<std::mutex> lock(s.mutex);
     const bool share = choose(s) == 1;
-    // The first shared batch (which starts the threads) and one after a batch
-    // run alone (which wakes them) give no fair figure.
-    if (last_batch_shared.exchange(share) != share && share) timed = false;
+    // The first shared batch of the process starts the threads: no fair figure.
+    if (share && !team_started.exchange(true)) timed = false;
     threads_ = share ? max_threads : 1;
   }
   if (timed) start_ = now_seconds();
@@ -142,6 +152,10 @@ ThreadChoice::~ThreadChoice() {
   std::lock_guard<std::mutex> lock(s.mutex);
   const int way = threads_ > 1 ? 1 : 0;
   s.recent[way].add(cost);
+  // A first look at sharing ends at a batch that cost twice the yardstick.
+  if (way == 1 && s.first_shares < kFirst && s.recent[0].count > 0 && cost > 2 * s.recent[0].median()) {
+    s.first_shares = kFirst;
+  }
   // A try of the losing way ends at its first batch that cost more than twice
   // the other way's figure: the choice stands, and on a busy machine a try of
   // sharing costs one batch, not five.

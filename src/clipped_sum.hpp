@@ -95,9 +95,30 @@ inline void prefetch_record(const Dataset& data, Index i) {
   __builtin_prefetch(m.valuePtr() + begin);
 }
 
+/// Queues the lines prefetch_record would bring in, to be brought in a step at
+/// a time while a kernel runs (wide::LinePrefetch).
+inline void queue_record(wide::LinePrefetch& lines, const Dataset& data, Index i) {
+  if (data.has_labels()) lines.add(data.labels().data() + i, sizeof(double));
+  if (!data.is_sparse()) {
+    const Index cols = data.cols();
+    lines.add(data.dense().data() + i * cols, static_cast<std::size_t>(cols) * sizeof(double));
+    return;
+  }
+  const SparseRowMatrix& m = data.sparse();
+  const std::int64_t begin = m.outerIndexPtr()[i];
+  lines.add(m.innerIndexPtr() + begin, 1);
+  lines.add(m.valuePtr() + begin, 1);
+}
+
 /// How many rows ahead to prefetch: enough to cover a memory latency with the
 /// work of the rows in between, few enough not to flood the fill buffers.
-inline Index prefetch_distance(Index d) { return d >= 512 ? 2 : (d >= 64 ? 4 : 8); }
+/// Workers that spread their prefetches over their loops (ScaledRecordWorker)
+/// look two groups ahead: the last lines of a group go out near the end of
+/// the group before.
+inline Index prefetch_distance(Index d, bool spread = false) {
+  if (spread && d >= 64 && d < 512) return 2 * kGroup;
+  return d >= 512 ? 2 : (d >= 64 ? 4 : 8);
+}
 
 /// Rows per block of the reference form (Model::clipped_gradient_sum): a
 /// multiple of kAlignUnit (so a block row starts at the offset of the batch row
@@ -202,9 +223,13 @@ inline RowMatrix& thread_buffer(Index rows, Index cols) {
 
 /// The engine's workers. A worker computes and clips the rows of up to kGroup
 /// records into slots of its own, and adds a slot's row to the sum:
-///   compute(records, count, batch_row, slot, clipped): records[0..count) are
-///     batch rows batch_row.. (for alignment), into slots slot..;
+///   compute(records, count, batch_row, slot, clipped, prefetch):
+///     records[0..count) are batch rows batch_row.. (for alignment), into
+///     slots slot..; prefetch holds the lines of records further on, to be
+///     brought in (all of them) by the time compute returns;
 ///   add(batch_row, slot, sum): sum += the row in that slot.
+///   kSpreadsPrefetch: whether compute spreads the prefetches over its loops
+///     (or brings them all in at once).
 ///
 /// Rows as d-vectors written by a kernel(records, count, out), then clipped by
 /// clip_rows. A slot's row sits at the offset from an aligned address that its
@@ -214,7 +239,10 @@ class VectorRowWorker {
  public:
   VectorRowWorker(Kernel kernel, Index d, double clip, Index slots)
       : kernel_(std::move(kernel)), d_(d), clip_(clip), buffer_(thread_buffer(slots + kAlignUnit, d)) {}
-  void compute(const Index* records, Index count, Index batch_row, Index slot, unsigned char* clipped) {
+  static constexpr bool kSpreadsPrefetch = false;
+  void compute(const Index* records, Index count, Index batch_row, Index slot, unsigned char* clipped,
+               wide::LinePrefetch& prefetch) {
+    prefetch.flush();
     double* out[kGroup];
     for (Index j = 0; j < count; ++j) out[j] = row(batch_row + j, slot + j);
     kernel_(records, count, out);
@@ -239,8 +267,9 @@ class VectorRowWorker {
 /// and the add recomputes each entry of the row from it (still in the cache),
 /// with the operations, hence the bits, of the vector form: s1 * a_j (minus
 /// s0 * a_j), times c / ||row|| when clipped (wide_kernels.hpp). Needs
-/// wide::enabled() and dense data. coefficients(records, count, s1, s0) gives
-/// the coefficients of count <= kGroup records.
+/// wide::enabled() and dense data. coefficients(records, count, s1, s0,
+/// prefetch) gives the coefficients of count <= kGroup records (stepping the
+/// prefetch in its loops).
 template <class Coefficients>
 class ScaledRecordWorker {
  public:
@@ -248,14 +277,17 @@ class ScaledRecordWorker {
                      Index slots)
       : coefficients_(std::move(coefficients)), data_(data), d_(d), clip_(clip), difference_(difference),
         slots_(static_cast<std::size_t>(slots)) {}
-  void compute(const Index* records, Index count, Index /*batch_row*/, Index slot, unsigned char* clipped) {
+  static constexpr bool kSpreadsPrefetch = true;
+  void compute(const Index* records, Index count, Index /*batch_row*/, Index slot, unsigned char* clipped,
+               wide::LinePrefetch& prefetch) {
     double s1[kGroup], s0[kGroup] = {};  // s0 only for differences
-    coefficients_(records, count, s1, s0);
+    coefficients_(records, count, s1, s0, &prefetch);
     const double* rows[kGroup];
     for (Index j = 0; j < count; ++j) rows[j] = data_.dense().data() + records[j] * d_;
     const bool clipping = clip_ < std::numeric_limits<double>::infinity();
     double squared[kGroup] = {};
-    if (clipping) wide::scaled_squared_norms(rows, s1, difference_ ? s0 : nullptr, count, d_, squared);
+    if (clipping) wide::scaled_squared_norms(rows, s1, difference_ ? s0 : nullptr, count, d_, squared, &prefetch);
+    prefetch.flush();
     for (Index j = 0; j < count; ++j) {
       const ClipOutcome o = clipping ? clip_outcome(std::sqrt(squared[j]), clip_) : ClipOutcome{wide::kRowAsIs, 1.0};
       slots_[slot + j] = Slot{rows[j], s1[j], s0[j], o.factor, o.mode};
@@ -297,18 +329,21 @@ ClippedSum clipped_sum_with(int kind, const Dataset& data, const IndexList& idx,
       throw Error("clipped_row_sum: record " + std::to_string(i) + " out of range (rows = " + std::to_string(n) + ")");
     }
   }
-  const Index ahead = prefetch_distance(d);
+  using Worker = decltype(make_worker(Index{1}));
+  const Index ahead = prefetch_distance(d, Worker::kSpreadsPrefetch);
   const ThreadChoice choice(kind, max_threads_for(b, d), static_cast<double>(b) * static_cast<double>(d));
   const int threads = choice.threads();
+  wide::LinePrefetch lines;
 
   if (threads == 1) {
     auto worker = make_worker(kGroup);
     for (Index k = 0; k < std::min(ahead, b); ++k) prefetch_record(data, idx[k]);
     for (Index k = 0; k < b; k += kGroup) {
       const Index count = std::min(kGroup, b - k);
-      for (Index j = k + ahead; j < std::min(b, k + ahead + count); ++j) prefetch_record(data, idx[j]);
+      lines.clear();
+      for (Index j = k + ahead; j < std::min(b, k + ahead + count); ++j) queue_record(lines, data, idx[j]);
       unsigned char clipped[kGroup];
-      worker.compute(&idx[k], count, k, 0, clipped);
+      worker.compute(&idx[k], count, k, 0, clipped, lines);
       for (Index j = 0; j < count; ++j) {
         result.clipped += clipped[j];
         worker.add(k + j, j, result.sum);
@@ -343,7 +378,8 @@ ClippedSum clipped_sum_with(int kind, const Dataset& data, const IndexList& idx,
   {
     const auto t = static_cast<Index>(omp_get_thread_num());
     const auto nt = static_cast<Index>(omp_get_num_threads());
-    std::optional<decltype(make_worker(stretch))> worker;
+    std::optional<Worker> worker;
+    wide::LinePrefetch lines;
     try {
       worker.emplace(make_worker(stretch));
     } catch (...) {
@@ -366,11 +402,12 @@ ClippedSum clipped_sum_with(int kind, const Dataset& data, const IndexList& idx,
         }
         for (Index r = 0; r < rows; r += kGroup) {
           const Index count = std::min(kGroup, rows - r);
+          lines.clear();
           for (Index j = r + ahead; j < r + ahead + count; ++j) {
             const Index k = row_after(s, j);
-            if (k < b) prefetch_record(data, idx[k]);
+            if (k < b) queue_record(lines, data, idx[k]);
           }
-          worker->compute(&idx[k0 + r], count, k0 + r, r, &was_clipped[k0 + r]);
+          worker->compute(&idx[k0 + r], count, k0 + r, r, &was_clipped[k0 + r], lines);
         }
       } catch (...) {
         record_error();

@@ -8,6 +8,7 @@
 #include "dpsosp/error.hpp"
 #include "dpsosp/model.hpp"
 #include "dpsosp/types.hpp"
+#include "wide_kernels.hpp"
 
 namespace dpsosp {
 namespace detail {
@@ -100,9 +101,10 @@ class MarginModel : public Model {
                              Index count, double* const* out) const;
   // The coefficients of those rows, s1[j] = phi'(<a_j, x>) and (x_prev given)
   // s0[j] = phi'(<a_j, x_prev>), for dense records; also the engine's
-  // ScaledRecordWorker's, which never writes the rows out.
+  // ScaledRecordWorker's, which never writes the rows out (and passes a
+  // prefetch for the margins' loop to step).
   void dense_coefficients(const Vec& x, const Vec* x_prev, const Dataset& data, const Index* records, Index count,
-                          double* s1, double* s0) const;
+                          double* s1, double* s0, wide::LinePrefetch* prefetch = nullptr) const;
   Index features_;
 };
 

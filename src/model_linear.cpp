@@ -92,7 +92,7 @@ void MarginModel::fused_difference_rows(const Vec& x, const Vec& x_prev, const D
 // for count <= kGroup dense records a_j. The margins run side by side in
 // Eigen's order (wide or eigen_order), or else through row_dot itself.
 void MarginModel::dense_coefficients(const Vec& x, const Vec* x_prev, const Dataset& data, const Index* records,
-                                     Index count, double* s1, double* s0) const {
+                                     Index count, double* s1, double* s0, wide::LinePrefetch* prefetch) const {
   const Index per = x_prev != nullptr ? 2 : 1;  // margins per record
   const double* rows[2 * kGroup];
   const double* points[2 * kGroup];
@@ -107,7 +107,7 @@ void MarginModel::dense_coefficients(const Vec& x, const Vec* x_prev, const Data
   }
   const Index margins = per * count;
   if (wide::enabled()) {
-    wide::dots(rows, points, margins, features_, z);
+    wide::dots(rows, points, margins, features_, z, prefetch);
   } else if (eigen_order::verified()) {
     eigen_order::dots(rows, points, margins, features_, z);
   } else {
@@ -129,8 +129,9 @@ ClippedSum MarginModel::clipped_gradient_sum(const Vec& x, const Dataset& data, 
   if (!data.is_sparse() && wide::enabled()) {
     // Each row is phi'(z) a: kept as (record, phi'(z)), never written out.
     return clipped_scaled_record_sum(2 * kMarginKernel, data, idx, features_, clip, false, [this, &x, &data] {
-      return [this, &x, &data](const Index* records, Index count, double* s1, double*) {
-        dense_coefficients(x, nullptr, data, records, count, s1, nullptr);
+      return [this, &x, &data](const Index* records, Index count, double* s1, double*,
+                               wide::LinePrefetch* prefetch) {
+        dense_coefficients(x, nullptr, data, records, count, s1, nullptr, prefetch);
       };
     });
   }
@@ -150,8 +151,9 @@ ClippedSum MarginModel::clipped_difference_sum(const Vec& x, const Vec& x_prev, 
     // Each row is phi'(z) a - phi'(z_prev) a: kept as (record, both), never written out.
     return clipped_scaled_record_sum(2 * kMarginKernel + 1, data, idx, features_, clip, true,
                                      [this, &x, &x_prev, &data] {
-      return [this, &x, &x_prev, &data](const Index* records, Index count, double* s1, double* s0) {
-        dense_coefficients(x, &x_prev, data, records, count, s1, s0);
+      return [this, &x, &x_prev, &data](const Index* records, Index count, double* s1, double* s0,
+                                        wide::LinePrefetch* prefetch) {
+        dense_coefficients(x, &x_prev, data, records, count, s1, s0, prefetch);
       };
     });
   }

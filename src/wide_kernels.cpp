@@ -69,7 +69,7 @@ struct ScaledDifferenceSquareTerm {  // (s1 a_i - s0 a_i)^2
 // out[r] = sum over i < n of terms[r]'s term i, in Eigen's SSE2 order: see
 // wide_kernels.hpp and eigen_order::sums, whose steps the comments name.
 template <int R, class Term>
-DPSOSP_AVX2 inline void reduce(const Term* terms, Index n, double* out) {
+DPSOSP_AVX2 inline void reduce(const Term* terms, Index n, double* out, LinePrefetch* prefetch) {
   const Index end2 = n / 4 * 4;  // whole pairs of packets
   const Index end1 = n / 2 * 2;  // whole packets
   if (end1 == 0) {               // too short for a packet: left to right
@@ -87,8 +87,15 @@ DPSOSP_AVX2 inline void reduce(const Term* terms, Index n, double* out) {
     // acc0 | acc1 in one register: lanes 0-1 are acc0, lanes 2-3 acc1.
     __m256d acc[R];
     for (int r = 0; r < R; ++r) acc[r] = terms[r].four(0);
-    for (Index i = 4; i < end2; i += 4) {
-      for (int r = 0; r < R; ++r) acc[r] = _mm256_add_pd(acc[r], terms[r].four(i));
+    if (prefetch != nullptr) {
+      for (Index i = 4; i < end2; i += 4) {
+        prefetch->step();
+        for (int r = 0; r < R; ++r) acc[r] = _mm256_add_pd(acc[r], terms[r].four(i));
+      }
+    } else {
+      for (Index i = 4; i < end2; i += 4) {
+        for (int r = 0; r < R; ++r) acc[r] = _mm256_add_pd(acc[r], terms[r].four(i));
+      }
     }
     for (int r = 0; r < R; ++r) {
       low[r] = _mm_add_pd(_mm256_castpd256_pd128(acc[r]), _mm256_extractf128_pd(acc[r], 1));  // acc0 + acc1
@@ -103,24 +110,25 @@ DPSOSP_AVX2 inline void reduce(const Term* terms, Index n, double* out) {
 }
 
 template <class Term>
-DPSOSP_AVX2 void reduce_any(const Term* terms, Index count, Index n, double* out) {
+DPSOSP_AVX2 void reduce_any(const Term* terms, Index count, Index n, double* out, LinePrefetch* prefetch = nullptr) {
   Index r = 0;
-  for (; r + 4 <= count; r += 4) reduce<4>(terms + r, n, out + r);
+  for (; r + 4 <= count; r += 4) reduce<4>(terms + r, n, out + r, prefetch);
   if (r + 2 <= count) {
-    reduce<2>(terms + r, n, out + r);
+    reduce<2>(terms + r, n, out + r, prefetch);
     r += 2;
   }
-  if (r < count) reduce<1>(terms + r, n, out + r);
+  if (r < count) reduce<1>(terms + r, n, out + r, prefetch);
 }
 
 }  // namespace
 
 bool cpu_has_avx2() { return __builtin_cpu_supports("avx2") != 0; }
 
-DPSOSP_AVX2 void dots(const double* const* a, const double* const* w, Index count, Index n, double* out) {
+DPSOSP_AVX2 void dots(const double* const* a, const double* const* w, Index count, Index n, double* out,
+                      LinePrefetch* prefetch) {
   DotTerm terms[8];
   for (Index r = 0; r < count; ++r) terms[r] = DotTerm{a[r], w[r]};
-  reduce_any(terms, count, n, out);
+  reduce_any(terms, count, n, out, prefetch);
 }
 
 DPSOSP_AVX2 void squared_norms(const double* const* v, Index count, Index n, double* out) {
@@ -130,15 +138,15 @@ DPSOSP_AVX2 void squared_norms(const double* const* v, Index count, Index n, dou
 }
 
 DPSOSP_AVX2 void scaled_squared_norms(const double* const* a, const double* s1, const double* s0, Index count,
-                                      Index n, double* out) {
+                                      Index n, double* out, LinePrefetch* prefetch) {
   if (s0 == nullptr) {
     ScaledSquareTerm terms[8];
     for (Index r = 0; r < count; ++r) terms[r] = ScaledSquareTerm{a[r], s1[r]};
-    reduce_any(terms, count, n, out);
+    reduce_any(terms, count, n, out, prefetch);
   } else {
     ScaledDifferenceSquareTerm terms[8];
     for (Index r = 0; r < count; ++r) terms[r] = ScaledDifferenceSquareTerm{a[r], s1[r], s0[r]};
-    reduce_any(terms, count, n, out);
+    reduce_any(terms, count, n, out, prefetch);
   }
 }
 

@@ -17,9 +17,50 @@
 // reference bits on random vectors of many lengths (eigen_order.cpp);
 // otherwise the callers use the Eigen forms.
 #pragma once
+#include <cstddef>
+#include <cstdint>
+
 #include "dpsosp/types.hpp"
 
 namespace dpsosp::detail::wide {
+
+/// Cache lines to bring in while a kernel runs, one line per step: the
+/// records of a later group. Issued a few at a time inside the kernels' loops,
+/// the prefetches leave the core's fill buffers free for the loads the
+/// kernel itself makes; issued all at once (flush), they can hold up the
+/// kernel until most of them have been served. Prefetching never changes a
+/// result.
+class LinePrefetch {
+ public:
+  static constexpr int kMaxSpans = 16;
+  /// Adds the lines of [p, p + bytes) (ignored when full).
+  void add(const void* p, std::size_t bytes) {
+    if (spans_ == kMaxSpans || bytes == 0) return;
+    const auto begin = reinterpret_cast<std::uintptr_t>(p) & ~std::uintptr_t{63};
+    next_[spans_] = begin;
+    end_[spans_] = reinterpret_cast<std::uintptr_t>(p) + bytes;
+    ++spans_;
+  }
+  /// Brings in the next line, if any.
+  void step() {
+    if (current_ == spans_) return;
+    __builtin_prefetch(reinterpret_cast<const void*>(next_[current_]), 0, 2);
+    next_[current_] += 64;
+    if (next_[current_] >= end_[current_]) ++current_;
+  }
+  /// Brings in every line not yet brought in.
+  void flush() {
+    while (current_ < spans_) step();
+  }
+  /// Starts afresh (no lines).
+  void clear() { spans_ = current_ = 0; }
+
+ private:
+  std::uintptr_t next_[kMaxSpans] = {};
+  std::uintptr_t end_[kMaxSpans] = {};
+  int spans_ = 0;
+  int current_ = 0;
+};
 
 /// Whether to use the functions below (checked once per process).
 bool enabled();
@@ -32,7 +73,9 @@ void turn_off_for_tests(bool off);
 bool cpu_has_avx2();
 
 /// out[r] = <a[r], w[r]> over n entries, r < count <= 8, in Eigen's SSE2 order.
-void dots(const double* const* a, const double* const* w, Index count, Index n, double* out);
+/// A prefetch, when given, takes a step every four entries.
+void dots(const double* const* a, const double* const* w, Index count, Index n, double* out,
+          LinePrefetch* prefetch = nullptr);
 /// out[r] = ||v[r]||^2 over n entries, r < count <= 8, in Eigen's SSE2 order.
 void squared_norms(const double* const* v, Index count, Index n, double* out);
 /// v *= f.
@@ -45,7 +88,7 @@ void add(double* sum, const double* row, Index n);
 /// the squared norm of the row s1 * a (- s0 * a), each product rounded, then
 /// the difference, as Eigen's expressions compute it.
 void scaled_squared_norms(const double* const* a, const double* s1, const double* s0, Index count, Index n,
-                          double* out);
+                          double* out, LinePrefetch* prefetch = nullptr);
 
 /// How add_scaled_record treats the row p = s1 a (- s0 a): as it is, clipped
 /// (each entry times factor, as v *= c / ||v|| does), or clipped to zero.

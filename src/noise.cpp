@@ -59,17 +59,28 @@ double GaussianStream::uniform() { return r123::u01<double>(next_u64()); }
 
 std::uint64_t GaussianStream::uniform_index(std::uint64_t n) {
   if (n == 0) throw Error("GaussianStream::uniform_index: n must be at least 1, got 0");
-  // Rejection sampling on the largest multiple of n below 2^64: unbiased. The
-  // accepted words are u <= limit = 2^64 - 1 - (2^64 mod n); every u below
-  // 2^64 - n is accepted, so the division that finds limit (and the rejection
-  // test) are needed only for the top n words: one division per call.
-  constexpr std::uint64_t kMax = ~std::uint64_t{0};
-  for (;;) {
-    const std::uint64_t u = next_u64();
-    if (u <= kMax - n) return u % n;
-    const std::uint64_t limit = kMax - (kMax % n + 1) % n;
-    if (u <= limit) return u % n;
+  std::uint64_t index = 0;
+  while (!index_from_word(next_u64(), n, &index)) {
   }
+  return index;
+}
+
+void GaussianStream::next_u64s(std::uint64_t* out, std::size_t count) {
+  std::size_t j = 0;
+  if (count > 0 && position_ % 2 == 1) out[j++] = next_u64();  // the second word of a started block
+  // Whole blocks, a batch at a time: independent Philox calls the core runs
+  // side by side.
+  constexpr std::size_t kBatch = 16;
+  while (count - j >= 2) {
+    const std::size_t pairs = std::min(kBatch, (count - j) / 2);
+    const std::uint64_t first = position_ / 2;
+    for (std::size_t p = 0; p < pairs; ++p) {
+      philox_words(seed_, purpose_, index_, first + static_cast<std::uint64_t>(p), out + j + 2 * p);
+    }
+    j += 2 * pairs;
+    position_ += 2 * static_cast<std::uint64_t>(pairs);
+  }
+  if (j < count) out[j] = next_u64();
 }
 
 double GaussianStream::next() {

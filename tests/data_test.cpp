@@ -9,6 +9,7 @@
 
 #include "dpsosp/data.hpp"
 #include "dpsosp/error.hpp"
+#include "dpsosp/noise.hpp"
 #include "sample_order.hpp"
 
 namespace dpsosp {
@@ -208,6 +209,23 @@ TEST(SamplePoolTest, OrderIsAFunctionOfTheSeed) {
   IndexList identity(500);
   for (Index i = 0; i < 500; ++i) identity[i] = i;
   EXPECT_NE(first, identity);
+}
+
+// The pool's order is Fisher-Yates on the seed's sample-order stream, one
+// uniform_index per swap (docs/noise.md); the shuffle makes its words a batch
+// at a time, and must take the same words for the same swaps. Checked against
+// that plain form for sizes that end inside and across its batches of words.
+TEST(SamplePoolTest, OrderIsPlainFisherYatesOnTheSampleOrderStream) {
+  for (Index n : {Index{1}, Index{2}, Index{33}, Index{257}, Index{100003}}) {
+    std::vector<Index> expect(n);
+    for (Index i = 0; i < n; ++i) expect[i] = i;
+    GaussianStream stream(99, StreamPurpose::kSampleOrder);
+    for (Index i = n; i > 1; --i) std::swap(expect[i - 1], expect[stream.uniform_index(i)]);
+    SamplePool pool(n, 99);
+    const IndexList got = pool.draw(n);
+    ASSERT_EQ(got.size(), expect.size());
+    EXPECT_TRUE(std::equal(got.begin(), got.end(), expect.begin())) << "n = " << n;
+  }
 }
 
 // allocate_records: the shape asked for, for sizes below and above the size

@@ -92,6 +92,49 @@ TEST(GaussianStreamTest, UniformIsInUnitIntervalAndUniformIndexInRange) {
   }
 }
 
+// next_u64s gives the words next_u64 would, from an even or an odd position,
+// for counts inside one batch of blocks and across several, and leaves the
+// stream where those calls would.
+TEST(GaussianStreamTest, BatchedWordsEqualOneAtATime) {
+  for (int skip : {0, 1}) {
+    for (std::size_t count : {std::size_t{0}, std::size_t{1}, std::size_t{2}, std::size_t{31}, std::size_t{32},
+                              std::size_t{33}, std::size_t{1001}}) {
+      GaussianStream batched(kSeed, StreamPurpose::kTest, 3), single(kSeed, StreamPurpose::kTest, 3);
+      for (int k = 0; k < skip; ++k) {
+        batched.next_u64();
+        single.next_u64();
+      }
+      std::vector<std::uint64_t> got(count);
+      batched.next_u64s(got.data(), count);
+      for (std::size_t j = 0; j < count; ++j) ASSERT_EQ(got[j], single.next_u64()) << "word " << j;
+      EXPECT_EQ(batched.position(), single.position());
+      EXPECT_EQ(batched.next_u64(), single.next_u64());
+      EXPECT_EQ(batched.next(), single.next());
+    }
+  }
+}
+
+// index_from_word is uniform_index's rule: words below 2^64 - n map to u mod n;
+// of the top n words, those past the largest multiple of n are rejected.
+TEST(GaussianStreamTest, IndexFromWordAcceptsBelowTheLargestMultiple) {
+  constexpr std::uint64_t kMax = ~std::uint64_t{0};
+  std::uint64_t index = 0;
+  EXPECT_TRUE(GaussianStream::index_from_word(12345, 1000, &index));
+  EXPECT_EQ(index, 345u);
+  // n = 3: 2^64 = 3 * 6148914691236517205 + 1, so only the word 2^64 - 1 is rejected.
+  EXPECT_FALSE(GaussianStream::index_from_word(kMax, 3, &index));
+  EXPECT_TRUE(GaussianStream::index_from_word(kMax - 1, 3, &index));
+  EXPECT_EQ(index, (kMax - 1) % 3);
+  // n = 2^63 + 5: 2^64 mod n = 2^63 - 5; accepted words are u <= n - 1.
+  const std::uint64_t n = (std::uint64_t{1} << 63) + 5;
+  EXPECT_TRUE(GaussianStream::index_from_word(n - 1, n, &index));
+  EXPECT_EQ(index, n - 1);
+  EXPECT_FALSE(GaussianStream::index_from_word(n, n, &index));
+  EXPECT_FALSE(GaussianStream::index_from_word(kMax, n, &index));
+  EXPECT_TRUE(GaussianStream::index_from_word(5, 1, &index));
+  EXPECT_EQ(index, 0u);
+}
+
 // Mean and variance of 10^6 standard normals. The sample mean has standard
 // error 1e-3; the sample variance 1e-3 * sqrt(2) (4th moment 3). Tolerance 5
 // standard errors each: false-failure probability < 2 * 5.7e-7.

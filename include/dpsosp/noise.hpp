@@ -1,5 +1,6 @@
 // dpsosp: seeded, counter-based Gaussian noise.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 
 #include "dpsosp/types.hpp"
@@ -34,6 +35,22 @@ class GaussianStream {
   std::uint64_t next_u64();
   /// A uniform integer in [0, n), unbiased (rejection; consumes one or more numbers).
   std::uint64_t uniform_index(std::uint64_t n);
+  /// out[0..count) = the next count results of next_u64(), computed a batch of
+  /// blocks at a time (the same numbers, faster).
+  void next_u64s(std::uint64_t* out, std::size_t count);
+  /// uniform_index's rule for one word u and n >= 1: true and *index = the
+  /// index when u is accepted, false when it is rejected (then the next word
+  /// is tried).
+  static bool index_from_word(std::uint64_t u, std::uint64_t n, std::uint64_t* index) {
+    // Rejection sampling on the largest multiple of n below 2^64: unbiased.
+    // The accepted words are u <= limit = 2^64 - 1 - (2^64 mod n); every u
+    // below 2^64 - n is accepted, so the division that finds limit (and the
+    // rejection test) are needed only for the top n words.
+    constexpr std::uint64_t kMax = ~std::uint64_t{0};
+    if (u > kMax - n && u > kMax - (kMax % n + 1) % n) return false;
+    *index = u % n;
+    return true;
+  }
   /// Numbers consumed so far.
   std::uint64_t position() const { return position_; }
 

@@ -27,7 +27,8 @@ int bucket_of(double work) {
 }
 constexpr std::uint64_t kMinGap = 32, kMaxGap = 4096;
 constexpr int kRecent = 5;  // batches per figure (at most), and per try of the losing way
-constexpr int kFirst = 3;   // batches each way before the first choice
+constexpr int kFirst = 3;   // timed batches each way before the first choice
+constexpr int kWarmUp = 4;  // untimed shared batches before those
 
 // The costs per unit of work of the last few batches run each way; a way's
 // figure is their median, so that one batch that lost the core (or the first
@@ -43,8 +44,13 @@ struct Recent {
   }
   double median() const {  // of the count (>= 1) figures there are
     double c[kRecent];
-    std::copy(cost, cost + count, c);
-    std::sort(c, c + count);
+    // Insertion sort of at most kRecent figures (std::sort's general path,
+    // inlined here, drew a false array-bounds warning from GCC 12).
+    for (int i = 0; i < count; ++i) {
+      int j = i;
+      for (; j > 0 && c[j - 1] > cost[i]; --j) c[j] = c[j - 1];
+      c[j] = cost[i];
+    }
     return c[count / 2];
   }
 };
@@ -61,33 +67,41 @@ struct KindState {
   int trying = -1;  // the way being tried, while try_left > 0
   int try_left = 0;
   int last_choice = -1;
-  int first_shares = 0;  // shared batches of the first look (up to kFirst)
+  int warm_up_left = kWarmUp;  // untimed shared batches still to run first
 };
 KindState kind_state[kKinds][kBuckets];
-// Whether the process has run a shared batch: the first one starts the
-// team's threads, a cost no later batch pays.
-std::atomic<bool> team_started{false};
+// When the process's last shared batch ended (0: none yet). A shared batch
+// long after it may find the team's helper asleep (an OpenMP helper spins
+// idle for some milliseconds, then sleeps; waking a sleeping virtual CPU can
+// cost more than the batch itself): not the cost of sharing that batch.
+std::atomic<double> last_shared_end{0.0};
+constexpr double kHelperAwake = 1e-3;  // seconds a helper surely still spins
 std::atomic<int> forced_mode{0};
 
 double now_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-// 1 = share, 0 = alone, for the next batch of a kind (s.mutex held).
-int choose(KindState& s) {
+// 1 = share, 0 = alone, for the next batch of a kind (s.mutex held);
+// *warm_up = whether the batch is one of the untimed first ones.
+int choose(KindState& s, bool* warm_up) {
   const std::uint64_t n = s.batches++;
-  // The first look: one batch alone (the yardstick), kFirst shared (fewer
-  // when one costs twice the yardstick), then alone up to kFirst figures, so
-  // that the first choice already rests on medians of three, not on single
-  // batches (the first batches of a run pay for cold caches and pages, and a
-  // choice made on them held the wrong way for the first hundred batches).
-  if (s.recent[0].count == 0) return 0;
-  if (s.first_shares < kFirst) {
-    ++s.first_shares;
+  // The first look. The first batches of a process cost up to a hundred times
+  // what later ones do (first touches of memory; on a virtual machine the
+  // host's side of it too, for some milliseconds), so the first kWarmUp run
+  // shared and untimed. Then the two ways take turns until each has kFirst
+  // figures, so that both see the same machine (still cold, or warm by then)
+  // and the first choice rests on medians of three each way, not on single
+  // batches (a choice made on one cold batch each held the wrong way for the
+  // first hundred batches).
+  if (s.warm_up_left > 0) {
+    --s.warm_up_left;
+    *warm_up = true;
     return 1;
   }
-  if (s.recent[0].count < kFirst) return 0;
-  if (s.recent[1].count == 0) return 1;  // no timed shared batch yet
+  if (s.recent[0].count < kFirst || s.recent[1].count < kFirst) {
+    return s.recent[1].count <= s.recent[0].count ? 1 : 0;
+  }
   if (s.try_left > 0) {
     --s.try_left;
     return s.trying;
@@ -135,27 +149,30 @@ ThreadChoice::ThreadChoice(int kind, int max_threads, double work)
   }
   KindState& s = kind_state[kind_][bucket_];
   bool timed = true;
+  chosen_ = true;
   {
     std::lock_guard<std::mutex> lock(s.mutex);
-    const bool share = choose(s) == 1;
-    // The first shared batch of the process starts the threads: no fair figure.
-    if (share && !team_started.exchange(true)) timed = false;
+    bool warm_up = false;
+    const bool share = choose(s, &warm_up) == 1;
+    // The first shared batch (which starts the threads), one long after the
+    // last (which may wake them) and the warm-up give no fair figure.
+    if (share && now_seconds() - last_shared_end.load(std::memory_order_relaxed) > kHelperAwake) timed = false;
+    if (warm_up) timed = false;
     threads_ = share ? max_threads : 1;
   }
   if (timed) start_ = now_seconds();
 }
 
 ThreadChoice::~ThreadChoice() {
+  if (!chosen_) return;  // not chosen by timing (one thread allowed, or forced)
+  const double end = now_seconds();
+  if (threads_ > 1) last_shared_end.store(end, std::memory_order_relaxed);
   if (start_ == 0.0 || !(work_ > 0.0)) return;
-  const double cost = (now_seconds() - start_) / work_;
+  const double cost = (end - start_) / work_;
   KindState& s = kind_state[kind_][bucket_];
   std::lock_guard<std::mutex> lock(s.mutex);
   const int way = threads_ > 1 ? 1 : 0;
   s.recent[way].add(cost);
-  // A first look at sharing ends at a batch that cost twice the yardstick.
-  if (way == 1 && s.first_shares < kFirst && s.recent[0].count > 0 && cost > 2 * s.recent[0].median()) {
-    s.first_shares = kFirst;
-  }
   // A try of the losing way ends at its first batch that cost more than twice
   // the other way's figure: the choice stands, and on a busy machine a try of
   // sharing costs one batch, not five.

@@ -19,10 +19,11 @@ int available_threads();
 /// run slower shared than alone. Results never depend on the choice (callers
 /// give the same bits for any thread count), so it is free to follow timing:
 /// its figure for each way is the median cost per unit of work of the last
-/// (up to) 5 batches run that way (the process's first shared batch, which
-/// starts the threads, is not counted). It first runs one batch alone, three
-/// shared (fewer if one costs twice the batch alone) and alone again up to
-/// three figures; from then on it starts sharing when that is clearly (15 %)
+/// (up to) 5 batches run that way (a shared batch right after one run alone,
+/// whose threads may have to start or wake up, is not counted). It first
+/// runs four batches shared and untimed (the first batches of a process pay
+/// for cold memory), then shared ones up to three figures and alone ones up
+/// to three; from then on it starts sharing when that is clearly (15 %)
 /// cheaper and stops when running alone is cheaper outright, and now and then
 /// tries the other way for 5 batches (ending the try at a batch that costs
 /// twice the other way's figure) to keep its figure current: after 32
@@ -52,6 +53,7 @@ class ThreadChoice {
   int threads_;
   double work_;
   double start_;
+  bool chosen_ = false;
 };
 
 }  // namespace dpsosp::detail

@@ -6,6 +6,8 @@
 // have to be. No test retries.
 #include "dpsosp/noise.hpp"
 
+#include "philox_blocks.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -112,6 +114,29 @@ TEST(GaussianStreamTest, BatchedWordsEqualOneAtATime) {
       EXPECT_EQ(batched.next(), single.next());
     }
   }
+}
+
+// philox_blocks (four blocks to a register where the processor has AVX2)
+// gives the words of the one-block-at-a-time reference, for counts around
+// its groups of eight and for block numbers whose low 32-bit word wraps.
+TEST(GaussianStreamTest, BlocksAtOnceEqualOneBlockAtATime) {
+  for (std::uint64_t first : {std::uint64_t{0}, std::uint64_t{5}, (std::uint64_t{1} << 32) - 3,
+                              ~std::uint64_t{0} - 20}) {
+    for (std::size_t count : {std::size_t{0}, std::size_t{1}, std::size_t{7}, std::size_t{8}, std::size_t{9},
+                              std::size_t{17}, std::size_t{100}}) {
+      for (std::uint64_t seed : {std::uint64_t{0}, kSeed, ~std::uint64_t{0}}) {
+        std::vector<std::uint64_t> got(2 * count + 1, 7), expect(2 * count + 1, 7);
+        detail::philox_blocks(seed, 3, 0xfffffffeu, first, count, got.data());
+        detail::philox_blocks_scalar(seed, 3, 0xfffffffeu, first, count, expect.data());
+        ASSERT_EQ(got, expect) << "first " << first << " count " << count << " seed " << seed;
+      }
+    }
+  }
+  // And the reference is GaussianStream's own numbers.
+  GaussianStream stream(kSeed, StreamPurpose::kTest, 5);
+  std::vector<std::uint64_t> words(40);
+  detail::philox_blocks_scalar(kSeed, static_cast<std::uint32_t>(StreamPurpose::kTest), 5, 0, 20, words.data());
+  for (std::uint64_t w : words) EXPECT_EQ(w, stream.next_u64());
 }
 
 // index_from_word is uniform_index's rule: words below 2^64 - n map to u mod n;

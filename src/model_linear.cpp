@@ -48,6 +48,19 @@ void MarginModel::batch_gradients(const Vec& x, const Dataset& data, const Index
   }
 }
 
+// MarginModel::coefficients for a model M: through M's own target and dphi,
+// direct calls when M is final (the built-in models), virtual ones for the
+// base class's default.
+template <class M>
+void margin_coefficients(const M& m, const double* z, const double* labels, Index count, Index per, double* s1,
+                         double* s0) {
+  for (Index j = 0; j < count; ++j) {
+    const double y = m.target(labels[j]);
+    s1[j] = m.dphi(z[per * j], y);
+    if (per == 2) s0[j] = m.dphi(z[per * j + 1], y);
+  }
+}
+
 // gradient() writes 0 + s a_ij (setZero, then row_axpy); the fused rows write
 // s a_ij, which differs only where the product is -0 (it becomes +0). Neither
 // the clipping norm (a sum of squares) nor the clipped sum (a sum that starts
@@ -115,11 +128,14 @@ void MarginModel::dense_coefficients(const Vec& x, const Vec* x_prev, const Data
       z[m] = data.row_dot(of[m], Eigen::Map<const Vec>(points[m], static_cast<Eigen::Index>(features_)));
     }
   }
-  for (Index j = 0; j < count; ++j) {
-    const double y = target(data.label(records[j]));
-    s1[j] = dphi(z[per * j], y);
-    if (x_prev != nullptr) s0[j] = dphi(z[per * j + 1], y);
-  }
+  double labels[kGroup];
+  for (Index j = 0; j < count; ++j) labels[j] = data.label(records[j]);
+  coefficients(z, labels, count, per, s1, s0);
+}
+
+void MarginModel::coefficients(const double* z, const double* labels, Index count, Index per, double* s1,
+                               double* s0) const {
+  margin_coefficients(*this, z, labels, count, per, s1, s0);
 }
 
 ClippedSum MarginModel::clipped_gradient_sum(const Vec& x, const Dataset& data, const IndexList& idx,
@@ -185,6 +201,12 @@ class LogisticModel final : public MarginModel {
   }
 
  protected:
+  void coefficients(const double* z, const double* labels, Index count, Index per, double* s1,
+                    double* s0) const override {
+    margin_coefficients(*this, z, labels, count, per, s1, s0);
+  }
+  template <class M>
+  friend void detail::margin_coefficients(const M&, const double*, const double*, Index, Index, double*, double*);
   std::optional<bool> correct(const Vec& x, const Dataset& data, Index i) const override {
     return sign_label(data.label(i)) * data.row_dot(i, x) > 0;
   }
@@ -211,6 +233,12 @@ class SigmoidLossModel final : public MarginModel {
   }
 
  protected:
+  void coefficients(const double* z, const double* labels, Index count, Index per, double* s1,
+                    double* s0) const override {
+    margin_coefficients(*this, z, labels, count, per, s1, s0);
+  }
+  template <class M>
+  friend void detail::margin_coefficients(const M&, const double*, const double*, Index, Index, double*, double*);
   std::optional<bool> correct(const Vec& x, const Dataset& data, Index i) const override {
     return sign_label(data.label(i)) * data.row_dot(i, x) > 0;
   }
@@ -239,6 +267,12 @@ class CauchyModel final : public MarginModel {
   }
 
  protected:
+  void coefficients(const double* z, const double* labels, Index count, Index per, double* s1,
+                    double* s0) const override {
+    margin_coefficients(*this, z, labels, count, per, s1, s0);
+  }
+  template <class M>
+  friend void detail::margin_coefficients(const M&, const double*, const double*, Index, Index, double*, double*);
   double target(double label) const override { return label; }
   // f = log(1 + r^2/2), f' = 2r / (2 + r^2), f'' = 2 (2 - r^2) / (2 + r^2)^2, r = z - y.
   // For |r| > 1 the forms are rewritten in q = 1/r so that r^2 never overflows.
@@ -276,6 +310,12 @@ class PhaseRetrievalModel final : public MarginModel {
   }
 
  protected:
+  void coefficients(const double* z, const double* labels, Index count, Index per, double* s1,
+                    double* s0) const override {
+    margin_coefficients(*this, z, labels, count, per, s1, s0);
+  }
+  template <class M>
+  friend void detail::margin_coefficients(const M&, const double*, const double*, Index, Index, double*, double*);
   double target(double label) const override { return label; }
   // f = (z^2 - y)^2 / 4, f' = (z^2 - y) z, f'' = 3 z^2 - y.
   double phi(double z, double y) const override {

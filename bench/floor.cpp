@@ -126,31 +126,28 @@ int main(int argc, char** argv) {
     const long rss_data_kb = peak_rss_kb();
     long rss_run_kb = 0;
     double run_seconds = 0;
-    if (dpsgd_batch > 0) {
-      const auto model = dpsosp::make_model("logistic", static_cast<dpsosp::Index>(d));
+    const auto model = dpsosp::make_model("logistic", static_cast<dpsosp::Index>(d));
+    // What `dpsosp run --model logistic --epsilon 1 --delta 1e-6 --seed 1
+    // --threads T` sets (compare.py checks that the work matches the CLI's).
+    const auto run_options = [threads](dpsosp::Algorithm algorithm) {
       dpsosp::RunOptions o;
-      o.algorithm = dpsosp::Algorithm::kDpsgd;
+      o.algorithm = algorithm;
       o.privacy.epsilon = 1;
       o.privacy.delta = 1e-6;
       o.seed = 1;
       o.threads = threads;
+      return o;
+    };
+    if (dpsgd_batch > 0) {
+      dpsosp::RunOptions o = run_options(dpsosp::Algorithm::kDpsgd);
       o.batch_size = static_cast<dpsosp::Index>(dpsgd_batch);
       run_seconds = dpsosp::minimize(*model, problem.data, dpsosp::Vec::Zero(d), o).seconds;
       rss_run_kb = peak_rss_kb();
     }
-    // spider-tree-adaptive as `dpsosp run --model logistic --epsilon 1 --delta
-    // 1e-6 --seed 1 --threads T` runs it (compare.py checks that the work
-    // matches the CLI's report).
     std::string spider = "[]";
     long long spider_gradients = 0, spider_samples = 0, spider_steps = 0;
     if (spider_runs > 0) {
-      const auto model = dpsosp::make_model("logistic", static_cast<dpsosp::Index>(d));
-      dpsosp::RunOptions o;
-      o.algorithm = dpsosp::Algorithm::kSpiderTreeAdaptive;
-      o.privacy.epsilon = 1;
-      o.privacy.delta = 1e-6;
-      o.seed = 1;
-      o.threads = threads;
+      const dpsosp::RunOptions o = run_options(dpsosp::Algorithm::kSpiderTreeAdaptive);
       spider = "[";
       for (int r = 0; r < spider_runs; ++r) {
         const dpsosp::Summary run = dpsosp::minimize(*model, problem.data, dpsosp::Vec::Zero(d), o);

@@ -190,9 +190,24 @@ namespace {
 // Labels {0, 1, -1, +1} with 0 read as -1.
 double sign_label(double label) { return label > 0 ? 1.0 : -1.0; }
 
-class LogisticModel final : public MarginModel {
+// A built-in margin model D: the engine's coefficients through D's own target
+// and dphi, direct (inlined) calls since D is final. D declares those two
+// public (the classes are internal to this file).
+template <class D>
+class BuiltInMarginModel : public MarginModel {
  public:
   using MarginModel::MarginModel;
+
+ protected:
+  void coefficients(const double* z, const double* labels, Index count, Index per, double* s1,
+                    double* s0) const final {
+    margin_coefficients(static_cast<const D&>(*this), z, labels, count, per, s1, s0);
+  }
+};
+
+class LogisticModel final : public BuiltInMarginModel<LogisticModel> {
+ public:
+  using BuiltInMarginModel::BuiltInMarginModel;
   std::string name() const override { return "logistic"; }
   void validate(const Dataset& data) const override {
     check_feature_count(*this, data);
@@ -201,15 +216,11 @@ class LogisticModel final : public MarginModel {
   }
 
  protected:
-  void coefficients(const double* z, const double* labels, Index count, Index per, double* s1,
-                    double* s0) const override {
-    margin_coefficients(*this, z, labels, count, per, s1, s0);
-  }
-  template <class M>
-  friend void detail::margin_coefficients(const M&, const double*, const double*, Index, Index, double*, double*);
   std::optional<bool> correct(const Vec& x, const Dataset& data, Index i) const override {
     return sign_label(data.label(i)) * data.row_dot(i, x) > 0;
   }
+
+ public:
   double target(double label) const override { return sign_label(label); }
   // softplus(-y z) never overflows: it branches on the sign of the exponent.
   double phi(double z, double y) const override { return softplus(-y * z); }
@@ -222,9 +233,9 @@ class LogisticModel final : public MarginModel {
   }
 };
 
-class SigmoidLossModel final : public MarginModel {
+class SigmoidLossModel final : public BuiltInMarginModel<SigmoidLossModel> {
  public:
-  using MarginModel::MarginModel;
+  using BuiltInMarginModel::BuiltInMarginModel;
   std::string name() const override { return "sigmoid"; }
   void validate(const Dataset& data) const override {
     check_feature_count(*this, data);
@@ -233,15 +244,11 @@ class SigmoidLossModel final : public MarginModel {
   }
 
  protected:
-  void coefficients(const double* z, const double* labels, Index count, Index per, double* s1,
-                    double* s0) const override {
-    margin_coefficients(*this, z, labels, count, per, s1, s0);
-  }
-  template <class M>
-  friend void detail::margin_coefficients(const M&, const double*, const double*, Index, Index, double*, double*);
   std::optional<bool> correct(const Vec& x, const Dataset& data, Index i) const override {
     return sign_label(data.label(i)) * data.row_dot(i, x) > 0;
   }
+
+ public:
   double target(double label) const override { return sign_label(label); }
   // f = s with s = sigma(-m), m = y z. ds/dz = -y s (1 - s) and
   // d2s/dz2 = y^2 s (1 - s) (1 - 2s); 1 - s = sigma(m) and 1 - 2s = tanh(m / 2).
@@ -256,9 +263,9 @@ class SigmoidLossModel final : public MarginModel {
   }
 };
 
-class CauchyModel final : public MarginModel {
+class CauchyModel final : public BuiltInMarginModel<CauchyModel> {
  public:
-  using MarginModel::MarginModel;
+  using BuiltInMarginModel::BuiltInMarginModel;
   std::string name() const override { return "cauchy"; }
   void validate(const Dataset& data) const override {
     check_feature_count(*this, data);
@@ -266,13 +273,7 @@ class CauchyModel final : public MarginModel {
     check_labels_finite(*this, data);
   }
 
- protected:
-  void coefficients(const double* z, const double* labels, Index count, Index per, double* s1,
-                    double* s0) const override {
-    margin_coefficients(*this, z, labels, count, per, s1, s0);
-  }
-  template <class M>
-  friend void detail::margin_coefficients(const M&, const double*, const double*, Index, Index, double*, double*);
+ public:
   double target(double label) const override { return label; }
   // f = log(1 + r^2/2), f' = 2r / (2 + r^2), f'' = 2 (2 - r^2) / (2 + r^2)^2, r = z - y.
   // For |r| > 1 the forms are rewritten in q = 1/r so that r^2 never overflows.
@@ -299,9 +300,9 @@ class CauchyModel final : public MarginModel {
   }
 };
 
-class PhaseRetrievalModel final : public MarginModel {
+class PhaseRetrievalModel final : public BuiltInMarginModel<PhaseRetrievalModel> {
  public:
-  using MarginModel::MarginModel;
+  using BuiltInMarginModel::BuiltInMarginModel;
   std::string name() const override { return "phase-retrieval"; }
   void validate(const Dataset& data) const override {
     check_feature_count(*this, data);
@@ -309,13 +310,7 @@ class PhaseRetrievalModel final : public MarginModel {
     check_labels_finite(*this, data);
   }
 
- protected:
-  void coefficients(const double* z, const double* labels, Index count, Index per, double* s1,
-                    double* s0) const override {
-    margin_coefficients(*this, z, labels, count, per, s1, s0);
-  }
-  template <class M>
-  friend void detail::margin_coefficients(const M&, const double*, const double*, Index, Index, double*, double*);
+ public:
   double target(double label) const override { return label; }
   // f = (z^2 - y)^2 / 4, f' = (z^2 - y) z, f'' = 3 z^2 - y.
   double phi(double z, double y) const override {

@@ -79,24 +79,9 @@ class AlignedScratch {
   Vec storage_;  // Eigen-aligned, like a RowMatrix's storage
 };
 
-/// Brings record i (features and label) towards the core ahead of its use.
-inline void prefetch_record(const Dataset& data, Index i) {
-  if (data.has_labels()) __builtin_prefetch(data.labels().data() + i);
-  if (!data.is_sparse()) {
-    const Index cols = data.cols();
-    const char* p = reinterpret_cast<const char*>(data.dense().data() + i * cols);
-    const char* end = p + cols * sizeof(double);
-    for (; p < end; p += 64) __builtin_prefetch(p, 0, 2);
-    return;
-  }
-  const SparseRowMatrix& m = data.sparse();
-  const std::int64_t begin = m.outerIndexPtr()[i];
-  __builtin_prefetch(m.innerIndexPtr() + begin);
-  __builtin_prefetch(m.valuePtr() + begin);
-}
-
-/// Queues the lines prefetch_record would bring in, to be brought in a step at
-/// a time while a kernel runs (wide::LinePrefetch).
+/// Queues the lines of record i (its label, its features; for sparse data the
+/// start of its indices and of its values), to be brought in a step at a time
+/// while a kernel runs (wide::LinePrefetch).
 inline void queue_record(wide::LinePrefetch& lines, const Dataset& data, Index i) {
   if (data.has_labels()) lines.add(data.labels().data() + i, sizeof(double));
   if (!data.is_sparse()) {
@@ -108,6 +93,13 @@ inline void queue_record(wide::LinePrefetch& lines, const Dataset& data, Index i
   const std::int64_t begin = m.outerIndexPtr()[i];
   lines.add(m.innerIndexPtr() + begin, 1);
   lines.add(m.valuePtr() + begin, 1);
+}
+
+/// Brings record i towards the core ahead of its use, all its lines at once.
+inline void prefetch_record(const Dataset& data, Index i) {
+  wide::LinePrefetch lines;
+  queue_record(lines, data, i);
+  lines.flush();
 }
 
 /// How many rows ahead to prefetch: enough to cover a memory latency with the

@@ -16,30 +16,27 @@ double reference_dot(const RowMatrix& m, Eigen::Index r, const Eigen::Ref<const 
 }
 double reference_squared_norm(Eigen::Ref<Vec> v) { return v.squaredNorm(); }
 
-bool same(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
-
 bool check() {
   CheckValues random(0x9E3779B97F4A7C15ull);
   for (Index n : check_lengths(7840)) {
     const auto len = static_cast<Eigen::Index>(n);
-    RowMatrix m(3, len);  // rows at different offsets from an aligned address
-    random.fill(m.data(), m.size());
-    Vec storage(len + 1);
-    random.fill(storage.data(), storage.size());
+    CheckOperands operands = check_operands(random, 3, n);
+    const RowMatrix& m = operands.rows;
     for (int shift = 0; shift < 2; ++shift) {
-      Eigen::Map<Vec> w(storage.data() + shift, len);
+      Eigen::Map<Vec> w(operands.storage.data() + shift, len);
       for (Eigen::Index r = 0; r < 3; ++r) {
         const double* rows[2] = {m.row(r).data(), m.row(r).data()};
         const double* ws[2] = {w.data(), w.data()};
         double got[2];
         dots(rows, ws, 2, n, got);
         const Vec w_copy = w;
-        if (!same(got[0], reference_dot(m, r, w)) || !same(got[1], m.row(r).dot(w_copy.transpose()))) return false;
+        if (!same_bits(got[0], reference_dot(m, r, w))) return false;
+        if (!same_bits(got[1], m.row(r).dot(w_copy.transpose()))) return false;
         double norm[1];
         squared_norms(rows, 1, n, norm);
         Vec row_copy = m.row(r).transpose();
-        if (!same(norm[0], reference_squared_norm(row_copy))) return false;
-        if (!same(std::sqrt(norm[0]), Eigen::Ref<Vec>(row_copy).norm())) return false;
+        if (!same_bits(norm[0], reference_squared_norm(row_copy))) return false;
+        if (!same_bits(std::sqrt(norm[0]), Eigen::Ref<Vec>(row_copy).norm())) return false;
       }
     }
   }
@@ -53,6 +50,16 @@ double CheckValues::operator()() {
   const double u = static_cast<double>(state_ >> 11) * 0x1.0p-53;
   return (u - 0.5) * std::ldexp(1.0, static_cast<int>(state_ >> 60) - 4);
 }
+
+CheckOperands check_operands(CheckValues& random, Eigen::Index count, Index n) {
+  const auto len = static_cast<Eigen::Index>(n);
+  CheckOperands operands{RowMatrix(count, len), Vec(len + 1)};
+  random.fill(operands.rows.data(), operands.rows.size());
+  random.fill(operands.storage.data(), operands.storage.size());
+  return operands;
+}
+
+bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
 
 std::vector<Index> check_lengths(Index longest) {
   std::vector<Index> lengths;

@@ -133,4 +133,17 @@ class CheckValues {
 /// Vector lengths the checks try: 1 to 80, then some longer ones up to `longest`.
 std::vector<Index> check_lengths(Index longest);
 
+/// The checks' operands for vectors of n entries: `count` random rows, each
+/// at its own offset from an aligned address, and a random vector of n + 1
+/// entries, whose entries [shift, shift + n) give the other operand at two
+/// offsets (shift 0 and 1).
+struct CheckOperands {
+  RowMatrix rows;
+  Vec storage;
+};
+CheckOperands check_operands(CheckValues& random, Eigen::Index count, Index n);
+
+/// Whether a and b have the same bits (the checks' test).
+bool same_bits(double a, double b);
+
 }  // namespace dpsosp::detail::eigen_order

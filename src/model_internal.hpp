@@ -59,10 +59,6 @@ void row_dots(const Dataset& data, Index i, const double* w, Index width, Index 
 /// out of bounds.
 Index class_label(const Model& model, const Dataset& data, Index i, Index classes);
 
-template <class M>
-void margin_coefficients(const M& m, const double* z, const double* labels, Index count, Index per, double* s1,
-                         double* s0);
-
 /// Models whose loss depends on x only through the margin z = <a_i, x>:
 /// f = phi(z, y), grad = phi'(z) a_i, hess v = phi''(z) <a_i, v> a_i.
 /// Subclasses give phi and its first two derivatives in z.
@@ -94,13 +90,11 @@ class MarginModel : public Model {
   virtual double d2phi(double z, double y) const = 0;
   /// s1[j] = dphi(z[per j], y_j) and, when per == 2, s0[j] = dphi(z[per j + 1], y_j),
   /// y_j = target(labels[j]), for j < count: the engine's coefficients, a group
-  /// of records at a time. The built-in models override it with their own
-  /// target and dphi called directly (margin_coefficients in model_linear.cpp):
+  /// of records at a time. The built-in models implement it with their own
+  /// target and dphi called directly (BuiltInMarginModel in model_linear.cpp):
   /// one virtual call a group, not two or three a record.
   virtual void coefficients(const double* z, const double* labels, Index count, Index per, double* s1,
-                            double* s0) const;
-  template <class M>
-  friend void margin_coefficients(const M&, const double*, const double*, Index, Index, double*, double*);
+                            double* s0) const = 0;
 
  private:
   // out = phi'(z_i) a_i, shared by gradient() and batch_gradients().

@@ -48,19 +48,6 @@ void MarginModel::batch_gradients(const Vec& x, const Dataset& data, const Index
   }
 }
 
-// MarginModel::coefficients for a model M: through M's own target and dphi,
-// direct calls when M is final (the built-in models), virtual ones for the
-// base class's default.
-template <class M>
-void margin_coefficients(const M& m, const double* z, const double* labels, Index count, Index per, double* s1,
-                         double* s0) {
-  for (Index j = 0; j < count; ++j) {
-    const double y = m.target(labels[j]);
-    s1[j] = m.dphi(z[per * j], y);
-    if (per == 2) s0[j] = m.dphi(z[per * j + 1], y);
-  }
-}
-
 // gradient() writes 0 + s a_ij (setZero, then row_axpy); the fused rows write
 // s a_ij, which differs only where the product is -0 (it becomes +0). Neither
 // the clipping norm (a sum of squares) nor the clipped sum (a sum that starts
@@ -133,11 +120,6 @@ void MarginModel::dense_coefficients(const Vec& x, const Vec* x_prev, const Data
   coefficients(z, labels, count, per, s1, s0);
 }
 
-void MarginModel::coefficients(const double* z, const double* labels, Index count, Index per, double* s1,
-                               double* s0) const {
-  margin_coefficients(*this, z, labels, count, per, s1, s0);
-}
-
 ClippedSum MarginModel::clipped_gradient_sum(const Vec& x, const Dataset& data, const IndexList& idx,
                                              double clip) const {
   check_point(*this, x, "clipped_gradient_sum");
@@ -201,7 +183,12 @@ class BuiltInMarginModel : public MarginModel {
  protected:
   void coefficients(const double* z, const double* labels, Index count, Index per, double* s1,
                     double* s0) const final {
-    margin_coefficients(static_cast<const D&>(*this), z, labels, count, per, s1, s0);
+    const D& model = static_cast<const D&>(*this);
+    for (Index j = 0; j < count; ++j) {
+      const double y = model.target(labels[j]);
+      s1[j] = model.dphi(z[per * j], y);
+      if (per == 2) s0[j] = model.dphi(z[per * j + 1], y);
+    }
   }
 };
 

@@ -18,6 +18,7 @@
 
 #include "dpsosp/error.hpp"
 #include "philox_blocks.hpp"
+#include "wide_kernels.hpp"
 
 namespace dpsosp {
 namespace {
@@ -111,7 +112,7 @@ void philox_blocks_scalar(std::uint64_t seed, std::uint32_t purpose, std::uint32
 
 void philox_blocks(std::uint64_t seed, std::uint32_t purpose, std::uint32_t index, std::uint64_t first,
                    std::size_t count, std::uint64_t* out) {
-  static const bool avx2 = __builtin_cpu_supports("avx2") != 0;
+  static const bool avx2 = wide::cpu_has_avx2();
   if (avx2) {
     philox_blocks_avx2(seed, purpose, index, first, count, out);
   } else {

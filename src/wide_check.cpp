@@ -13,7 +13,7 @@
 namespace dpsosp::detail::wide {
 namespace {
 
-bool same(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+using eigen_order::same_bits;
 
 bool same(const double* a, const double* b, Index n) { return std::memcmp(a, b, n * sizeof(double)) == 0; }
 
@@ -22,10 +22,9 @@ bool check() {
   // Up to 785 entries (1.5 ms): longer vectors run the same loop more times.
   for (Index n : eigen_order::check_lengths(785)) {
     const auto len = static_cast<Eigen::Index>(n);
-    RowMatrix m(8, len);  // rows at different offsets from an aligned address
-    random.fill(m.data(), m.size());
-    Vec storage(len + 1);
-    random.fill(storage.data(), storage.size());
+    eigen_order::CheckOperands operands = eigen_order::check_operands(random, 8, n);
+    const RowMatrix& m = operands.rows;
+    const Vec& storage = operands.storage;
     for (int shift = 0; shift < 2; ++shift) {
       const Eigen::Map<const Vec> w(storage.data() + shift, len);
       const double* rows[8];
@@ -40,9 +39,9 @@ bool check() {
         squared_norms(rows, count, n, norms);
         for (Index r = 0; r < count; ++r) {
           const auto row = m.row(static_cast<Eigen::Index>(r));
-          if (!same(got[r], row.dot(w.transpose()))) return false;
+          if (!same_bits(got[r], row.dot(w.transpose()))) return false;
           Vec copy = row.transpose();
-          if (!same(norms[r], Eigen::Ref<Vec>(copy).squaredNorm())) return false;
+          if (!same_bits(norms[r], Eigen::Ref<Vec>(copy).squaredNorm())) return false;
         }
       }
       const double s1 = random(), s0 = random(), f = random();
@@ -72,7 +71,7 @@ bool check() {
           } else {
             v.noalias() = s1s[r] * row;
           }
-          if (!same(norms[r], v.squaredNorm())) return false;
+          if (!same_bits(norms[r], v.squaredNorm())) return false;
           for (int mode : {kRowAsIs, kRowScaled, kRowZero}) {
             Vec clipped = v;
             if (mode == kRowScaled) clipped *= f;

@@ -148,6 +148,7 @@ ThreadChoice::ThreadChoice(int kind, int max_threads, double work)
     return;
   }
   KindState& s = kind_state[kind_][bucket_];
+  const double now = now_seconds();
   bool timed = true;
   chosen_ = true;
   {
@@ -156,11 +157,11 @@ ThreadChoice::ThreadChoice(int kind, int max_threads, double work)
     const bool share = choose(s, &warm_up) == 1;
     // The first shared batch (which starts the threads), one long after the
     // last (which may wake them) and the warm-up give no fair figure.
-    if (share && now_seconds() - last_shared_end.load(std::memory_order_relaxed) > kHelperAwake) timed = false;
+    if (share && now - last_shared_end.load(std::memory_order_relaxed) > kHelperAwake) timed = false;
     if (warm_up) timed = false;
     threads_ = share ? max_threads : 1;
   }
-  if (timed) start_ = now_seconds();
+  if (timed) start_ = now;
 }
 
 ThreadChoice::~ThreadChoice() {

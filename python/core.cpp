@@ -18,7 +18,12 @@ namespace {
 Dataset make_dataset(const Eigen::Ref<const RowMatrix>& X, const std::optional<Eigen::Ref<const Vec>>& y) {
   RowMatrix records = allocate_records(static_cast<Index>(X.rows()), static_cast<Index>(X.cols()));
   records = X;  // into the huge-page-advised storage (same size: no reallocation)
-  return Dataset(std::move(records), y ? Vec(*y) : Vec());
+  Vec labels;
+  if (y) {
+    labels = allocate_labels(static_cast<Index>(y->size()));
+    labels = *y;  // likewise
+  }
+  return Dataset(std::move(records), std::move(labels));
 }
 
 py::dict certificate_dict(const Certificate& c) {

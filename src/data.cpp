@@ -87,6 +87,12 @@ RowMatrix allocate_records(Index rows, Index cols) {
   return out;
 }
 
+Vec allocate_labels(Index n) {
+  Vec out(static_cast<Eigen::Index>(n));  // not yet touched
+  advise_huge_pages(out.data(), static_cast<std::size_t>(out.size()) * sizeof(double));
+  return out;
+}
+
 Dataset::Dataset(RowMatrix features, Vec labels)
     : dense_(std::move(features)), labels_(std::move(labels)), sparse_(false) {
   check_labels("Dataset", static_cast<Index>(dense_.rows()), labels_);

@@ -287,7 +287,8 @@ Dataset load_csv(const std::string& path, const LoadOptions& options) {
   if (rows == 0)
     fail(kFn, path, "", options.header ? "no records after the header line" : "empty file (no records)");
   const Index cols = options.labeled ? columns - 1 : columns;
-  Vec label_vec = Eigen::Map<const Vec>(labels.data(), static_cast<Eigen::Index>(labels.size()));
+  Vec label_vec = allocate_labels(static_cast<Index>(labels.size()));
+  label_vec = Eigen::Map<const Vec>(labels.data(), static_cast<Eigen::Index>(labels.size()));
   return Dataset(features.take(rows, cols), std::move(label_vec));
 }
 
@@ -369,7 +370,8 @@ Dataset load_libsvm(const std::string& path, const LoadOptions& options) {
   std::copy(outer.begin(), outer.end(), features.outerIndexPtr());
   std::copy(inner.begin(), inner.end(), features.innerIndexPtr());
   std::copy(values.begin(), values.end(), features.valuePtr());
-  Vec label_vec = Eigen::Map<const Vec>(labels.data(), rows);
+  Vec label_vec = allocate_labels(static_cast<Index>(rows));
+  label_vec = Eigen::Map<const Vec>(labels.data(), rows);
   return Dataset(std::move(features), std::move(label_vec));
 }
 
@@ -516,7 +518,7 @@ Dataset load_idx(const std::string& images_path, const std::string& labels_path)
                std::to_string(rows) + " images");
     const std::uint64_t label_header = label_input.offset();
     const std::vector<unsigned char> label_bytes = read_idx_bytes(label_input, kFn, labels_path, label_array, rows);
-    labels.resize(static_cast<Eigen::Index>(rows));
+    labels = allocate_labels(static_cast<Index>(rows));
     decode_idx_values(label_bytes, kFn, labels_path, label_array, label_header, 1.0, labels.data());
   }
   return Dataset(std::move(features), std::move(labels));

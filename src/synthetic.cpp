@@ -319,7 +319,7 @@ SyntheticProblem make_phase_retrieval(const ParsedSpec& spec) {
   problem.saddle[1] = xnorm / std::sqrt(3.0);
 
   RowMatrix features = allocate_records(n, d);
-  Vec labels(static_cast<Eigen::Index>(n));
+  Vec labels = allocate_labels(n);
   generate_rows(spec.seed, features, [&](std::int64_t i, GaussianStream& stream, const Eigen::Map<Vec>& a) {
     const double ax = xnorm * a[0];  // a . x* with x* = xnorm e_1
     labels[i] = ax * ax + noise * stream.next();
@@ -387,7 +387,7 @@ SyntheticProblem make_gaussian_mixture(const ParsedSpec& spec) {
   // logistic model is well specified and 2 mean minimises its population loss.
   problem.x_star = 2 * mean;
   RowMatrix features = allocate_records(n, d);
-  Vec labels(static_cast<Eigen::Index>(n));
+  Vec labels = allocate_labels(n);
   generate_rows(spec.seed, features, [&](std::int64_t i, GaussianStream& stream, Eigen::Map<Vec>& z) {
     const bool positive = stream.uniform() <= 0.5;
     labels[i] = positive ? 1.0 : 0.0;

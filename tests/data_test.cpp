@@ -247,6 +247,21 @@ TEST(AllocateRecordsTest, ShapesAndContentsSurviveTheMoveIntoADataset) {
   }
 }
 
+// allocate_labels likewise: the length asked for (below and above 4 MiB),
+// and the very storage ends up in the Dataset.
+TEST(AllocateRecordsTest, LabelsKeepTheirStorageInADataset) {
+  for (Index rows : {Index{0}, Index{2}, Index{600000}}) {
+    Vec y = allocate_labels(rows);
+    ASSERT_EQ(static_cast<Index>(y.size()), rows);
+    for (Eigen::Index i = 0; i < y.size(); ++i) y[i] = i % 2 == 0 ? 1.0 : -1.0;
+    const double* storage = y.data();
+    const Dataset d(RowMatrix::Zero(static_cast<Eigen::Index>(rows), 2), std::move(y));
+    if (rows == 0) continue;
+    EXPECT_EQ(d.labels().data(), storage);
+    EXPECT_EQ(d.label(rows - 1), rows % 2 == 0 ? -1.0 : 1.0);
+  }
+}
+
 // The pool keeps 32-bit entries while n fits and 64-bit ones beyond; both
 // shuffles make the same permutation (the wide one cannot be reached with a
 // test-sized n through the pool, so it is called directly).

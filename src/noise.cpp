@@ -170,28 +170,53 @@ double GaussianStream::next() {
   return cached_normals_[position_++ % 2];
 }
 
-void GaussianStream::fill(Eigen::Ref<Vec> out, double sigma) {
-  const Eigen::Index n = out.size();
-  Eigen::Index j = 0;
-  if (n > 0 && position_ % 2 == 1) {  // finish the pair that was started
-    out[j++] = sigma * next();
+namespace {
+
+// put(j, z) for j < count, z the stream's normal number first + j: Box-Muller
+// on the Philox blocks, a batch of blocks at a time (first the words, a tight
+// loop of independent integer work the core overlaps, then the transforms,
+// whose libm calls set the pace). Number 2k is the first normal of block k's
+// pair, 2k + 1 the second, however the numbers are grouped into calls.
+template <class Put>
+void each_normal(std::uint64_t seed, std::uint32_t purpose, std::uint32_t index, std::uint64_t first,
+                 std::size_t count, Put put) {
+  std::size_t j = 0;
+  std::uint64_t block = first / 2;
+  if (count > 0 && first % 2 == 1) {  // the second of a started pair
+    std::uint64_t words[2];
+    detail::philox_blocks(seed, purpose, index, block++, 1, words);
+    put(j++, r123::boxmuller(words[0], words[1]).y);
   }
-  // Whole blocks, a batch at a time: first the Philox words of the batch (a
-  // tight loop of independent integer work the core overlaps), then the
-  // Box-Muller transforms, whose libm calls set the pace.
-  constexpr Eigen::Index kBatch = 16;
+  constexpr std::size_t kBatch = 16;
   std::uint64_t words[kBatch][2];
-  while (j + 1 < n) {
-    const Eigen::Index pairs = std::min(kBatch, (n - j) / 2);
-    detail::philox_blocks(seed_, purpose_, index_, position_ / 2, static_cast<std::size_t>(pairs), &words[0][0]);
-    for (Eigen::Index p = 0; p < pairs; ++p, j += 2) {
+  while (j + 1 < count) {
+    const std::size_t pairs = std::min(kBatch, (count - j) / 2);
+    detail::philox_blocks(seed, purpose, index, block, pairs, &words[0][0]);
+    for (std::size_t p = 0; p < pairs; ++p, j += 2) {
       const r123::double2 z = r123::boxmuller(words[p][0], words[p][1]);
-      out[j] = sigma * z.x;
-      out[j + 1] = sigma * z.y;
+      put(j, z.x);
+      put(j + 1, z.y);
     }
-    position_ += 2 * static_cast<std::uint64_t>(pairs);
+    block += pairs;
   }
-  if (j < n) out[j] = sigma * next();
+  if (j < count) {  // the first of a pair
+    detail::philox_blocks(seed, purpose, index, block, 1, &words[0][0]);
+    put(j, r123::boxmuller(words[0][0], words[0][1]).x);
+  }
+}
+
+}  // namespace
+
+void GaussianStream::fill(Eigen::Ref<Vec> out, double sigma) {
+  const auto n = static_cast<std::size_t>(out.size());
+  each_normal(seed_, purpose_, index_, position_, n, [&out, sigma](std::size_t j, double z) {
+    out[static_cast<Eigen::Index>(j)] = sigma * z;
+  });
+  position_ += n;
+}
+
+void GaussianStream::normals_at(std::uint64_t first, double* out, std::size_t count) const {
+  each_normal(seed_, purpose_, index_, first, count, [out](std::size_t j, double z) { out[j] = z; });
 }
 
 std::uint64_t secure_random_seed() {

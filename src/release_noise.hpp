@@ -1,6 +1,7 @@
 // Internal: how a SpiderBoost-style optimizer privatises its running gradient
 // estimate. One small strategy type per mechanism (STYLE.md point 4).
 #pragma once
+#include <cstddef>
 #include <memory>
 
 #include "dpsosp/noise.hpp"
@@ -16,6 +17,12 @@ class ReleaseNoise {
   virtual ~ReleaseNoise() = default;
   /// released = nabla + noise; `sensitivity` is this release's L2 sensitivity.
   virtual void release(const Vec& nabla, bool restart, double sensitivity, Vec& released) = 0;
+  /// Whether draw_ahead does anything.
+  virtual bool draws_ahead() const { return false; }
+  /// Draws `count` of the noise's random numbers now (on up to `threads`
+  /// threads), and later ones `refill` at a time: the same noise, computed
+  /// earlier (TreeNoise::draw_ahead). A no-op where draws_ahead() is false.
+  virtual void draw_ahead(std::size_t /*count*/, std::size_t /*refill*/, int /*threads*/) {}
 };
 
 /// No noise (the non-private references).
@@ -32,6 +39,10 @@ class TreeReleaseNoise final : public ReleaseNoise {
   void release(const Vec& nabla, bool restart, double, Vec& released) override {
     if (restart) tree_.restart();
     released = nabla + tree_.next();
+  }
+  bool draws_ahead() const override { return true; }
+  void draw_ahead(std::size_t count, std::size_t refill, int threads) override {
+    tree_.draw_ahead(count, refill, threads);
   }
 
  private:

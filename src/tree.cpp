@@ -22,6 +22,9 @@
 // drawn straight into its slot and TREE(t) is returned from there, no copy.
 #include "dpsosp/tree.hpp"
 
+#include <omp.h>
+
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -55,11 +58,48 @@ const Vec& TreeNoise::next() {
   if (all_ones_) {
     fresh.setOnes();
   } else {
-    stream_.fill(fresh, sigma_);
+    draw_node(fresh);
   }
   if (live_ > 0) fresh += nodes_[live_ - 1];
   ++live_;
   return fresh;
+}
+
+void TreeNoise::draw_node(Vec& fresh) {
+  Index j = 0;
+  while (j < dim_) {
+    if (ahead_used_ == ahead_.size()) {
+      if (refill_ == 0) break;
+      draw_ahead(refill_, refill_, refill_threads_);
+    }
+    const auto k = static_cast<Index>(std::min<std::size_t>(dim_ - j, ahead_.size() - ahead_used_));
+    // sigma * z, as GaussianStream::fill computes each entry.
+    for (Index i = 0; i < k; ++i) fresh[static_cast<Eigen::Index>(j + i)] = sigma_ * ahead_[ahead_used_ + i];
+    ahead_used_ += k;
+    stream_.skip(k);
+    j += k;
+  }
+  if (j < dim_) stream_.fill(fresh.tail(static_cast<Eigen::Index>(dim_ - j)), sigma_);
+}
+
+void TreeNoise::draw_ahead(std::size_t count, std::size_t refill, int threads) {
+  refill_ = refill;
+  refill_threads_ = std::max(threads, 1);
+  ahead_.resize(count);
+  ahead_used_ = 0;
+  if (count == 0) return;
+  // Pieces of at least 4096 numbers (a split costs one Philox block at most).
+  const std::uint64_t first = stream_.position();
+  const auto pieces = static_cast<std::int64_t>(
+      std::max<std::size_t>(1, std::min<std::size_t>(static_cast<std::size_t>(refill_threads_), count / 4096)));
+  const GaussianStream& stream = stream_;
+  double* out = ahead_.data();
+#pragma omp parallel for num_threads(static_cast<int>(pieces)) schedule(static, 1) if (pieces > 1)
+  for (std::int64_t p = 0; p < pieces; ++p) {
+    const std::size_t begin = count * static_cast<std::size_t>(p) / static_cast<std::size_t>(pieces);
+    const std::size_t end = count * static_cast<std::size_t>(p + 1) / static_cast<std::size_t>(pieces);
+    stream.normals_at(first + begin, out + begin, end - begin);
+  }
 }
 
 void TreeNoise::restart() {

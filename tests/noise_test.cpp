@@ -74,6 +74,35 @@ TEST(GaussianStreamTest, FillInOneCallEqualsFillInPiecesAndRepeatedNext) {
   EXPECT_EQ(piece_stream.position(), static_cast<std::uint64_t>(n));
 }
 
+// normals_at gives the numbers fill would, from even and odd positions, for
+// counts inside one batch of blocks and across several, and moves nothing;
+// skip moves the stream as drawing would.
+TEST(GaussianStreamTest, NormalsAtEqualFillAndSkipMovesTheStream) {
+  GaussianStream reference(kSeed, StreamPurpose::kTest, 4);
+  Vec all(300);
+  reference.fill(all, 1.0);
+  const GaussianStream stream(kSeed, StreamPurpose::kTest, 4);
+  for (std::uint64_t first : {0u, 1u, 2u, 7u, 32u, 33u}) {
+    for (std::size_t count : {0u, 1u, 2u, 3u, 31u, 32u, 33u, 34u, 100u, 257u}) {
+      std::vector<double> out(count + 1, -7.0);
+      stream.normals_at(first, out.data(), count);
+      for (std::size_t j = 0; j < count; ++j) {
+        ASSERT_EQ(out[j], all[static_cast<Eigen::Index>(first + j)]) << "first=" << first << " j=" << j;
+      }
+      ASSERT_EQ(out[count], -7.0) << "wrote past count";
+    }
+  }
+  EXPECT_EQ(stream.position(), 0u);
+
+  GaussianStream skipping(kSeed, StreamPurpose::kTest, 4);
+  Vec head(3), tail(10);
+  skipping.fill(head, 1.0);
+  skipping.skip(40);  // odd position 43 next
+  skipping.fill(tail, 1.0);
+  EXPECT_EQ(skipping.position(), 53u);
+  for (Eigen::Index j = 0; j < 10; ++j) ASSERT_EQ(tail[j], all[43 + j]) << "j=" << j;
+}
+
 TEST(GaussianStreamTest, SigmaZeroGivesZerosAndStillConsumes) {
   GaussianStream stream(kSeed, StreamPurpose::kTest);
   Vec v = Vec::Constant(5, 7.0);

@@ -53,6 +53,13 @@ class GaussianStream {
   }
   /// Numbers consumed so far.
   std::uint64_t position() const { return position_; }
+  /// out[0..count) = the standard normals this stream gives as its numbers
+  /// first, first + 1, ... (what fill with sigma = 1 would write from position
+  /// `first`), without moving the stream. A pure function of (seed, purpose,
+  /// index, first): any thread may compute any stretch, ahead of time.
+  void normals_at(std::uint64_t first, double* out, std::size_t count) const;
+  /// Moves the stream count numbers on, as drawing them would.
+  void skip(std::uint64_t count) { position_ += count; }
 
  private:
   // Numbers come in pairs: block k of the counter space gives numbers 2k, 2k+1.

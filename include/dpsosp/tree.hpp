@@ -26,6 +26,14 @@ class TreeNoise {
   /// Noise vectors currently held (open nodes), for the memory contract.
   Index live_vectors() const { return live_; }
   double sigma() const { return sigma_; }
+  /// Draws the stream's next `count` numbers now, on up to `threads` threads
+  /// (OpenMP), for the steps to come to take their noise from; when those run
+  /// out, steps draw `refill` numbers at a time the same way (0: as without
+  /// a lookahead, one node's noise at a time). Every step's result is
+  /// unchanged: the same numbers of the same stream, only computed earlier,
+  /// so that they can be computed beside other work or in parallel. Memory:
+  /// max(count, refill) doubles.
+  void draw_ahead(std::size_t count, std::size_t refill = 0, int threads = 1);
 
  private:
   Index dim_;
@@ -37,6 +45,15 @@ class TreeNoise {
   // first (tree.cpp); the vectors past live_ are kept for reuse.
   std::vector<Vec> nodes_;
   Index live_ = 0;
+  // The lookahead (draw_ahead): the standard normals of the stream's numbers
+  // position() - ahead_used_ .. position() - ahead_used_ + ahead_.size(); the
+  // stream is moved on as they are used.
+  std::vector<double> ahead_;
+  std::size_t ahead_used_ = 0;
+  std::size_t refill_ = 0;
+  int refill_threads_ = 1;
+  // fresh = sigma * the stream's next dim_ numbers, from the lookahead first.
+  void draw_node(Vec& fresh);
 };
 
 }  // namespace dpsosp

@@ -29,6 +29,11 @@ constexpr std::uint64_t kMinGap = 32, kMaxGap = 4096;
 constexpr int kRecent = 5;  // batches per figure (at most), and per try of the losing way
 constexpr int kFirst = 3;   // timed batches each way before the first choice
 constexpr int kWarmUp = 4;  // untimed shared batches before those
+// A try of the losing way costs about kRecent * (dearer - 1) batches of the
+// winning way's; tries are spaced to keep that below this share of the time.
+// (O2 batches of spider-tree-adaptive cost 1.46 times as much alone: retried
+// every 32 batches, they ran alone one time in ten, 6 % of their time.)
+constexpr double kTryBudget = 0.02;
 
 // The costs per unit of work of the last few batches run each way; a way's
 // figure is their median, so that one batch that lost the core (or the first
@@ -116,7 +121,9 @@ int choose(KindState& s, bool* warm_up) {
   // How much dearer the other way was: a try of a way that cost 30 times as
   // much is worth waiting 30 times as long for.
   const double dearer = choice == 1 ? alone / shared : shared / alone;
-  const auto scaled = static_cast<std::uint64_t>(std::min(static_cast<double>(kMaxGap), kMinGap * dearer));
+  const double budget_gap = kRecent * (dearer - 1.0) / kTryBudget;
+  const auto scaled =
+      static_cast<std::uint64_t>(std::min(static_cast<double>(kMaxGap), std::max(kMinGap * dearer, budget_gap)));
   if (s.last_choice != choice) {
     // A change of mind starts the gap between tries of the other way afresh.
     s.last_choice = choice;
@@ -129,8 +136,9 @@ int choose(KindState& s, bool* warm_up) {
     s.try_left = kRecent - 1;
     // A way that lost clearly (by half again) is tried ever more rarely; one
     // that lost narrowly, perhaps only to noise in its last few batches, is
-    // tried again soon, so that one unlucky figure cannot settle the choice.
-    s.gap = dearer > 1.5 ? std::min(kMaxGap, std::max(2 * s.gap, scaled)) : kMinGap;
+    // tried again soon (as soon as the budget for tries allows), so that one
+    // unlucky figure cannot settle the choice.
+    s.gap = dearer > 1.5 ? std::min(kMaxGap, std::max(2 * s.gap, scaled)) : scaled;
     s.next_try = n + kRecent + s.gap;
     return s.trying;
   }

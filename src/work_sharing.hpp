@@ -27,10 +27,12 @@ int available_threads();
 /// cheaper and stops when running alone is cheaper outright, and now and then
 /// tries the other way for 5 batches (ending the try at a batch that costs
 /// twice the other way's figure) to keep its figure current: after 32
-/// batches (times how much dearer the other way was), then, if the other way
-/// lost by more than half again, after twice as many each time the choice
-/// stands (up to 4096), since a try of the slow way can cost a whole scheduler
-/// time slice on a busy machine; a narrow loss is retried after 32 again.
+/// batches times how much dearer the other way was, or, if more, after as
+/// many batches as keep the tries' extra cost under 2 % of the time; then, if
+/// the other way lost by more than half again, after twice as many each time
+/// the choice stands (up to 4096), since a try of the slow way can cost a
+/// whole scheduler time slice on a busy machine; a narrow loss is retried as
+/// soon as that 2 % allows.
 /// The state is per process, per `kind` (a small integer naming the kernel)
 /// and per size class of the batch (work in powers of two): sharing pays on
 /// large batches sooner than on small ones, whose fixed costs weigh more.

@@ -11,6 +11,7 @@
 #include "dpsosp/error.hpp"
 #include "dpsosp/oracles.hpp"
 #include "work_sharing.hpp"
+#include "wide_kernels.hpp"
 
 namespace dpsosp::detail {
 
@@ -27,8 +28,10 @@ namespace {
 // The sample order (a shuffle of n, about 5 ns a record on the development
 // machine) and the first of the release noise (about 14 ns a number) are
 // independent: with two threads the noise's first n / 4 numbers are drawn on
-// one while the other shuffles, then `kRefill` at a time on all of them.
-// Nothing else changes: the same order, the same noise (TreeNoise::draw_ahead).
+// one while the other shuffles, then `kRefill` at a time on all of them. The
+// second thread first runs the engine's one-time checks (wide::enabled), which
+// a process's first batch would otherwise wait for. Nothing else changes: the
+// same order, the same noise (TreeNoise::draw_ahead).
 constexpr std::size_t kAheadCap = std::size_t{1} << 20;  // 8 MiB of doubles
 constexpr std::size_t kRefill = std::size_t{1} << 15;    // 256 KiB
 
@@ -47,6 +50,7 @@ SamplePool& order_and_noise(std::optional<SamplePool>& pool, Index n, std::uint6
         pool.emplace(n, seed);
         if (omp_get_num_threads() == 1) noise.draw_ahead(0, kRefill, threads);  // no second thread came
       } else {
+        wide::enabled();  // the engine's one-time checks (about 2 ms), if still to do
         noise.draw_ahead(std::min(n / 4, kAheadCap), kRefill, threads);
       }
     } catch (...) {

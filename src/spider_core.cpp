@@ -31,16 +31,22 @@ namespace {
 // one while the other shuffles, then `kRefill` at a time on all of them. The
 // second thread first runs the engine's one-time checks (wide::enabled), which
 // a process's first batch would otherwise wait for. Nothing else changes: the
-// same order, the same noise (TreeNoise::draw_ahead).
+// same order, the same noise (TreeNoise::draw_ahead). A run uses at most
+// n * d noise numbers (one node of d a step, at most one step a record), which
+// bounds both amounts for small problems.
 constexpr std::size_t kAheadCap = std::size_t{1} << 20;  // 8 MiB of doubles
 constexpr std::size_t kRefill = std::size_t{1} << 15;    // 256 KiB
 
-SamplePool& order_and_noise(std::optional<SamplePool>& pool, Index n, std::uint64_t seed, ReleaseNoise& noise) {
+SamplePool& order_and_noise(std::optional<SamplePool>& pool, Index n, Index d, std::uint64_t seed,
+                            ReleaseNoise& noise) {
   const int threads = available_threads();
   if (threads < 2 || !noise.draws_ahead()) {
     pool.emplace(n, seed);
     return *pool;
   }
+  const std::size_t most = d > 0 && n > kAheadCap / d ? kAheadCap : n * d;  // min(n d, cap), no overflow
+  const std::size_t first = std::min(n / 4, most);
+  const std::size_t refill = std::min(kRefill, most);
   std::exception_ptr error[2];
 #pragma omp parallel num_threads(2)
   {
@@ -48,10 +54,10 @@ SamplePool& order_and_noise(std::optional<SamplePool>& pool, Index n, std::uint6
     try {
       if (t == 0) {
         pool.emplace(n, seed);
-        if (omp_get_num_threads() == 1) noise.draw_ahead(0, kRefill, threads);  // no second thread came
+        if (omp_get_num_threads() == 1) noise.draw_ahead(0, refill, threads);  // no second thread came
       } else {
-        wide::enabled();  // the engine's one-time checks (about 2 ms), if still to do
-        noise.draw_ahead(std::min(n / 4, kAheadCap), kRefill, threads);
+        wide::enabled();  // the engine's one-time checks (2 to 4 ms), if still to do
+        noise.draw_ahead(first, refill, threads);
       }
     } catch (...) {
       error[t] = std::current_exception();
@@ -80,7 +86,7 @@ SpiderTrace run_spider(const Model& model, const Dataset& data, const SpiderConf
                        std::uint64_t seed, const RunOptions& options, Summary& summary) {
   SpiderTrace trace;
   std::optional<SamplePool> pool_storage;
-  SamplePool& pool = order_and_noise(pool_storage, data.rows(), seed, noise);
+  SamplePool& pool = order_and_noise(pool_storage, data.rows(), model.dim(), seed, noise);
   GradientOracles oracles(model, data, pool);
   GaussianStream perturbation_stream(seed, StreamPurpose::kPerturbation);
   const Index d = model.dim();

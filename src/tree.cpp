@@ -20,6 +20,8 @@
 // A step allocates nothing: closed nodes' vectors stay in nodes_ (at most
 // depth + 1 of them) and are overwritten when a node opens; the fresh noise is
 // drawn straight into its slot and TREE(t) is returned from there, no copy.
+// (With a lookahead, draw_ahead, a refill larger than the first draw grows the
+// lookahead's buffer once.)
 #include "dpsosp/tree.hpp"
 
 #include <omp.h>

@@ -1,6 +1,7 @@
 // Noise: Gaussian numbers per second (Philox4x32-10 + Box-Muller, the
 // reproducible stream), the tree mechanism's cost per step for trees of
-// T = 2^10 and 2^20 steps, and the sample pool's shuffle.
+// T = 2^10 and 2^20 steps (drawing each node's noise as it opens, or ahead
+// on one or two threads), and the sample pool's shuffle.
 #include <benchmark/benchmark.h>
 
 #include "dpsosp/dpsosp.hpp"
@@ -49,6 +50,32 @@ BENCHMARK(BM_TreeStep)
     ->Args({1 << 20, 100, 1})
     ->Args({1 << 10, 7840, 1})
     ->Unit(benchmark::kMillisecond);
+
+// The same with the noise drawn ahead (TreeNoise::draw_ahead), 2^15 numbers
+// at a time on `threads` threads, as spider runs do with two threads: the
+// same releases, the Gaussians made in bulk and in parallel.
+void BM_TreeStepAhead(benchmark::State& state) {
+  const auto steps = static_cast<std::uint64_t>(state.range(0));
+  const auto d = static_cast<Index>(state.range(1));
+  const auto threads = static_cast<int>(state.range(2));
+  TreeNoise tree(d, 1.0, GaussianStream(1, StreamPurpose::kTreeNoise));
+  tree.draw_ahead(0, std::size_t{1} << 15, threads);
+  double sink = 0;
+  for (auto _ : state) {
+    tree.restart();
+    for (std::uint64_t t = 0; t < steps; ++t) sink += tree.next()[0];
+  }
+  benchmark::DoNotOptimize(sink);
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * steps));
+}
+BENCHMARK(BM_TreeStepAhead)
+    ->ArgNames({"T", "d", "threads"})
+    ->Args({1 << 10, 100, 1})
+    ->Args({1 << 10, 100, 2})
+    ->Args({1 << 20, 100, 2})
+    ->Args({1 << 10, 7840, 2})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 void BM_SamplePool(benchmark::State& state) {
   const auto n = static_cast<Index>(state.range(0));

@@ -27,13 +27,9 @@ void BM_GaussianNext(benchmark::State& state) {
 }
 BENCHMARK(BM_GaussianNext);
 
-// One iteration = a whole tree of T steps; items = steps. noise = 0 uses the
-// all-ones test mode, which leaves the tree's own bookkeeping and additions.
-void BM_TreeStep(benchmark::State& state) {
+// One iteration = a whole tree of T = state.range(0) steps; items = steps.
+void run_trees(benchmark::State& state, TreeNoise& tree) {
   const auto steps = static_cast<std::uint64_t>(state.range(0));
-  const auto d = static_cast<Index>(state.range(1));
-  const bool noise = state.range(2) != 0;
-  TreeNoise tree(d, 1.0, GaussianStream(1, StreamPurpose::kTreeNoise), !noise);
   double sink = 0;
   for (auto _ : state) {
     tree.restart();
@@ -41,6 +37,15 @@ void BM_TreeStep(benchmark::State& state) {
   }
   benchmark::DoNotOptimize(sink);
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * steps));
+}
+
+// noise = 0 uses the all-ones test mode, which leaves the tree's own
+// bookkeeping and additions.
+void BM_TreeStep(benchmark::State& state) {
+  const auto d = static_cast<Index>(state.range(1));
+  const bool noise = state.range(2) != 0;
+  TreeNoise tree(d, 1.0, GaussianStream(1, StreamPurpose::kTreeNoise), !noise);
+  run_trees(state, tree);
 }
 BENCHMARK(BM_TreeStep)
     ->ArgNames({"T", "d", "noise"})
@@ -55,18 +60,11 @@ BENCHMARK(BM_TreeStep)
 // at a time on `threads` threads, as spider runs do with two threads: the
 // same releases, the Gaussians made in bulk and in parallel.
 void BM_TreeStepAhead(benchmark::State& state) {
-  const auto steps = static_cast<std::uint64_t>(state.range(0));
   const auto d = static_cast<Index>(state.range(1));
   const auto threads = static_cast<int>(state.range(2));
   TreeNoise tree(d, 1.0, GaussianStream(1, StreamPurpose::kTreeNoise));
   tree.draw_ahead(0, std::size_t{1} << 15, threads);
-  double sink = 0;
-  for (auto _ : state) {
-    tree.restart();
-    for (std::uint64_t t = 0; t < steps; ++t) sink += tree.next()[0];
-  }
-  benchmark::DoNotOptimize(sink);
-  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * steps));
+  run_trees(state, tree);
 }
 BENCHMARK(BM_TreeStepAhead)
     ->ArgNames({"T", "d", "threads"})

@@ -28,7 +28,9 @@ In one run, on the same synthetic data (gaussian-mixture, n x d, logistic model)
          not pay.
      For context it also prints the random-order floor: the same pass with the
      records visited in a random permutation, which is how a single-pass
-     private optimizer must read them.
+     private optimizer must read them; and a random-order pass that only reads
+     every cache line of each record (no arithmetic), what the memory system
+     alone gives in that order.
 
 Every measurement is repeated (--repeats, interleaved so that a burst of load
 from other processes hits all of them alike) and the medians are compared.
@@ -164,7 +166,7 @@ def main():
     print("data: %s (%.0f MB), threads %d, %d repeats (medians)%s" %
           (spec, data_bytes / 1e6, a.threads, a.repeats, ", huge pages (--thp)" if a.thp else ""))
 
-    dpsgd, sta, sta_lib, floor, gemv, gather, peer, rss = [], [], [], [], [], [], [], []
+    dpsgd, sta, sta_lib, floor, gemv, gather, touch, peer, rss = [], [], [], [], [], [], [], [], []
     library_memory = None
     for r in range(a.repeats):
         f = run_floor(floor_bin, spec, a.threads, 3, 256 if r == 0 else 0, 3)
@@ -174,6 +176,7 @@ def main():
                         f["spider_gradient_evaluations"], f["spider_steps"]))
         gemv.append(f["rows"] / f["gemv_seconds"])
         gather.append(f["gather_rows_per_second"])
+        touch.append(f["touch_rows_per_second"])
         if r == 0:
             library_memory = f
         rep, kb = run_dpsosp(dpsosp, common + ["--algo", "dpsgd", "--batch-size", "256"])
@@ -205,6 +208,7 @@ def main():
     floor_rate = med(floor)
     gemv_rate = med(gemv)
     gather_rate = med(gather)
+    touch_rate = med(touch)
     ratio_a = dpsgd_rate / torch_rate
     ratio_b = lib_rate / floor_rate
     ratio_b_cli = sta_rate / floor_rate
@@ -229,6 +233,8 @@ def main():
           % (a.threads, gather_rate, gather_rate / floor_rate))
     print("      spider-tree-adaptive (in-process) reads %.2fx as many records/s and makes %.2fx as many gradients/s"
           % (lib_records / gather_rate, lib_rate / gather_rate))
+    print("    random-order reads only (every line of each record, 32 records prefetched ahead, no arithmetic):"
+          " %.4g records/s = %.2fx the stream floor" % (touch_rate, touch_rate / floor_rate))
     if peak_kb is not None:
         over = peak_kb * 1024 - data_bytes
         print("memory: `dpsosp run` dpsgd peak RSS %.0f MB = data %.0f MB + %.0f MB (goal: data + 64 MB)"
@@ -247,7 +253,7 @@ def main():
                        "sta_gradients_per_second": [x[0] for x in sta],
                        "sta_records_per_second": [x[1] for x in sta], "floor_rows_per_second": floor,
                        "gemv_rows_per_second": gemv, "ratio_b_gemv": ratio_b_gemv,
-                       "gather_rows_per_second": gather,
+                       "gather_rows_per_second": gather, "touch_rows_per_second": touch,
                        "library_memory": library_memory,
                        "peak_rss_kb": rss, "data_bytes": data_bytes, "threads": a.threads,
                        "load_average_before": load_before, "load_average_after": load_after,

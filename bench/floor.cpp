@@ -13,7 +13,12 @@
 // It also times the same pass with the records visited in a random order (a
 // SamplePool permutation, T threads, each prefetching the records a few rows
 // ahead as the optimizers do): the floor of any method that must read its
-// records in a random order, as a single-pass private optimizer does.
+// records in a random order, as a single-pass private optimizer does. And a
+// pass in the same order that only reads one double from every cache line of
+// each record, prefetching 32 records ahead (no arithmetic on the records):
+// what the memory system alone gives in that order. On the development
+// machine the two differ by far more than the dot product's arithmetic
+// (docs/performance.md, "Where the time goes").
 //
 // With --spider S it then runs spider-tree-adaptive S times on the same
 // records, in this process, with what `dpsosp run` does by default (logistic
@@ -123,6 +128,36 @@ int main(int argc, char** argv) {
       best_gather = std::min(best_gather, seconds_since(start));
       checksum += out.sum();
     }
+    // Random order, reads only: one double of each line of each record.
+    double best_touch = 1e300;
+    const Eigen::Index touch_ahead = 32;
+    const Eigen::Index row_bytes = d * static_cast<Eigen::Index>(sizeof(double));
+    for (int r = 0; r < repeats; ++r) {
+      start = std::chrono::steady_clock::now();
+      double touched = 0;
+#pragma omp parallel num_threads(threads) reduction(+ : touched)
+      {
+        const auto t = static_cast<Eigen::Index>(omp_get_thread_num());
+        const auto nt = static_cast<Eigen::Index>(omp_get_num_threads());
+        const Eigen::Index begin = n * t / nt, end = n * (t + 1) / nt;
+        double sum = 0;
+        for (Eigen::Index k = begin; k < end; ++k) {
+          if (k + touch_ahead < end) {
+            const char* p = reinterpret_cast<const char*>(x.row(static_cast<Eigen::Index>(perm[k + touch_ahead])).data());
+            for (Eigen::Index b = 0; b < row_bytes; b += 64) __builtin_prefetch(p + b, 0, 2);
+          }
+          const char* row = reinterpret_cast<const char*>(x.row(static_cast<Eigen::Index>(perm[k])).data());
+          for (Eigen::Index b = 0; b < row_bytes; b += 64) {
+            double value;
+            std::memcpy(&value, row + b - b % static_cast<Eigen::Index>(sizeof(double)), sizeof(double));
+            sum += value;
+          }
+        }
+        touched += sum;
+      }
+      best_touch = std::min(best_touch, seconds_since(start));
+      checksum += touched * 1e-300;
+    }
     const long rss_data_kb = peak_rss_kb();
     long rss_run_kb = 0;
     double run_seconds = 0;
@@ -165,13 +200,15 @@ int main(int argc, char** argv) {
         "\"gemv_seconds\": %.6f, \"parallel_seconds\": %.6f, \"threads\": %d, \"seconds\": %.6f, "
         "\"rows_per_second\": %.1f, \"bytes_per_second\": %.1f, \"repeats\": %d, \"checksum\": %.6g, "
         "\"peak_rss_kb_after_data\": %ld, \"dpsgd_batch\": %ld, \"dpsgd_seconds\": %.6f, \"peak_rss_kb_after_dpsgd\": %ld, "
-        "\"gather_seconds\": %.6f, \"gather_rows_per_second\": %.1f, \"spider_seconds\": %s, "
+        "\"gather_seconds\": %.6f, \"gather_rows_per_second\": %.1f, \"touch_seconds\": %.6f, "
+        "\"touch_rows_per_second\": %.1f, \"spider_seconds\": %s, "
         "\"spider_gradient_evaluations\": %lld, \"spider_samples_used\": %lld, \"spider_steps\": %lld}\n",
         spec.c_str(), static_cast<long long>(n), static_cast<long long>(d),
         static_cast<long long>(n * d * static_cast<Eigen::Index>(sizeof(double))), load_seconds, best_gemv,
         best_parallel, threads, best, static_cast<double>(n) / best,
         static_cast<double>(n * d) * sizeof(double) / best, repeats, checksum, rss_data_kb, dpsgd_batch, run_seconds,
-        rss_run_kb, best_gather, static_cast<double>(n) / best_gather, spider.c_str(), spider_gradients,
+        rss_run_kb, best_gather, static_cast<double>(n) / best_gather, best_touch, static_cast<double>(n) / best_touch,
+        spider.c_str(), spider_gradients,
         spider_samples, spider_steps);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "dpsosp_floor: %s\n", e.what());

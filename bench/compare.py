@@ -29,7 +29,7 @@ In one run, on the same synthetic data (gaussian-mixture, n x d, logistic model)
      For context it also prints the random-order floor: the same pass with the
      records visited in a random permutation, which is how a single-pass
      private optimizer must read them; and a random-order pass that only reads
-     every cache line of each record (no arithmetic), what the memory system
+     every cache line of each record (one addition a line), what the memory system
      alone gives in that order.
 
 Every measurement is repeated (--repeats, interleaved so that a burst of load
@@ -233,7 +233,7 @@ def main():
           % (a.threads, gather_rate, gather_rate / floor_rate))
     print("      spider-tree-adaptive (in-process) reads %.2fx as many records/s and makes %.2fx as many gradients/s"
           % (lib_records / gather_rate, lib_rate / gather_rate))
-    print("    random-order reads only (every line of each record, 32 records prefetched ahead, no arithmetic):"
+    print("    random-order reads only (every line of each record, 32 records prefetched ahead, one addition a line):"
           " %.4g records/s = %.2fx the stream floor" % (touch_rate, touch_rate / floor_rate))
     if peak_kb is not None:
         over = peak_kb * 1024 - data_bytes

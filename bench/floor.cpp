@@ -15,8 +15,8 @@
 // ahead as the optimizers do): the floor of any method that must read its
 // records in a random order, as a single-pass private optimizer does. And a
 // pass in the same order that only reads one double from every cache line of
-// each record, prefetching 32 records ahead (no arithmetic on the records):
-// what the memory system alone gives in that order. On the development
+// each record, prefetching 32 records ahead (adding up what it reads, no
+// other arithmetic): what the memory system alone gives in that order. On the development
 // machine the two differ by far more than the dot product's arithmetic
 // (docs/performance.md, "Where the time goes").
 //
@@ -53,6 +53,37 @@ long peak_rss_kb() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   return usage.ru_maxrss;
+}
+
+// The best of `repeats` passes over the records of x in the order perm, on
+// `threads` threads each taking a contiguous part of the order and
+// prefetching every line of the record `ahead` places on: out[k] =
+// visit(record perm[k], d). Adds the outputs to checksum.
+template <class Visit>
+double best_random_pass(const dpsosp::RowMatrix& x, const dpsosp::IndexList& perm, int threads, int repeats,
+                        Eigen::Index ahead, dpsosp::Vec& out, double& checksum, Visit visit) {
+  const Eigen::Index n = x.rows(), d = x.cols();
+  const Eigen::Index row_bytes = d * static_cast<Eigen::Index>(sizeof(double));
+  double best = 1e300;
+  for (int r = 0; r < repeats; ++r) {
+    const auto start = std::chrono::steady_clock::now();
+#pragma omp parallel num_threads(threads)
+    {
+      const auto t = static_cast<Eigen::Index>(omp_get_thread_num());
+      const auto nt = static_cast<Eigen::Index>(omp_get_num_threads());
+      const Eigen::Index begin = n * t / nt, end = n * (t + 1) / nt;
+      for (Eigen::Index k = begin; k < end; ++k) {
+        if (k + ahead < end) {
+          const char* p = reinterpret_cast<const char*>(x.row(static_cast<Eigen::Index>(perm[k + ahead])).data());
+          for (Eigen::Index b = 0; b < row_bytes; b += 64) __builtin_prefetch(p + b, 0, 2);
+        }
+        out[k] = visit(x.row(static_cast<Eigen::Index>(perm[k])).data(), d);
+      }
+    }
+    best = std::min(best, seconds_since(start));
+    checksum += out.sum();
+  }
+  return best;
 }
 
 }  // namespace
@@ -106,58 +137,17 @@ int main(int argc, char** argv) {
     // Random order: out[k] = <x_{perm k}, v>.
     dpsosp::SamplePool pool(static_cast<dpsosp::Index>(n), 1);
     const dpsosp::IndexList perm = pool.draw(static_cast<dpsosp::Index>(n));
-    double best_gather = 1e300;
-    const Eigen::Index ahead = 8;
-    for (int r = 0; r < repeats; ++r) {
-      start = std::chrono::steady_clock::now();
-#pragma omp parallel num_threads(threads)
-      {
-        const auto t = static_cast<Eigen::Index>(omp_get_thread_num());
-        const auto nt = static_cast<Eigen::Index>(omp_get_num_threads());
-        const Eigen::Index begin = n * t / nt, end = n * (t + 1) / nt;
-        for (Eigen::Index k = begin; k < end; ++k) {
-          if (k + ahead < end) {
-            const char* p = reinterpret_cast<const char*>(x.row(static_cast<Eigen::Index>(perm[k + ahead])).data());
-            for (Eigen::Index b = 0; b < d * static_cast<Eigen::Index>(sizeof(double)); b += 64) {
-              __builtin_prefetch(p + b, 0, 2);
-            }
-          }
-          out[k] = x.row(static_cast<Eigen::Index>(perm[k])).dot(v);
-        }
-      }
-      best_gather = std::min(best_gather, seconds_since(start));
-      checksum += out.sum();
-    }
+    const double best_gather = best_random_pass(x, perm, threads, repeats, 8, out, checksum,
+                                                [&v](const double* row, Eigen::Index d_) {
+                                                  return Eigen::Map<const dpsosp::Vec>(row, d_).dot(v);
+                                                });
     // Random order, reads only: one double of each line of each record.
-    double best_touch = 1e300;
-    const Eigen::Index touch_ahead = 32;
-    const Eigen::Index row_bytes = d * static_cast<Eigen::Index>(sizeof(double));
-    for (int r = 0; r < repeats; ++r) {
-      start = std::chrono::steady_clock::now();
-      double touched = 0;
-#pragma omp parallel num_threads(threads) reduction(+ : touched)
-      {
-        const auto t = static_cast<Eigen::Index>(omp_get_thread_num());
-        const auto nt = static_cast<Eigen::Index>(omp_get_num_threads());
-        const Eigen::Index begin = n * t / nt, end = n * (t + 1) / nt;
-        double sum = 0;
-        for (Eigen::Index k = begin; k < end; ++k) {
-          if (k + touch_ahead < end) {
-            const char* p = reinterpret_cast<const char*>(x.row(static_cast<Eigen::Index>(perm[k + touch_ahead])).data());
-            for (Eigen::Index b = 0; b < row_bytes; b += 64) __builtin_prefetch(p + b, 0, 2);
-          }
-          const char* row = reinterpret_cast<const char*>(x.row(static_cast<Eigen::Index>(perm[k])).data());
-          for (Eigen::Index b = 0; b < row_bytes; b += 64) {
-            double value;
-            std::memcpy(&value, row + b - b % static_cast<Eigen::Index>(sizeof(double)), sizeof(double));
-            sum += value;
-          }
-        }
-        touched += sum;
-      }
-      best_touch = std::min(best_touch, seconds_since(start));
-      checksum += touched * 1e-300;
-    }
+    const double best_touch = best_random_pass(x, perm, threads, repeats, 32, out, checksum,
+                                               [](const double* row, Eigen::Index d_) {
+                                                 double sum = 0;
+                                                 for (Eigen::Index j = 0; j < d_; j += 8) sum += row[j];
+                                                 return sum;
+                                               });
     const long rss_data_kb = peak_rss_kb();
     long rss_run_kb = 0;
     double run_seconds = 0;

@@ -83,14 +83,14 @@ class AlignedScratch {
 /// start of its indices and of its values), to be brought in a step at a time
 /// while a kernel runs (wide::LinePrefetch).
 inline void queue_record(wide::LinePrefetch& lines, const Dataset& data, Index i) {
-  if (data.has_labels()) lines.add(data.labels().data() + i, sizeof(double));
+  const Index at = data.slot(i);
+  if (data.has_labels()) lines.add(data.labels().data() + at, sizeof(double));
   if (!data.is_sparse()) {
-    const Index cols = data.cols();
-    lines.add(data.dense().data() + i * cols, static_cast<std::size_t>(cols) * sizeof(double));
+    lines.add(data.dense_row(i), static_cast<std::size_t>(data.cols()) * sizeof(double));
     return;
   }
   const SparseRowMatrix& m = data.sparse();
-  const std::int64_t begin = m.outerIndexPtr()[i];
+  const std::int64_t begin = m.outerIndexPtr()[at];
   lines.add(m.innerIndexPtr() + begin, 1);
   lines.add(m.valuePtr() + begin, 1);
 }
@@ -283,7 +283,7 @@ class ScaledRecordWorker {
     double s1[kGroup], s0[kGroup] = {};  // s0 only for differences
     coefficients_(records, count, s1, s0, &prefetch);
     const double* rows[kGroup];
-    for (Index j = 0; j < count; ++j) rows[j] = data_.dense().data() + records[j] * d_;
+    for (Index j = 0; j < count; ++j) rows[j] = data_.dense_row(records[j]);
     const bool clipping = clip_ < std::numeric_limits<double>::infinity();
     double squared[kGroup] = {};
     if (clipping) wide::scaled_squared_norms(rows, s1, difference_ ? s0 : nullptr, count, d_, squared, &prefetch);

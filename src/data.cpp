@@ -134,7 +134,7 @@ void check_width(const char* fn, Eigen::Index got, Index cols) {
 double Dataset::row_dot(Index i, const Eigen::Ref<const Vec>& w) const {
   check_row("row_dot", i, rows());
   check_width("row_dot", w.size(), cols());
-  const auto r = static_cast<Eigen::Index>(i);
+  const auto r = static_cast<Eigen::Index>(slot(i));
   if (!sparse_) return dense_.row(r).dot(w.transpose());
   double sum = 0.0;
   for (SparseRowMatrix::InnerIterator it(sparse_matrix_, r); it; ++it) sum += it.value() * w[it.index()];
@@ -144,7 +144,7 @@ double Dataset::row_dot(Index i, const Eigen::Ref<const Vec>& w) const {
 void Dataset::row_axpy(Index i, double scale, Eigen::Ref<Vec> out) const {
   check_row("row_axpy", i, rows());
   check_width("row_axpy", out.size(), cols());
-  const auto r = static_cast<Eigen::Index>(i);
+  const auto r = static_cast<Eigen::Index>(slot(i));
   if (!sparse_) {
     out.noalias() += scale * dense_.row(r).transpose();
     return;
@@ -155,7 +155,7 @@ void Dataset::row_axpy(Index i, double scale, Eigen::Ref<Vec> out) const {
 void Dataset::row_dense(Index i, Eigen::Ref<Vec> out) const {
   check_row("row_dense", i, rows());
   check_width("row_dense", out.size(), cols());
-  const auto r = static_cast<Eigen::Index>(i);
+  const auto r = static_cast<Eigen::Index>(slot(i));
   if (!sparse_) {
     out = dense_.row(r).transpose();
     return;
@@ -166,7 +166,7 @@ void Dataset::row_dense(Index i, Eigen::Ref<Vec> out) const {
 
 double Dataset::row_squared_norm(Index i) const {
   check_row("row_squared_norm", i, rows());
-  const auto r = static_cast<Eigen::Index>(i);
+  const auto r = static_cast<Eigen::Index>(slot(i));
   if (!sparse_) return dense_.row(r).squaredNorm();
   double sum = 0.0;
   for (SparseRowMatrix::InnerIterator it(sparse_matrix_, r); it; ++it) sum += it.value() * it.value();
@@ -180,11 +180,11 @@ Dataset Dataset::subset(const IndexList& idx) const {
   Vec labels;
   if (has_labels()) {
     labels.resize(m);
-    for (Eigen::Index k = 0; k < m; ++k) labels[k] = labels_[static_cast<Eigen::Index>(idx[k])];
+    for (Eigen::Index k = 0; k < m; ++k) labels[k] = labels_[static_cast<Eigen::Index>(slot(idx[k]))];
   }
   if (!sparse_) {
     RowMatrix features(m, dense_.cols());
-    for (Eigen::Index k = 0; k < m; ++k) features.row(k) = dense_.row(static_cast<Eigen::Index>(idx[k]));
+    for (Eigen::Index k = 0; k < m; ++k) features.row(k) = dense_.row(static_cast<Eigen::Index>(slot(idx[k])));
     return Dataset(std::move(features), std::move(labels));
   }
   // Copy the CSR rows directly: cheaper than triplets and keeps index order.
@@ -192,7 +192,7 @@ Dataset Dataset::subset(const IndexList& idx) const {
   std::vector<std::int64_t> inner;
   std::vector<double> values;
   for (Index i : idx) {
-    for (SparseRowMatrix::InnerIterator it(sparse_matrix_, static_cast<Eigen::Index>(i)); it; ++it) {
+    for (SparseRowMatrix::InnerIterator it(sparse_matrix_, static_cast<Eigen::Index>(slot(i))); it; ++it) {
       inner.push_back(it.index());
       values.push_back(it.value());
     }
@@ -202,6 +202,108 @@ Dataset Dataset::subset(const IndexList& idx) const {
       m, sparse_matrix_.cols(), static_cast<std::int64_t>(values.size()), outer.data(), inner.data(), values.data());
   return Dataset(std::move(features), std::move(labels));
 }
+
+namespace {
+
+// Rearranges the stored rows in place so that row k holds what row from[k]
+// held (from: a permutation), following its cycles with one row of scratch.
+// The rows a cycle reaches next are prefetched: they sit anywhere in memory.
+void gather_rows_in_place(RowMatrix& m, Vec& labels, const std::vector<std::uint32_t>& from) {
+  const auto n = static_cast<std::size_t>(from.size());
+  const Eigen::Index d = m.cols();
+  const bool labeled = labels.size() > 0;
+  constexpr int kAhead = 16;
+  std::vector<bool> done(n, false);
+  Vec row(d);
+  for (std::size_t start = 0; start < n; ++start) {
+    if (done[start]) continue;
+    done[start] = true;
+    if (from[start] == start) continue;
+    row = m.row(static_cast<Eigen::Index>(start)).transpose();
+    const double label = labeled ? labels[static_cast<Eigen::Index>(start)] : 0.0;
+    std::size_t ahead = start;  // kAhead rows along the cycle
+    for (int a = 0; a < kAhead && from[ahead] != start; ++a) ahead = from[ahead];
+    std::size_t j = start;
+    for (;;) {
+      const std::size_t f = from[j];
+      if (f == start) break;
+      if (from[ahead] != start) {
+        ahead = from[ahead];
+        const double* p = m.data() + static_cast<Eigen::Index>(ahead) * d;
+        for (Eigen::Index c = 0; c < d; c += 8) __builtin_prefetch(p + c);
+        if (labeled) __builtin_prefetch(labels.data() + ahead);
+      }
+      m.row(static_cast<Eigen::Index>(j)) = m.row(static_cast<Eigen::Index>(f));
+      if (labeled) labels[static_cast<Eigen::Index>(j)] = labels[static_cast<Eigen::Index>(f)];
+      done[f] = true;
+      j = f;
+    }
+    m.row(static_cast<Eigen::Index>(j)) = row.transpose();
+    if (labeled) labels[static_cast<Eigen::Index>(j)] = label;
+  }
+}
+
+SparseRowMatrix gather_rows(const SparseRowMatrix& m, const std::vector<std::uint32_t>& from) {
+  std::vector<std::int64_t> outer{0};
+  outer.reserve(from.size() + 1);
+  std::vector<std::int64_t> inner;
+  std::vector<double> values;
+  inner.reserve(static_cast<std::size_t>(m.nonZeros()));
+  values.reserve(static_cast<std::size_t>(m.nonZeros()));
+  for (const std::uint32_t f : from) {
+    for (SparseRowMatrix::InnerIterator it(m, static_cast<Eigen::Index>(f)); it; ++it) {
+      inner.push_back(it.index());
+      values.push_back(it.value());
+    }
+    outer.push_back(static_cast<std::int64_t>(inner.size()));
+  }
+  return Eigen::Map<const SparseRowMatrix>(m.rows(), m.cols(), static_cast<std::int64_t>(values.size()),
+                                           outer.data(), inner.data(), values.data());
+}
+
+}  // namespace
+
+void Dataset::store_in_sample_order(std::uint64_t seed) {
+  if (order_seed_ && *order_seed_ == seed) return;
+  const Index n = rows();
+  if (n > std::numeric_limits<std::uint32_t>::max())
+    throw Error("Dataset::store_in_sample_order: " + std::to_string(n) +
+                " records; at most 2^32 - 1 can be stored in a sample order");
+  std::vector<std::uint32_t> order;
+  detail::shuffle_order(order, n, seed);
+  // Stored row k is to hold record order[k], which now sits at slot(order[k]).
+  std::vector<std::uint32_t> from(order.size());
+  for (std::size_t k = 0; k < order.size(); ++k) from[k] = static_cast<std::uint32_t>(slot(order[k]));
+  if (sparse_) {
+    SparseRowMatrix moved = gather_rows(sparse_matrix_, from);
+    sparse_matrix_ = std::move(moved);
+    if (has_labels()) {
+      Vec labels(labels_.size());
+      for (std::size_t k = 0; k < from.size(); ++k)
+        labels[static_cast<Eigen::Index>(k)] = labels_[static_cast<Eigen::Index>(from[k])];
+      labels_ = std::move(labels);
+    }
+  } else {
+    gather_rows_in_place(dense_, labels_, from);
+  }
+  from.clear();
+  from.shrink_to_fit();
+  detail::DatasetLayout::adopt_sample_order(*this, std::move(order), seed);
+}
+
+namespace detail {
+
+void DatasetLayout::adopt_sample_order(Dataset& data, std::vector<std::uint32_t> order, std::uint64_t seed) {
+  if (static_cast<Index>(order.size()) != data.rows())
+    throw Error("Dataset: a sample order of " + std::to_string(order.size()) + " records for " +
+                std::to_string(data.rows()) + " records");
+  data.slot_.assign(order.size(), 0);
+  for (std::size_t k = 0; k < order.size(); ++k) data.slot_[order[k]] = static_cast<std::uint32_t>(k);
+  data.order_ = std::move(order);
+  data.order_seed_ = seed;
+}
+
+}  // namespace detail
 
 FileFormat parse_file_format(const std::string& name) {
   const std::string n = lower(name);
@@ -253,12 +355,24 @@ SamplePool::SamplePool(Index n, std::uint64_t seed) : size_(n) {
   }
 }
 
+SamplePool::SamplePool(const Dataset& data, std::uint64_t seed) : size_(data.rows()) {
+  if (data.sample_order_seed() == seed && size_ > 0) {
+    shared_ = data.order_.data();
+  } else if (size_ <= std::numeric_limits<std::uint32_t>::max()) {
+    detail::shuffle_order(order32_, size_, seed);
+  } else {
+    detail::shuffle_order(order64_, size_, seed);
+  }
+}
+
 IndexList SamplePool::draw(Index k) {
   if (k > remaining())
     throw Error("SamplePool::draw: asked for " + std::to_string(k) + " records but only " +
                 std::to_string(remaining()) + " of " + std::to_string(size()) + " remain unused");
   IndexList out(k);
-  if (order64_.empty()) {
+  if (shared_ != nullptr) {
+    std::copy(shared_ + next_, shared_ + next_ + k, out.begin());
+  } else if (order64_.empty()) {
     std::copy(order32_.begin() + static_cast<std::ptrdiff_t>(next_),
               order32_.begin() + static_cast<std::ptrdiff_t>(next_ + k), out.begin());
   } else {

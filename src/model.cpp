@@ -117,7 +117,7 @@ void row_dots(const Dataset& data, Index i, const double* w, Index width, Index 
     for (Index k = 0; k < count; ++k) out[k] = data.row_dot(i, Eigen::Map<const Vec>(w + k * stride, n));
     return;
   }
-  const double* row = data.dense().data() + i * cols;
+  const double* row = data.dense_row(i);
   constexpr Index kChunk = 8;
   const double* rows[kChunk] = {row, row, row, row, row, row, row, row};
   const double* ws[kChunk] = {};

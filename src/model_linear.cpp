@@ -72,7 +72,7 @@ void MarginModel::fused_rows(const Vec& x, const Dataset& data, const Index* rec
   double s[kGroup];
   dense_coefficients(x, nullptr, data, records, count, s, nullptr);
   for (Index j = 0; j < count; ++j) {
-    const Eigen::Map<const Vec> a(data.dense().data() + records[j] * features_, d);
+    const Eigen::Map<const Vec> a(data.dense_row(records[j]), d);
     Eigen::Map<Vec>(out[j], d).noalias() = s[j] * a;
   }
 }
@@ -83,7 +83,7 @@ void MarginModel::fused_difference_rows(const Vec& x, const Vec& x_prev, const D
   double s1[kGroup], s0[kGroup];
   dense_coefficients(x, &x_prev, data, records, count, s1, s0);
   for (Index j = 0; j < count; ++j) {
-    const Eigen::Map<const Vec> a(data.dense().data() + records[j] * features_, d);
+    const Eigen::Map<const Vec> a(data.dense_row(records[j]), d);
     Eigen::Map<Vec>(out[j], d).noalias() = s1[j] * a - s0[j] * a;
   }
 }
@@ -100,7 +100,7 @@ void MarginModel::dense_coefficients(const Vec& x, const Vec* x_prev, const Data
   double z[2 * kGroup];
   for (Index j = 0; j < count; ++j) {
     for (Index k = 0; k < per; ++k) {
-      rows[per * j + k] = data.dense().data() + records[j] * features_;
+      rows[per * j + k] = data.dense_row(records[j]);
       points[per * j + k] = k == 0 ? x.data() : x_prev->data();
       of[per * j + k] = records[j];
     }

@@ -7,6 +7,7 @@
 #include <numeric>
 #include <vector>
 
+#include "dpsosp/data.hpp"
 #include "dpsosp/noise.hpp"
 #include "dpsosp/types.hpp"
 
@@ -50,5 +51,13 @@ void shuffle_order(std::vector<Entry>& order, Index n, std::uint64_t seed) {
     i -= m;
   }
 }
+
+/// For code that writes a dataset's records straight into a sample order
+/// (make_synthetic): stored row k of `data` already holds record order[k],
+/// where order is shuffle_order's order for (data.rows(), seed). Records the
+/// layout without moving anything.
+struct DatasetLayout {
+  static void adopt_sample_order(Dataset& data, std::vector<std::uint32_t> order, std::uint64_t seed);
+};
 
 }  // namespace dpsosp::detail

@@ -63,7 +63,7 @@ void run_sgd_family(const Model& model, const Dataset& data, const RunOptions& o
   const double lr = o.learning_rate > 0 ? o.learning_rate : 1.0 / o.constants.M;
   const double clip = is_private ? o.constants.G : kInf;
   const bool poisson = is_private && o.epochs > 0;
-  SamplePool pool(n, s.seed);
+  SamplePool pool(data, s.seed);
   GradientOracles oracles(model, data, pool);
   GaussianStream noise_stream(s.seed, StreamPurpose::kGaussianNoise);
   GaussianStream sampling_stream(s.seed, StreamPurpose::kPoisson);

@@ -37,27 +37,31 @@ namespace {
 constexpr std::size_t kAheadCap = std::size_t{1} << 20;  // 8 MiB of doubles
 constexpr std::size_t kRefill = std::size_t{1} << 15;    // 256 KiB
 
-SamplePool& order_and_noise(std::optional<SamplePool>& pool, Index n, Index d, std::uint64_t seed,
+SamplePool& order_and_noise(std::optional<SamplePool>& pool, const Dataset& data, Index d, std::uint64_t seed,
                             ReleaseNoise& noise) {
+  const Index n = data.rows();
   const int threads = available_threads();
   if (threads < 2 || !noise.draws_ahead()) {
-    pool.emplace(n, seed);
+    pool.emplace(data, seed);
     return *pool;
   }
   const std::size_t most = d > 0 && n > kAheadCap / d ? kAheadCap : n * d;  // min(n d, cap), no overflow
   const std::size_t first = std::min(n / 4, most);
   const std::size_t refill = std::min(kRefill, most);
+  const bool stored = data.sample_order_seed() == seed;
   std::exception_ptr error[2];
 #pragma omp parallel num_threads(2)
   {
     const int t = omp_get_thread_num();
     try {
       if (t == 0) {
-        pool.emplace(n, seed);
-        if (omp_get_num_threads() == 1) noise.draw_ahead(0, refill, threads);  // no second thread came
+        pool.emplace(data, seed);
+        // With the records stored in this order there is nothing to shuffle,
+        // and this thread draws the noise; likewise when no second thread came.
+        if (stored || omp_get_num_threads() == 1) noise.draw_ahead(stored ? first : 0, refill, threads);
       } else {
         wide::enabled();  // the engine's one-time checks (2 to 4 ms), if still to do
-        noise.draw_ahead(first, refill, threads);
+        if (!stored) noise.draw_ahead(first, refill, threads);
       }
     } catch (...) {
       error[t] = std::current_exception();
@@ -86,7 +90,7 @@ SpiderTrace run_spider(const Model& model, const Dataset& data, const SpiderConf
                        std::uint64_t seed, const RunOptions& options, Summary& summary) {
   SpiderTrace trace;
   std::optional<SamplePool> pool_storage;
-  SamplePool& pool = order_and_noise(pool_storage, data.rows(), model.dim(), seed, noise);
+  SamplePool& pool = order_and_noise(pool_storage, data, model.dim(), seed, noise);
   GradientOracles oracles(model, data, pool);
   GaussianStream perturbation_stream(seed, StreamPurpose::kPerturbation);
   const Index d = model.dim();

@@ -38,12 +38,14 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <optional>
 #include <sstream>
 #include <utility>
 #include <vector>
 
 #include "dpsosp/error.hpp"
 #include "dpsosp/noise.hpp"
+#include "sample_order.hpp"
 
 namespace dpsosp {
 
@@ -290,21 +292,50 @@ ParsedSpec parse_spec(const std::string& spec) {
 Index as_index(double value) { return static_cast<Index>(value); }
 
 /// Fills the dense rows of `features` (n x d), record i from its own stream, and
-/// calls finish(i, stream, row) to draw whatever follows the d normals.
+/// calls finish(i, k, stream, row) to draw whatever follows the d normals.
+/// Record i goes to row k = i, or, given a sample order, to the row k with
+/// order[k] = i: every record is the same either way, only its place differs.
 template <typename Finish>
-void generate_rows(std::uint64_t seed, RowMatrix& features, Finish finish) {
+void generate_rows(std::uint64_t seed, RowMatrix& features, const std::vector<std::uint32_t>* order, Finish finish) {
   const std::int64_t n = features.rows();
   const Eigen::Index d = features.cols();
 #pragma omp parallel for schedule(static)
-  for (std::int64_t i = 0; i < n; ++i) {
+  for (std::int64_t k = 0; k < n; ++k) {
+    const std::int64_t i = order != nullptr ? static_cast<std::int64_t>((*order)[static_cast<std::size_t>(k)]) : k;
     GaussianStream stream(seed, StreamPurpose::kSynthetic, static_cast<std::uint32_t>(i));
-    Eigen::Map<Vec> row(features.data() + i * d, d);
+    Eigen::Map<Vec> row(features.data() + k * d, d);
     stream.fill(row);
-    finish(i, stream, row);
+    finish(i, k, stream, row);
   }
 }
 
-SyntheticProblem make_phase_retrieval(const ParsedSpec& spec) {
+/// The sample order to generate the records in (none: record order), drawn
+/// when first asked for: after the records' memory, whose allocation fails
+/// first when n x d is too large.
+struct Layout {
+  std::optional<std::uint64_t> seed;
+  Index n = 0;
+  std::vector<std::uint32_t> order;
+  const std::vector<std::uint32_t>* rows() {
+    if (!seed) return nullptr;
+    if (order.empty()) detail::shuffle_order(order, n, *seed);
+    return &order;
+  }
+  /// Records on `data` that its rows hold the order's records (a no-op without one).
+  void adopt(Dataset& data) {
+    if (seed) detail::DatasetLayout::adopt_sample_order(data, std::move(order), *seed);
+  }
+};
+
+Layout make_layout(Index n, std::optional<std::uint64_t> seed) {
+  Layout layout;
+  if (!seed || n > std::numeric_limits<std::uint32_t>::max()) return layout;  // record order (see the header)
+  layout.seed = seed;
+  layout.n = n;
+  return layout;
+}
+
+SyntheticProblem make_phase_retrieval(const ParsedSpec& spec, Layout layout) {
   const Index n = as_index(spec.params.at("n"));
   const Index d = as_index(spec.params.at("d"));
   if (d < 2) throw Error("make_synthetic: phase-retrieval needs d >= 2 (its saddle is orthogonal to x*), got d=1");
@@ -320,17 +351,19 @@ SyntheticProblem make_phase_retrieval(const ParsedSpec& spec) {
 
   RowMatrix features = allocate_records(n, d);
   Vec labels = allocate_labels(n);
-  generate_rows(spec.seed, features, [&](std::int64_t i, GaussianStream& stream, const Eigen::Map<Vec>& a) {
-    const double ax = xnorm * a[0];  // a . x* with x* = xnorm e_1
-    labels[i] = ax * ax + noise * stream.next();
-  });
+  generate_rows(spec.seed, features, layout.rows(),
+                [&](std::int64_t, std::int64_t k, GaussianStream& stream, const Eigen::Map<Vec>& a) {
+                  const double ax = xnorm * a[0];  // a . x* with x* = xnorm e_1
+                  labels[k] = ax * ax + noise * stream.next();
+                });
   problem.data = Dataset(std::move(features), std::move(labels));
+  layout.adopt(problem.data);
   problem.population = phase_retrieval_population(problem.x_star, noise);
   problem.params = spec.params;
   return problem;
 }
 
-SyntheticProblem make_pca(const ParsedSpec& spec) {
+SyntheticProblem make_pca(const ParsedSpec& spec, Layout layout) {
   const Index n = as_index(spec.params.at("n"));
   const Index d = as_index(spec.params.at("d"));
   const Index rank = as_index(spec.params.at("rank"));
@@ -364,16 +397,17 @@ SyntheticProblem make_pca(const ParsedSpec& spec) {
 
   RowMatrix features = allocate_records(n, d);
   const Vec scale = spectrum.cwiseSqrt();
-  generate_rows(spec.seed, features, [&](std::int64_t, GaussianStream&, Eigen::Map<Vec>& z) {
+  generate_rows(spec.seed, features, layout.rows(), [&](std::int64_t, std::int64_t, GaussianStream&, Eigen::Map<Vec>& z) {
     z.array() *= scale.array();
   });
   problem.data = Dataset(std::move(features), Vec());
+  layout.adopt(problem.data);
   problem.population = pca_population(spectrum, rank);
   problem.params = spec.params;
   return problem;
 }
 
-SyntheticProblem make_gaussian_mixture(const ParsedSpec& spec) {
+SyntheticProblem make_gaussian_mixture(const ParsedSpec& spec, Layout layout) {
   const Index n = as_index(spec.params.at("n"));
   const Index d = as_index(spec.params.at("d"));
   const double mu = spec.params.at("mu");
@@ -388,27 +422,30 @@ SyntheticProblem make_gaussian_mixture(const ParsedSpec& spec) {
   problem.x_star = 2 * mean;
   RowMatrix features = allocate_records(n, d);
   Vec labels = allocate_labels(n);
-  generate_rows(spec.seed, features, [&](std::int64_t i, GaussianStream& stream, Eigen::Map<Vec>& z) {
-    const bool positive = stream.uniform() <= 0.5;
-    labels[i] = positive ? 1.0 : 0.0;
-    if (positive) {
-      z += mean;
-    } else {
-      z -= mean;
-    }
-  });
+  generate_rows(spec.seed, features, layout.rows(),
+                [&](std::int64_t, std::int64_t k, GaussianStream& stream, Eigen::Map<Vec>& z) {
+                  const bool positive = stream.uniform() <= 0.5;
+                  labels[k] = positive ? 1.0 : 0.0;
+                  if (positive) {
+                    z += mean;
+                  } else {
+                    z -= mean;
+                  }
+                });
   problem.data = Dataset(std::move(features), std::move(labels));
+  layout.adopt(problem.data);
   problem.params = spec.params;
   return problem;
 }
 
 }  // namespace
 
-SyntheticProblem make_synthetic(const std::string& spec) {
+SyntheticProblem make_synthetic(const std::string& spec, std::optional<std::uint64_t> sample_order_seed) {
   const ParsedSpec parsed = parse_spec(spec);
-  if (parsed.name == "phase-retrieval") return make_phase_retrieval(parsed);
-  if (parsed.name == "pca") return make_pca(parsed);
-  return make_gaussian_mixture(parsed);
+  Layout layout = make_layout(as_index(parsed.params.at("n")), sample_order_seed);
+  if (parsed.name == "phase-retrieval") return make_phase_retrieval(parsed, std::move(layout));
+  if (parsed.name == "pca") return make_pca(parsed, std::move(layout));
+  return make_gaussian_mixture(parsed, std::move(layout));
 }
 
 std::shared_ptr<const Population> phase_retrieval_population(const Vec& x_star, double noise_std) {

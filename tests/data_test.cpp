@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -209,6 +210,121 @@ TEST(SamplePoolTest, OrderIsAFunctionOfTheSeed) {
   IndexList identity(500);
   for (Index i = 0; i < 500; ++i) identity[i] = i;
   EXPECT_NE(first, identity);
+}
+
+// A dataset of n records with distinct, recognisable features and labels:
+// record i's features are (i, i + 0.5, -i, ...), its label 1000 + i; sparse
+// records keep every other feature (record 0's only one: 0 is not stored).
+Dataset numbered(Index n, Index p, bool sparse, bool labeled = true) {
+  RowMatrix m(static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(p));
+  for (Index i = 0; i < n; ++i)
+    for (Index j = 0; j < p; ++j)
+      m(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)) =
+          (j % 2 == 1 && sparse) ? 0.0 : static_cast<double>(i) * (j % 3 == 2 ? -1.0 : 1.0) + 0.5 * (j % 3 == 1);
+  Vec y;
+  if (labeled) y = Vec::LinSpaced(static_cast<Eigen::Index>(n), 1000.0, 1000.0 + static_cast<double>(n) - 1.0);
+  if (sparse) return Dataset(SparseRowMatrix(m.sparseView()), std::move(y));
+  return Dataset(std::move(m), std::move(y));
+}
+
+// Every record-indexed accessor gives the same as on the dataset as built.
+void expect_same_records(const Dataset& a, const Dataset& b) {
+  ASSERT_EQ(a.rows(), b.rows());
+  ASSERT_EQ(a.cols(), b.cols());
+  ASSERT_EQ(a.has_labels(), b.has_labels());
+  const auto p = static_cast<Eigen::Index>(a.cols());
+  Vec w = Vec::LinSpaced(p, -1.0, 2.0), ra(p), rb(p);
+  for (Index i = 0; i < a.rows(); ++i) {
+    EXPECT_EQ(a.row_dot(i, w), b.row_dot(i, w)) << "record " << i;
+    EXPECT_EQ(a.row_squared_norm(i), b.row_squared_norm(i)) << "record " << i;
+    a.row_dense(i, ra);
+    b.row_dense(i, rb);
+    EXPECT_EQ(ra, rb) << "record " << i;
+    ra.setOnes();
+    rb.setOnes();
+    a.row_axpy(i, 0.25, ra);
+    b.row_axpy(i, 0.25, rb);
+    EXPECT_EQ(ra, rb) << "record " << i;
+    if (a.has_labels()) EXPECT_EQ(a.label(i), b.label(i)) << "record " << i;
+    if (!a.is_sparse()) {
+      EXPECT_EQ(Eigen::Map<const Vec>(a.dense_row(i), p), Eigen::Map<const Vec>(b.dense_row(i), p)) << "record " << i;
+    }
+  }
+}
+
+TEST(DatasetSampleOrderTest, RecordsKeepTheirIndicesAndMoveToTheSampleOrder) {
+  for (const bool sparse : {false, true}) {
+    for (const bool labeled : {true, false}) {
+      SCOPED_TRACE(std::string(sparse ? "sparse" : "dense") + (labeled ? ", labeled" : ", unlabeled"));
+      const Index n = 1001;
+      const Dataset as_built = numbered(n, 7, sparse, labeled);
+      Dataset stored = as_built;
+      EXPECT_FALSE(stored.sample_order_seed().has_value());
+      EXPECT_EQ(stored.slot(5), 5u);
+      stored.store_in_sample_order(42);
+      ASSERT_EQ(stored.sample_order_seed(), std::optional<std::uint64_t>(42));
+      expect_same_records(as_built, stored);
+      // Row k of the stored arrays holds the k-th record of the seed's order.
+      SamplePool pool(n, 42);
+      const IndexList order = pool.draw(n);
+      for (Index k = 0; k < n; ++k) {
+        ASSERT_EQ(stored.record_at(k), order[k]);
+        ASSERT_EQ(stored.slot(order[k]), k);
+        const double first = sparse ? stored.sparse().coeff(static_cast<Eigen::Index>(k), 0)
+                                    : stored.dense()(static_cast<Eigen::Index>(k), 0);
+        ASSERT_EQ(first, static_cast<double>(order[k])) << "stored row " << k;
+        if (labeled) ASSERT_EQ(stored.labels()[static_cast<Eigen::Index>(k)], 1000.0 + static_cast<double>(order[k]));
+      }
+      // Not the identity (a layout that moved nothing would pass the above for the identity order only).
+      EXPECT_NE(stored.record_at(0) + stored.record_at(1) * n, Index{0} + Index{1} * n);
+      // Subsets are taken by record.
+      const IndexList some = {7, 0, 1000, 7, 512};
+      expect_same_records(as_built.subset(some), stored.subset(some));
+      // Another seed moves them on to its order; the same seed again is a no-op.
+      stored.store_in_sample_order(43);
+      EXPECT_EQ(stored.sample_order_seed(), std::optional<std::uint64_t>(43));
+      expect_same_records(as_built, stored);
+      SamplePool other(n, 43);
+      EXPECT_EQ(stored.record_at(17), other.draw(18)[17]);
+      const Dataset before = stored;
+      stored.store_in_sample_order(43);
+      for (Index k = 0; k < n; ++k) ASSERT_EQ(stored.record_at(k), before.record_at(k));
+      expect_same_records(as_built, stored);
+    }
+  }
+}
+
+TEST(DatasetSampleOrderTest, EmptyAndSingleRecordDatasets) {
+  Dataset empty;
+  empty.store_in_sample_order(1);
+  EXPECT_EQ(empty.rows(), 0u);
+  SamplePool none(empty, 1);
+  EXPECT_EQ(none.remaining(), 0u);
+  Dataset one = numbered(1, 3, false);
+  one.store_in_sample_order(9);
+  EXPECT_EQ(one.record_at(0), 0u);
+  EXPECT_EQ(one.label(0), 1000.0);
+}
+
+// A pool over a dataset gives the order of SamplePool(n, seed) whether the
+// records are stored in that order (then it reads the dataset's), in another
+// seed's, or in their own.
+TEST(DatasetSampleOrderTest, PoolOverADatasetDrawsTheSeedsOrder) {
+  const Index n = 777;
+  Dataset own = numbered(n, 3, false), same = own, other = own;
+  same.store_in_sample_order(5);
+  other.store_in_sample_order(6);
+  SamplePool reference(n, 5);
+  const IndexList expect = reference.draw(n);
+  for (const Dataset* d : {&own, &same, &other}) {
+    SamplePool pool(*d, 5);
+    EXPECT_EQ(pool.size(), n);
+    IndexList got = pool.draw(100);
+    const IndexList rest = pool.draw(n - 100);
+    got.insert(got.end(), rest.begin(), rest.end());
+    EXPECT_EQ(got, expect);
+    EXPECT_CONTAINS(error_of([&] { pool.draw(1); }), "only 0 of 777 remain");
+  }
 }
 
 // The pool's order is Fisher-Yates on the seed's sample-order stream, one

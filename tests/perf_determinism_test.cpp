@@ -102,8 +102,15 @@ std::vector<OracleCase> oracle_cases() {
 
 // Oracle outputs along a short made-up trajectory: O1 and O2 clipped and not,
 // batches from 1 row to several hundred.
-std::uint64_t oracle_checksum(const OracleCase& c) {
-  const Dataset data = make_data(4800, c.p, c.labels, c.sparse, 1000 + c.p);
+// With stored_seed, the records are first stored in that seed's sample order
+// (the pool's own, 5, or another): the checksum must not change.
+std::uint64_t oracle_checksum(const OracleCase& c, std::uint64_t stored_seed = 0) {
+  Dataset data = make_data(4800, c.p, c.labels, c.sparse, 1000 + c.p);
+#ifndef DPSOSP_RECORD_CHECKSUMS
+  if (stored_seed != 0) data.store_in_sample_order(stored_seed);
+#else
+  (void)stored_seed;
+#endif
   const auto model = make_model(c.model, c.p, c.options, &data);
   const Index d = model->dim();
   Vec x(static_cast<Eigen::Index>(d)), step(static_cast<Eigen::Index>(d));
@@ -236,6 +243,24 @@ TEST(PerfDeterminism, OracleOutputsMatchTheRecordedChecksums) {
     for (int mode : {1, 2}) {
       ForcedThreads forced(mode, mode);
       EXPECT_EQ(oracle_checksum(cases[i]), kOracleChecksums[i].checksum) << "threads " << mode;
+    }
+  }
+}
+
+// The same checksums with the records stored in the pool's sample order (the
+// pool then reads the dataset's order and the records front to back) and in
+// another seed's (every record reached through its slot).
+TEST(PerfDeterminism, OracleOutputsMatchTheRecordedChecksumsWithRecordsInASampleOrder) {
+  const std::vector<OracleCase> cases = oracle_cases();
+  ASSERT_EQ(cases.size(), sizeof kOracleChecksums / sizeof kOracleChecksums[0]);
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    for (const std::uint64_t stored : {std::uint64_t{5}, std::uint64_t{6}}) {
+      for (const int mode : {1, 2}) {
+        ForcedThreads forced(mode, mode);
+        EXPECT_EQ(oracle_checksum(cases[i], stored), kOracleChecksums[i].checksum)
+            << cases[i].model << (cases[i].sparse ? " sparse" : " dense") << ", stored in seed " << stored
+            << "'s order, threads " << mode;
+      }
     }
   }
 }
@@ -384,6 +409,70 @@ TEST(PerfDeterminism, EveryAlgorithmGivesTheSameBitsAloneAndShared) {
         EXPECT_EQ(alone.epsilon, shared.epsilon);
         ASSERT_EQ(alone.x.size(), shared.x.size());
         EXPECT_EQ(std::memcmp(alone.x.data(), shared.x.data(), sizeof(double) * static_cast<std::size_t>(alone.x.size())), 0);
+      }
+    }
+  }
+}
+
+// Whole runs on records stored in a sample order (the run's own seed, as
+// `dpsosp run --synthetic` stores them, or another seed) give the bits of the
+// same runs on the records as built, for every algorithm, one thread or two.
+TEST(PerfDeterminism, EveryAlgorithmGivesTheSameBitsWithRecordsInASampleOrder) {
+  constexpr std::uint64_t kSeed = 17;
+  const std::string spec = "phase-retrieval:n=40000,d=8,seed=3";
+  const SyntheticProblem pr = make_synthetic(spec);
+  const SyntheticProblem pr_stored = make_synthetic(spec, kSeed);
+  const auto pr_model = make_model("phase-retrieval", 8);
+  const Dataset mix = make_data(12000, 29, Labels::kClasses, false, 4);
+  Dataset mix_other = mix;
+  mix_other.store_in_sample_order(kSeed + 1);
+  ModelOptions classes;
+  classes.classes = 3;
+  classes.hidden = 6;
+  const auto mlp = make_model("mlp", 29, classes, &mix);
+  const Dataset sparse = make_data(12000, 37, Labels::kBinary, true, 5);
+  Dataset sparse_stored = sparse;
+  sparse_stored.store_in_sample_order(kSeed);
+  const auto logistic = make_model("logistic", 37);
+  struct Problem {
+    const Model* model;
+    const Dataset* plain;
+    const Dataset* stored;
+    double G, M;
+  };
+  for (const Problem& p : {Problem{pr_model.get(), &pr.data, &pr_stored.data, 6, 20},
+                           Problem{mlp.get(), &mix, &mix_other, 1, 4},
+                           Problem{logistic.get(), &sparse, &sparse_stored, 1, 4}}) {
+    for (const std::string& algo : algorithm_names()) {
+      for (double epochs : {0.0, 1.0}) {
+        if (epochs > 0 && algo != "dpsgd") continue;
+        SCOPED_TRACE(p.model->name() + " " + algo + (epochs > 0 ? " poisson" : ""));
+        RunOptions o;
+        o.algorithm = parse_algorithm(algo);
+        o.privacy.epsilon = is_private_algorithm(o.algorithm) ? 2.0 : kInf;
+        o.privacy.delta = 1e-6;
+        o.seed = kSeed;
+        o.constants.G = p.G;
+        o.constants.M = p.M;
+        o.constants.rho = 6;
+        o.epochs = epochs;
+        o.batch_size = algo == "spider-tree-adaptive" ? 0 : 300;
+        o.max_steps = 150;
+        const Vec x0 = Vec::Constant(static_cast<Eigen::Index>(p.model->dim()), 0.01);
+        for (const int threads : {1, 2}) {
+          ForcedThreads forced(threads, threads);
+          o.threads = threads;
+          const Summary plain = minimize(*p.model, *p.plain, x0, o);
+          const Summary stored = minimize(*p.model, *p.stored, x0, o);
+          ASSERT_GT(plain.steps, 0u);
+          EXPECT_EQ(plain.steps, stored.steps) << "threads " << threads;
+          EXPECT_EQ(plain.samples_used, stored.samples_used);
+          EXPECT_EQ(plain.gradient_evaluations, stored.gradient_evaluations);
+          EXPECT_EQ(plain.clipped_o1 + plain.clipped_o2, stored.clipped_o1 + stored.clipped_o2);
+          ASSERT_EQ(plain.x.size(), stored.x.size());
+          EXPECT_EQ(std::memcmp(plain.x.data(), stored.x.data(), sizeof(double) * static_cast<std::size_t>(plain.x.size())), 0)
+              << "threads " << threads;
+        }
       }
     }
   }

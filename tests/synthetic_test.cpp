@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "dpsosp/error.hpp"
@@ -362,6 +363,31 @@ TEST(Population, PcaSampleMeanMatchesClosedForm) {
   options.rank = 2;
   const auto model = make_model(p.model, p.data.cols(), options);
   expect_sample_mean_matches_population(p, *model, random_vector(10, 41, 0.7));
+}
+
+// Generated straight into a sample order: every record is the one made in
+// record order, only stored where Dataset::store_in_sample_order would put it
+// (the stored arrays are the same, bit for bit).
+TEST(SyntheticSampleOrder, SameRecordsStoredInTheSeedsOrder) {
+  for (const std::string spec : {"phase-retrieval:n=3001,d=5,seed=4", "pca:n=2000,d=6,rank=2,seed=5",
+                                 "gaussian-mixture:n=2500,d=9,seed=6"}) {
+    SCOPED_TRACE(spec);
+    const SyntheticProblem plain = make_synthetic(spec);
+    const SyntheticProblem ordered = make_synthetic(spec, std::uint64_t{77});
+    ASSERT_EQ(ordered.data.sample_order_seed(), std::optional<std::uint64_t>(77));
+    EXPECT_FALSE(plain.data.sample_order_seed().has_value());
+    Dataset moved = plain.data;
+    moved.store_in_sample_order(77);
+    EXPECT_EQ(ordered.data.dense(), moved.dense());
+    EXPECT_EQ(ordered.data.labels(), moved.labels());
+    EXPECT_NE(ordered.data.dense(), plain.data.dense());  // it did move them
+    const auto p = static_cast<Eigen::Index>(plain.data.cols());
+    for (Index i = 0; i < plain.data.rows(); ++i) {
+      ASSERT_EQ(Eigen::Map<const Vec>(ordered.data.dense_row(i), p), Eigen::Map<const Vec>(plain.data.dense_row(i), p));
+      if (plain.data.has_labels()) ASSERT_EQ(ordered.data.label(i), plain.data.label(i));
+      ASSERT_EQ(ordered.data.record_at(moved.slot(i)), i);
+    }
+  }
 }
 
 }  // namespace

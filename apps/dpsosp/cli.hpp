@@ -45,8 +45,11 @@ struct LoadedProblem {
   double load_seconds = 0;
 };
 /// Loads the records and builds the model; every problem is reported as an Error
-/// naming the option (--data, --synthetic, --model, --classes, ...).
-LoadedProblem load_problem(const DataSource& source);
+/// naming the option (--data, --synthetic, --model, --classes, ...). Given
+/// sample_order_seed, --synthetic records are generated straight into that
+/// seed's sample order (make_synthetic), for a single-pass run with that seed:
+/// the same results, read front to back. --data files keep their order.
+LoadedProblem load_problem(const DataSource& source, std::optional<std::uint64_t> sample_order_seed = std::nullopt);
 /// Loads evaluation data for `model` (--eval FILE) with the options of `source`.
 Dataset load_eval_data(const DataSource& source, const std::string& path, const std::string& labels_path,
                        const Model& model);

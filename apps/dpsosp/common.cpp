@@ -162,7 +162,7 @@ std::uint64_t parse_count(const std::string& text, const std::string& option, st
               quote_token(text));
 }
 
-LoadedProblem load_problem(const DataSource& s) {
+LoadedProblem load_problem(const DataSource& s, std::optional<std::uint64_t> sample_order_seed) {
   if (s.given("--data") && s.data_path.empty()) throw Error("--data: empty file name");
   if (s.given("--synthetic") && s.synthetic.empty()) throw Error("--synthetic: empty spec (expected NAME:key=value,...)");
   if (s.given("--model") && s.model.empty()) throw Error("--model: empty (expected one of " + join(model_names()) + ")");
@@ -190,7 +190,7 @@ LoadedProblem load_problem(const DataSource& s) {
   if (!s.synthetic.empty()) {
     source = "--synthetic " + s.synthetic;
     try {
-      p.synthetic = make_synthetic(s.synthetic);
+      p.synthetic = make_synthetic(s.synthetic, sample_order_seed);
     } catch (const std::bad_alloc&) {
       throw Error(source + ": out of memory generating the records (n x d too large)");
     }
@@ -208,6 +208,9 @@ LoadedProblem load_problem(const DataSource& s) {
     }
   } else {
     source = "--data " + s.data_path;
+    // Files stay in their own order: moving the records afterwards
+    // (Dataset::store_in_sample_order) costs several times what a single
+    // pass then saves (docs/performance.md).
     p.data = load_file(s, s.data_path, s.labels_path, model_name != "pca", source);
   }
   p.load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -93,24 +93,67 @@ Vec allocate_labels(Index n) {
   return out;
 }
 
-Dataset::Dataset(RowMatrix features, Vec labels)
-    : dense_(std::move(features)), labels_(std::move(labels)), sparse_(false) {
-  check_labels("Dataset", static_cast<Index>(dense_.rows()), labels_);
+// One empty Records for every empty or moved-from dataset (never written:
+// store_in_sample_order copies shared records before moving them).
+const std::shared_ptr<Dataset::Records>& Dataset::empty_records() {
+  static const std::shared_ptr<Records> empty = std::make_shared<Records>();
+  return empty;
 }
 
-Dataset::Dataset(SparseRowMatrix features, Vec labels)
-    : sparse_matrix_(std::move(features)), labels_(std::move(labels)), sparse_(true) {
+Dataset::Dataset() : records_(empty_records()) {}
+
+Dataset::Dataset(Dataset&& other) noexcept
+    : records_(std::move(other.records_)),
+      slot_(std::move(other.slot_)),
+      order_(std::move(other.order_)),
+      order_seed_(other.order_seed_) {
+  other.records_ = empty_records();
+  other.slot_.clear();
+  other.order_.clear();
+  other.order_seed_.reset();
+}
+
+Dataset& Dataset::operator=(Dataset&& other) noexcept {
+  if (this != &other) {
+    records_ = std::move(other.records_);
+    slot_ = std::move(other.slot_);
+    order_ = std::move(other.order_);
+    order_seed_ = other.order_seed_;
+    other.records_ = empty_records();
+    other.slot_.clear();
+    other.order_.clear();
+    other.order_seed_.reset();
+  }
+  return *this;
+}
+
+Dataset Dataset::stored_rows() const {
+  Dataset view;
+  view.records_ = records_;
+  return view;
+}
+
+Dataset::Dataset(RowMatrix features, Vec labels) : records_(std::make_shared<Records>()) {
+  records_->dense = std::move(features);
+  records_->labels = std::move(labels);
+  check_labels("Dataset", static_cast<Index>(records_->dense.rows()), records_->labels);
+}
+
+Dataset::Dataset(SparseRowMatrix features, Vec labels) : records_(std::make_shared<Records>()) {
+  records_->sparse = std::move(features);
+  records_->labels = std::move(labels);
+  records_->is_sparse = true;
   // Row access walks the CSR arrays directly only when they are compressed.
-  sparse_matrix_.makeCompressed();
-  check_labels("Dataset", static_cast<Index>(sparse_matrix_.rows()), labels_);
+  records_->sparse.makeCompressed();
+  check_labels("Dataset", static_cast<Index>(records_->sparse.rows()), records_->labels);
 }
 
 Index Dataset::rows() const {
-  return static_cast<Index>(sparse_ ? sparse_matrix_.rows() : dense_.rows());
+  return static_cast<Index>(records_->is_sparse ? records_->sparse.rows() : records_->dense.rows());
 }
 
 Index Dataset::cols() const {
-  return static_cast<Index>(sparse_ ? sparse_matrix_.cols() : dense_.cols());
+  return static_cast<Index>(records_->is_sparse ? records_->sparse.cols() : records_->dense.cols());
 }
 
 namespace {
@@ -135,9 +178,9 @@ double Dataset::row_dot(Index i, const Eigen::Ref<const Vec>& w) const {
   check_row("row_dot", i, rows());
   check_width("row_dot", w.size(), cols());
   const auto r = static_cast<Eigen::Index>(slot(i));
-  if (!sparse_) return dense_.row(r).dot(w.transpose());
+  if (!records_->is_sparse) return records_->dense.row(r).dot(w.transpose());
   double sum = 0.0;
-  for (SparseRowMatrix::InnerIterator it(sparse_matrix_, r); it; ++it) sum += it.value() * w[it.index()];
+  for (SparseRowMatrix::InnerIterator it(records_->sparse, r); it; ++it) sum += it.value() * w[it.index()];
   return sum;
 }
 
@@ -145,31 +188,31 @@ void Dataset::row_axpy(Index i, double scale, Eigen::Ref<Vec> out) const {
   check_row("row_axpy", i, rows());
   check_width("row_axpy", out.size(), cols());
   const auto r = static_cast<Eigen::Index>(slot(i));
-  if (!sparse_) {
-    out.noalias() += scale * dense_.row(r).transpose();
+  if (!records_->is_sparse) {
+    out.noalias() += scale * records_->dense.row(r).transpose();
     return;
   }
-  for (SparseRowMatrix::InnerIterator it(sparse_matrix_, r); it; ++it) out[it.index()] += scale * it.value();
+  for (SparseRowMatrix::InnerIterator it(records_->sparse, r); it; ++it) out[it.index()] += scale * it.value();
 }
 
 void Dataset::row_dense(Index i, Eigen::Ref<Vec> out) const {
   check_row("row_dense", i, rows());
   check_width("row_dense", out.size(), cols());
   const auto r = static_cast<Eigen::Index>(slot(i));
-  if (!sparse_) {
-    out = dense_.row(r).transpose();
+  if (!records_->is_sparse) {
+    out = records_->dense.row(r).transpose();
     return;
   }
   out.setZero();
-  for (SparseRowMatrix::InnerIterator it(sparse_matrix_, r); it; ++it) out[it.index()] = it.value();
+  for (SparseRowMatrix::InnerIterator it(records_->sparse, r); it; ++it) out[it.index()] = it.value();
 }
 
 double Dataset::row_squared_norm(Index i) const {
   check_row("row_squared_norm", i, rows());
   const auto r = static_cast<Eigen::Index>(slot(i));
-  if (!sparse_) return dense_.row(r).squaredNorm();
+  if (!records_->is_sparse) return records_->dense.row(r).squaredNorm();
   double sum = 0.0;
-  for (SparseRowMatrix::InnerIterator it(sparse_matrix_, r); it; ++it) sum += it.value() * it.value();
+  for (SparseRowMatrix::InnerIterator it(records_->sparse, r); it; ++it) sum += it.value() * it.value();
   return sum;
 }
 
@@ -180,11 +223,11 @@ Dataset Dataset::subset(const IndexList& idx) const {
   Vec labels;
   if (has_labels()) {
     labels.resize(m);
-    for (Eigen::Index k = 0; k < m; ++k) labels[k] = labels_[static_cast<Eigen::Index>(slot(idx[k]))];
+    for (Eigen::Index k = 0; k < m; ++k) labels[k] = records_->labels[static_cast<Eigen::Index>(slot(idx[k]))];
   }
-  if (!sparse_) {
-    RowMatrix features(m, dense_.cols());
-    for (Eigen::Index k = 0; k < m; ++k) features.row(k) = dense_.row(static_cast<Eigen::Index>(slot(idx[k])));
+  if (!records_->is_sparse) {
+    RowMatrix features(m, records_->dense.cols());
+    for (Eigen::Index k = 0; k < m; ++k) features.row(k) = records_->dense.row(static_cast<Eigen::Index>(slot(idx[k])));
     return Dataset(std::move(features), std::move(labels));
   }
   // Copy the CSR rows directly: cheaper than triplets and keeps index order.
@@ -192,14 +235,14 @@ Dataset Dataset::subset(const IndexList& idx) const {
   std::vector<std::int64_t> inner;
   std::vector<double> values;
   for (Index i : idx) {
-    for (SparseRowMatrix::InnerIterator it(sparse_matrix_, static_cast<Eigen::Index>(slot(i))); it; ++it) {
+    for (SparseRowMatrix::InnerIterator it(records_->sparse, static_cast<Eigen::Index>(slot(i))); it; ++it) {
       inner.push_back(it.index());
       values.push_back(it.value());
     }
     outer.push_back(static_cast<std::int64_t>(inner.size()));
   }
   SparseRowMatrix features = Eigen::Map<const SparseRowMatrix>(
-      m, sparse_matrix_.cols(), static_cast<std::int64_t>(values.size()), outer.data(), inner.data(), values.data());
+      m, records_->sparse.cols(), static_cast<std::int64_t>(values.size()), outer.data(), inner.data(), values.data());
   return Dataset(std::move(features), std::move(labels));
 }
 
@@ -274,17 +317,19 @@ void Dataset::store_in_sample_order(std::uint64_t seed) {
   // Stored row k is to hold record order[k], which now sits at slot(order[k]).
   std::vector<std::uint32_t> from(order.size());
   for (std::size_t k = 0; k < order.size(); ++k) from[k] = static_cast<std::uint32_t>(slot(order[k]));
-  if (sparse_) {
-    SparseRowMatrix moved = gather_rows(sparse_matrix_, from);
-    sparse_matrix_ = std::move(moved);
+  // Copies of this dataset keep the records where they are.
+  if (records_.use_count() > 1) records_ = std::make_shared<Records>(*records_);
+  if (records_->is_sparse) {
+    SparseRowMatrix moved = gather_rows(records_->sparse, from);
+    records_->sparse = std::move(moved);
     if (has_labels()) {
-      Vec labels(labels_.size());
+      Vec labels(records_->labels.size());
       for (std::size_t k = 0; k < from.size(); ++k)
-        labels[static_cast<Eigen::Index>(k)] = labels_[static_cast<Eigen::Index>(from[k])];
-      labels_ = std::move(labels);
+        labels[static_cast<Eigen::Index>(k)] = records_->labels[static_cast<Eigen::Index>(from[k])];
+      records_->labels = std::move(labels);
     }
   } else {
-    gather_rows_in_place(dense_, labels_, from);
+    gather_rows_in_place(records_->dense, records_->labels, from);
   }
   from.clear();
   from.shrink_to_fit();
@@ -363,6 +408,15 @@ SamplePool::SamplePool(const Dataset& data, std::uint64_t seed) : size_(data.row
   } else {
     detail::shuffle_order(order64_, size_, seed);
   }
+}
+
+Index SamplePool::advance(Index k) {
+  if (k > remaining())
+    throw Error("SamplePool::draw: asked for " + std::to_string(k) + " records but only " +
+                std::to_string(remaining()) + " of " + std::to_string(size()) + " remain unused");
+  const Index first = next_;
+  next_ += k;
+  return first;
 }
 
 IndexList SamplePool::draw(Index k) {

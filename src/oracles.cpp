@@ -47,6 +47,20 @@ GradientOracles::GradientOracles(const Model& model, const Dataset& data, Sample
     throw Error("GradientOracles: the sample pool has " + std::to_string(pool.size()) +
                 " records, the dataset " + std::to_string(data.rows()));
   }
+  if (pool.reads_order_of(data)) stored_ = data.stored_rows();
+}
+
+IndexList GradientOracles::next_batch(Index b, const Dataset*& from) {
+  if (!stored_) {
+    from = &data_;
+    return pool_.draw(b);
+  }
+  // Stored row k holds the pool's k-th record: the batch is the next b rows.
+  const Index first = pool_.advance(b);
+  IndexList rows(b);
+  for (Index k = 0; k < b; ++k) rows[k] = first + k;
+  from = &*stored_;
+  return rows;
 }
 
 OracleOutput GradientOracles::o1_on(const Vec& x, const IndexList& records, double clip) {
@@ -59,15 +73,21 @@ OracleOutput GradientOracles::o1_on(const Vec& x, const IndexList& records, doub
 
 OracleOutput GradientOracles::o1(const Vec& x, Index b, double clip) {
   if (b == 0) throw Error("GradientOracles::o1: batch size must be at least 1, got 0");
-  return o1_on(x, pool_.draw(b), clip);
+  check_dim(model_, x, "GradientOracles::o1");
+  const Dataset* from = nullptr;
+  const IndexList records = next_batch(b, from);
+  ClippedSum sum = model_.clipped_gradient_sum(x, *from, records, clip);
+  gradient_evaluations_ += records.size();
+  return mean_of(std::move(sum), records.size());
 }
 
 OracleOutput GradientOracles::o2(const Vec& x, const Vec& x_prev, Index b, double clip) {
   check_dim(model_, x, "GradientOracles::o2");
   check_dim(model_, x_prev, "GradientOracles::o2");
   if (b == 0) throw Error("GradientOracles::o2: batch size must be at least 1, got 0");
-  const IndexList records = pool_.draw(b);
-  ClippedSum sum = model_.clipped_difference_sum(x, x_prev, data_, records, clip);
+  const Dataset* from = nullptr;
+  const IndexList records = next_batch(b, from);
+  ClippedSum sum = model_.clipped_difference_sum(x, x_prev, *from, records, clip);
   gradient_evaluations_ += 2 * records.size();
   return mean_of(std::move(sum), records.size());
 }

@@ -306,6 +306,52 @@ TEST(DatasetSampleOrderTest, EmptyAndSingleRecordDatasets) {
   EXPECT_EQ(one.label(0), 1000.0);
 }
 
+// stored_rows: the stored arrays as a dataset of their own, sharing memory.
+// Copies share the records until one moves them; a moved-from dataset is empty.
+TEST(DatasetSampleOrderTest, StoredRowsCopiesAndMoves) {
+  for (const bool sparse : {false, true}) {
+    Dataset d = numbered(300, 4, sparse);
+    d.store_in_sample_order(11);
+    const Dataset rows = d.stored_rows();
+    EXPECT_FALSE(rows.sample_order_seed().has_value());
+    ASSERT_EQ(rows.rows(), d.rows());
+    for (Index k = 0; k < d.rows(); ++k) {
+      ASSERT_EQ(rows.label(k), d.label(d.record_at(k)));
+      ASSERT_EQ(rows.row_dot(k, Vec::Ones(4)), d.row_dot(d.record_at(k), Vec::Ones(4)));
+    }
+    if (!sparse) EXPECT_EQ(rows.dense().data(), d.dense().data());  // no copy
+    // Moving d's records on leaves the view (and any copy) as it was.
+    const Dataset copy = d;
+    d.store_in_sample_order(12);
+    for (Index k = 0; k < d.rows(); ++k) {
+      ASSERT_EQ(rows.label(k), copy.label(copy.record_at(k)));
+      ASSERT_EQ(d.label(k), copy.label(k));
+    }
+    Dataset moved = std::move(d);
+    EXPECT_EQ(moved.rows(), 300u);
+    EXPECT_EQ(d.rows(), 0u);  // NOLINT(bugprone-use-after-move): a moved-from dataset is empty
+    EXPECT_FALSE(d.sample_order_seed().has_value());
+    d = moved;
+    EXPECT_EQ(d.label(7), moved.label(7));
+  }
+}
+
+TEST(DatasetSampleOrderTest, PoolAdvanceAndReadsOrderOf) {
+  Dataset d = numbered(50, 2, false);
+  SamplePool plain(d, 3);
+  EXPECT_FALSE(plain.reads_order_of(d));
+  d.store_in_sample_order(3);
+  SamplePool shared(d, 3), other(d, 4);
+  EXPECT_TRUE(shared.reads_order_of(d));
+  EXPECT_FALSE(other.reads_order_of(d));
+  EXPECT_FALSE(shared.reads_order_of(Dataset(d)));  // a copy has its own order
+  EXPECT_EQ(shared.advance(10), 0u);
+  EXPECT_EQ(shared.advance(0), 10u);
+  EXPECT_EQ(shared.draw(2), (IndexList{d.record_at(10), d.record_at(11)}));
+  EXPECT_EQ(shared.advance(38), 12u);
+  EXPECT_CONTAINS(error_of([&] { shared.advance(1); }), "only 0 of 50 remain");
+}
+
 // A pool over a dataset gives the order of SamplePool(n, seed) whether the
 // records are stored in that order (then it reads the dataset's), in another
 // seed's, or in their own.

@@ -2,6 +2,7 @@
 // file loaders and the single-pass sample pool.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,7 +20,7 @@ struct DatasetLayout;  // src/: records generated straight into a sample order
 /// them through row_dot / row_axpy / row_dense so it works with both.
 class Dataset {
  public:
-  Dataset() = default;
+  Dataset();
   /// Dense features; labels may be empty (unsupervised, e.g. PCA).
   Dataset(RowMatrix features, Vec labels);
   /// Sparse features (CSR).
@@ -27,18 +28,27 @@ class Dataset {
 
   Index rows() const;
   Index cols() const;
-  bool is_sparse() const { return sparse_; }
-  bool has_labels() const { return labels_.size() > 0; }
+  /// Copies share the records' memory until one of them moves its records
+  /// (store_in_sample_order), which then takes a copy of its own first.
+  Dataset(const Dataset&) = default;
+  Dataset& operator=(const Dataset&) = default;
+  Dataset(Dataset&& other) noexcept;
+  Dataset& operator=(Dataset&& other) noexcept;
+
+  bool is_sparse() const { return records_->is_sparse; }
+  bool has_labels() const { return records_->labels.size() > 0; }
   /// Record i's label (no range check).
-  double label(Index i) const { return labels_[static_cast<Eigen::Index>(slot(i))]; }
+  double label(Index i) const { return records_->labels[static_cast<Eigen::Index>(slot(i))]; }
   /// The stored arrays. Row k of dense() / sparse() and entry k of labels()
   /// hold record k, unless store_in_sample_order moved the records: then they
   /// hold record record_at(k), and record i sits at slot(i).
-  const Vec& labels() const { return labels_; }
-  const RowMatrix& dense() const { return dense_; }
-  const SparseRowMatrix& sparse() const { return sparse_matrix_; }
+  const Vec& labels() const { return records_->labels; }
+  const RowMatrix& dense() const { return records_->dense; }
+  const SparseRowMatrix& sparse() const { return records_->sparse; }
   /// Record i's features in dense storage: cols() doubles (no range check).
-  const double* dense_row(Index i) const { return dense_.data() + slot(i) * static_cast<Index>(dense_.cols()); }
+  const double* dense_row(Index i) const {
+    return records_->dense.data() + slot(i) * static_cast<Index>(records_->dense.cols());
+  }
 
   /// Stores the records in the order in which SamplePool(rows(), seed) hands
   /// them out, so that a single-pass optimizer run with this seed reads them
@@ -58,6 +68,11 @@ class Dataset {
   Index slot(Index i) const { return slot_.empty() ? i : slot_[static_cast<std::size_t>(i)]; }
   /// The record stored at row k: the inverse of slot.
   Index record_at(Index k) const { return order_.empty() ? k : order_[static_cast<std::size_t>(k)]; }
+  /// The stored rows as a dataset of their own, sharing this one's memory:
+  /// its record k is this one's record_at(k). A single-pass run over records
+  /// stored in its order reads its batches from here, by stored row, without
+  /// looking each record's slot up (the same values in the same order).
+  Dataset stored_rows() const;
 
   /// <z_i, w> for feature row i (w has cols() entries).
   double row_dot(Index i, const Eigen::Ref<const Vec>& w) const;
@@ -71,10 +86,15 @@ class Dataset {
   Dataset subset(const IndexList& idx) const;
 
  private:
-  RowMatrix dense_;
-  SparseRowMatrix sparse_matrix_;
-  Vec labels_;
-  bool sparse_ = false;
+  struct Records {
+    RowMatrix dense;
+    SparseRowMatrix sparse;
+    Vec labels;
+    bool is_sparse = false;
+  };
+  // Never null (an empty dataset shares one empty Records); shared by copies.
+  std::shared_ptr<Records> records_;
+  static const std::shared_ptr<Records>& empty_records();
   // Set by store_in_sample_order: slot_[i] is record i's stored row, order_[k]
   // the record in stored row k (the sample order of order_seed_). Empty: row i
   // holds record i.
@@ -142,6 +162,14 @@ class SamplePool {
   SamplePool(const Dataset& data, std::uint64_t seed);
   /// The next k unused records; throws Error when fewer than k remain.
   IndexList draw(Index k);
+  /// Uses the next k records without listing them: they are the ones at
+  /// positions [first, first + k) of the order; returns first. Throws as draw.
+  Index advance(Index k);
+  /// Whether the pool reads its order from `data` (the records are stored in
+  /// it): then its k-th record is data's stored row k.
+  bool reads_order_of(const Dataset& data) const {
+    return shared_ != nullptr && shared_ == data.order_.data();
+  }
   Index remaining() const { return size_ - next_; }
   Index used() const { return next_; }
   Index size() const { return size_; }

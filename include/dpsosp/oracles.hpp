@@ -1,6 +1,7 @@
 // dpsosp: the clipped gradient oracles of paper Algorithm 3.
 #pragma once
 #include <limits>
+#include <optional>
 
 #include "dpsosp/data.hpp"
 #include "dpsosp/model.hpp"
@@ -34,9 +35,15 @@ class GradientOracles {
   SamplePool& pool() { return pool_; }
 
  private:
+  // The next b records of the pool, and the dataset to read them from: data_
+  // by record, or, when the records are stored in the pool's order, stored_
+  // by stored row (the same records in the same order, no slot lookups).
+  IndexList next_batch(Index b, const Dataset*& from);
+
   const Model& model_;
   const Dataset& data_;
   SamplePool& pool_;
+  std::optional<Dataset> stored_;
   Index gradient_evaluations_ = 0;
 };
 

@@ -78,14 +78,25 @@ PYBIND11_MODULE(_core, m) {
          double G, double M, double rho, double B, std::optional<std::uint64_t> seed, double alpha_scale,
          Index batch_size, std::optional<Vec> x0, Index max_steps, Index max_phase_length, double epochs,
          int threads, Index classes, Index hidden, Index rank) {
-        const Dataset data = make_dataset(X, y);
+        RunOptions o;
+        o.algorithm = parse_algorithm(algo);
+        // Every algorithm but dpsgd with epochs (Poisson sampling) reads each
+        // record once, in the seed's sample order: the records are copied in
+        // that order, so the run reads them front to back (the same results).
+        if (!seed) seed = secure_random_seed();
+        const bool single_pass = !(o.algorithm == Algorithm::kDpsgd && epochs > 0);
+        Dataset data;
+        if (single_pass && X.rows() <= std::numeric_limits<std::uint32_t>::max()) {
+          const Vec labels = y ? Vec(*y) : Vec();
+          data = copy_in_sample_order(X, y ? &labels : nullptr, *seed);
+        } else {
+          data = make_dataset(X, y);
+        }
         ModelOptions mo;
         mo.classes = classes;
         mo.hidden = hidden;
         mo.rank = rank;
         const auto model = make_model(model_name, data.cols(), mo, &data);
-        RunOptions o;
-        o.algorithm = parse_algorithm(algo);
         o.privacy = {epsilon, delta};
         o.constants = {G, M, rho, B};
         o.seed = seed;

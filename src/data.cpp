@@ -350,6 +350,39 @@ void DatasetLayout::adopt_sample_order(Dataset& data, std::vector<std::uint32_t>
 
 }  // namespace detail
 
+Dataset copy_in_sample_order(const Eigen::Ref<const RowMatrix>& features, const Vec* labels, std::uint64_t seed) {
+  const auto n = static_cast<Index>(features.rows());
+  if (labels != nullptr && static_cast<Index>(labels->size()) != n)
+    throw Error("copy_in_sample_order: got " + std::to_string(labels->size()) + " labels for " + std::to_string(n) +
+                " records");
+  if (n > std::numeric_limits<std::uint32_t>::max())
+    throw Error("copy_in_sample_order: " + std::to_string(n) +
+                " records; at most 2^32 - 1 can be stored in a sample order");
+  std::vector<std::uint32_t> order;
+  detail::shuffle_order(order, n, seed);
+  const Eigen::Index d = features.cols();
+  RowMatrix rows = allocate_records(n, static_cast<Index>(d));
+  Vec y = labels != nullptr ? allocate_labels(n) : Vec();
+  // Row k from record order[k]: reads in a random order, so the records a
+  // few rows on are asked for ahead.
+  constexpr std::int64_t kAhead = 16;
+  const auto count = static_cast<std::int64_t>(n);
+#pragma omp parallel for schedule(static)
+  for (std::int64_t k = 0; k < count; ++k) {
+    if (k + kAhead < count) {
+      const auto ahead = static_cast<Eigen::Index>(order[static_cast<std::size_t>(k + kAhead)]);
+      const double* p = features.data() + ahead * features.outerStride();
+      for (Eigen::Index c = 0; c < d; c += 8) __builtin_prefetch(p + c);
+    }
+    const auto i = static_cast<Eigen::Index>(order[static_cast<std::size_t>(k)]);
+    rows.row(static_cast<Eigen::Index>(k)) = features.row(i);
+    if (labels != nullptr) y[static_cast<Eigen::Index>(k)] = (*labels)[i];
+  }
+  Dataset data(std::move(rows), std::move(y));
+  detail::DatasetLayout::adopt_sample_order(data, std::move(order), seed);
+  return data;
+}
+
 FileFormat parse_file_format(const std::string& name) {
   const std::string n = lower(name);
   if (n == "csv") return FileFormat::kCsv;

@@ -26,7 +26,8 @@ void setup_demo(CLI::App& app) {
     const bool write_out = cmd->count("--out") > 0;
     if (write_out) check_writable(args->out);
     const std::string spec = "phase-retrieval:n=400000,d=8,seed=" + std::to_string(seed);
-    const SyntheticProblem problem = make_synthetic(spec);
+    // Generated in the run's sample order (the same records, read front to back).
+    const SyntheticProblem problem = make_synthetic(spec, seed);
     const auto model = make_model(problem.model, problem.data.cols());
     RunOptions o;
     o.privacy = {2.0, 1e-6};

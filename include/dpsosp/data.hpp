@@ -124,6 +124,15 @@ RowMatrix allocate_records(Index rows, Index cols);
 /// make_synthetic allocate labels with it.
 Vec allocate_labels(Index n);
 
+/// Copies records given as arrays (row-major features, and labels when
+/// `labels` is not null) into a dataset stored in seed's sample order: what
+/// Dataset(features, labels) followed by store_in_sample_order(seed) gives,
+/// reading each record once (on all threads) instead of moving it afterwards.
+/// For callers that copy the records anyway, such as the Python module. Throws
+/// Error when the labels' count differs from the records' or there are more
+/// than 2^32 - 1 records.
+Dataset copy_in_sample_order(const Eigen::Ref<const RowMatrix>& features, const Vec* labels, std::uint64_t seed);
+
 /// How a file's records are laid out.
 enum class FileFormat { kCsv, kLibsvm, kIdx };
 

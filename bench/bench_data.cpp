@@ -75,4 +75,13 @@ IndexList next_batch(const BenchProblem& p, Index& cursor, Index b) {
   return batch;
 }
 
+IndexList next_stored_batch(const BenchProblem& p, Index& cursor, Index b) {
+  IndexList batch(b);
+  for (Index k = 0; k < b; ++k) {
+    batch[k] = cursor;
+    cursor = (cursor + 1) % p.data.rows();
+  }
+  return batch;
+}
+
 }  // namespace dpsosp::bench

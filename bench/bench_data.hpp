@@ -26,5 +26,8 @@ const BenchProblem& bench_problem(const std::string& name);
 /// The next b records of the problem's random order (cycling): a batch as
 /// SamplePool would draw it.
 IndexList next_batch(const BenchProblem& p, Index& cursor, Index b);
+/// The next b stored rows (cycling): a batch as a run over records stored in
+/// its sample order reads it.
+IndexList next_stored_batch(const BenchProblem& p, Index& cursor, Index b);
 
 }  // namespace dpsosp::bench

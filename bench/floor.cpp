@@ -26,7 +26,10 @@
 // model, epsilon 1, delta 1e-6, seed 1, T threads), and reports each run's
 // seconds and work: the optimizer measured as the floor is, best of S runs
 // over records the process has already read, without the one-time costs of a
-// fresh process that `dpsosp run` pays inside its timer.
+// fresh process that `dpsosp run` pays inside its timer. Then S runs more on
+// the same records generated again in their own order (as `dpsosp run` keeps
+// a --data file's), which the run reads in a random order
+// (spider_own_order_seconds; the same work, checked).
 #include <omp.h>
 #include <sys/resource.h>
 
@@ -172,21 +175,32 @@ int main(int argc, char** argv) {
       run_seconds = dpsosp::minimize(*model, problem.data, dpsosp::Vec::Zero(d), o).seconds;
       rss_run_kb = peak_rss_kb();
     }
-    std::string spider = "[]";
+    std::string spider = "[]", spider_own = "[]";
     long long spider_gradients = 0, spider_samples = 0, spider_steps = 0;
     if (spider_runs > 0) {
       const dpsosp::RunOptions o = run_options(dpsosp::Algorithm::kSpiderTreeAdaptive);
-      spider = "[";
-      for (int r = 0; r < spider_runs; ++r) {
-        const dpsosp::Summary run = dpsosp::minimize(*model, problem.data, dpsosp::Vec::Zero(d), o);
-        char seconds[32];
-        std::snprintf(seconds, sizeof seconds, "%s%.6f", r > 0 ? ", " : "", run.seconds);
-        spider += seconds;
-        spider_gradients = static_cast<long long>(run.gradient_evaluations);
-        spider_samples = static_cast<long long>(run.samples_used);
-        spider_steps = static_cast<long long>(run.steps);
-      }
-      spider += "]";
+      // Runs on `data`; their seconds as a JSON list. Every run must do the same work.
+      const auto runs = [&](const dpsosp::Dataset& data) {
+        std::string list = "[";
+        for (int r = 0; r < spider_runs; ++r) {
+          const dpsosp::Summary run = dpsosp::minimize(*model, data, dpsosp::Vec::Zero(d), o);
+          char seconds[32];
+          std::snprintf(seconds, sizeof seconds, "%s%.6f", r > 0 ? ", " : "", run.seconds);
+          list += seconds;
+          if (spider_steps != 0 && (static_cast<long long>(run.steps) != spider_steps ||
+                                    static_cast<long long>(run.gradient_evaluations) != spider_gradients))
+            throw dpsosp::Error("spider-tree-adaptive did other work on the records in their own order");
+          spider_gradients = static_cast<long long>(run.gradient_evaluations);
+          spider_samples = static_cast<long long>(run.samples_used);
+          spider_steps = static_cast<long long>(run.steps);
+        }
+        return list + "]";
+      };
+      spider = runs(problem.data);
+      // The same records kept in their own order, as `dpsosp run --data` keeps
+      // a file's: the run reads them in a random order (the same results).
+      const dpsosp::SyntheticProblem own = dpsosp::make_synthetic(spec);
+      spider_own = runs(own.data);
     }
     std::printf(
         "{\"synthetic\": \"%s\", \"rows\": %lld, \"cols\": %lld, \"bytes\": %lld, \"load_seconds\": %.6f, "
@@ -194,14 +208,14 @@ int main(int argc, char** argv) {
         "\"rows_per_second\": %.1f, \"bytes_per_second\": %.1f, \"repeats\": %d, \"checksum\": %.6g, "
         "\"peak_rss_kb_after_data\": %ld, \"dpsgd_batch\": %ld, \"dpsgd_seconds\": %.6f, \"peak_rss_kb_after_dpsgd\": %ld, "
         "\"gather_seconds\": %.6f, \"gather_rows_per_second\": %.1f, \"touch_seconds\": %.6f, "
-        "\"touch_rows_per_second\": %.1f, \"spider_seconds\": %s, "
+        "\"touch_rows_per_second\": %.1f, \"spider_seconds\": %s, \"spider_own_order_seconds\": %s, "
         "\"spider_gradient_evaluations\": %lld, \"spider_samples_used\": %lld, \"spider_steps\": %lld}\n",
         spec.c_str(), static_cast<long long>(n), static_cast<long long>(d),
         static_cast<long long>(n * d * static_cast<Eigen::Index>(sizeof(double))), load_seconds, best_gemv,
         best_parallel, threads, best, static_cast<double>(n) / best,
         static_cast<double>(n * d) * sizeof(double) / best, repeats, checksum, rss_data_kb, dpsgd_batch, run_seconds,
         rss_run_kb, best_gather, static_cast<double>(n) / best_gather, best_touch, static_cast<double>(n) / best_touch,
-        spider.c_str(), spider_gradients,
+        spider.c_str(), spider_own.c_str(), spider_gradients,
         spider_samples, spider_steps);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "dpsosp_floor: %s\n", e.what());

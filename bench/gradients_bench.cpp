@@ -29,7 +29,10 @@ ClippedSum reference_sum(const BenchProblem& p, const IndexList& idx, bool diffe
   return out;
 }
 
-enum class Form { kFused, kReference };
+// kFused reads each batch's records in a random order, as a run does over
+// records in their own order; kFusedStored reads consecutive stored rows, as
+// a run does over records stored in its sample order (Dataset::stored_rows).
+enum class Form { kFused, kFusedStored, kReference };
 
 void BM_Clipped(benchmark::State& state, const char* name, bool difference, Form form) {
   const BenchProblem& p = bench_problem(name);
@@ -44,7 +47,7 @@ void BM_Clipped(benchmark::State& state, const char* name, bool difference, Form
   // O2 clip: M ||x - x_prev|| scale; a fair share clipped.
   const double clip = difference ? 0.05 : p.clip;
   for (auto _ : state) {
-    const IndexList idx = next_batch(p, cursor, b);
+    const IndexList idx = form == Form::kFusedStored ? next_stored_batch(p, cursor, b) : next_batch(p, cursor, b);
     ClippedSum s;
     if (form == Form::kReference) {
       s = reference_sum(p, idx, difference);
@@ -69,8 +72,10 @@ void batches_one_thread(benchmark::internal::Benchmark* b) {
 }
 
 BENCHMARK_CAPTURE(BM_Clipped, logistic_o1, "logistic", false, Form::kFused)->Apply(batches);
+BENCHMARK_CAPTURE(BM_Clipped, logistic_o1_stored_order, "logistic", false, Form::kFusedStored)->Apply(batches);
 BENCHMARK_CAPTURE(BM_Clipped, logistic_o1_reference, "logistic", false, Form::kReference)->Apply(batches_one_thread);
 BENCHMARK_CAPTURE(BM_Clipped, logistic_o2, "logistic", true, Form::kFused)->Apply(batches);
+BENCHMARK_CAPTURE(BM_Clipped, logistic_o2_stored_order, "logistic", true, Form::kFusedStored)->Apply(batches);
 BENCHMARK_CAPTURE(BM_Clipped, logistic_o2_reference, "logistic", true, Form::kReference)->Apply(batches_one_thread);
 BENCHMARK_CAPTURE(BM_Clipped, phase_retrieval_o1, "phase-retrieval", false, Form::kFused)->Apply(batches);
 BENCHMARK_CAPTURE(BM_Clipped, phase_retrieval_o1_reference, "phase-retrieval", false, Form::kReference)

@@ -286,24 +286,6 @@ void gather_rows_in_place(RowMatrix& m, Vec& labels, const std::vector<std::uint
   }
 }
 
-SparseRowMatrix gather_rows(const SparseRowMatrix& m, const std::vector<std::uint32_t>& from) {
-  std::vector<std::int64_t> outer{0};
-  outer.reserve(from.size() + 1);
-  std::vector<std::int64_t> inner;
-  std::vector<double> values;
-  inner.reserve(static_cast<std::size_t>(m.nonZeros()));
-  values.reserve(static_cast<std::size_t>(m.nonZeros()));
-  for (const std::uint32_t f : from) {
-    for (SparseRowMatrix::InnerIterator it(m, static_cast<Eigen::Index>(f)); it; ++it) {
-      inner.push_back(it.index());
-      values.push_back(it.value());
-    }
-    outer.push_back(static_cast<std::int64_t>(inner.size()));
-  }
-  return Eigen::Map<const SparseRowMatrix>(m.rows(), m.cols(), static_cast<std::int64_t>(values.size()),
-                                           outer.data(), inner.data(), values.data());
-}
-
 }  // namespace
 
 void Dataset::store_in_sample_order(std::uint64_t seed) {
@@ -314,25 +296,18 @@ void Dataset::store_in_sample_order(std::uint64_t seed) {
                 " records; at most 2^32 - 1 can be stored in a sample order");
   std::vector<std::uint32_t> order;
   detail::shuffle_order(order, n, seed);
-  // Stored row k is to hold record order[k], which now sits at slot(order[k]).
-  std::vector<std::uint32_t> from(order.size());
-  for (std::size_t k = 0; k < order.size(); ++k) from[k] = static_cast<std::uint32_t>(slot(order[k]));
-  // Copies of this dataset keep the records where they are.
-  if (records_.use_count() > 1) records_ = std::make_shared<Records>(*records_);
   if (records_->is_sparse) {
-    SparseRowMatrix moved = gather_rows(records_->sparse, from);
-    records_->sparse = std::move(moved);
-    if (has_labels()) {
-      Vec labels(records_->labels.size());
-      for (std::size_t k = 0; k < from.size(); ++k)
-        labels[static_cast<Eigen::Index>(k)] = records_->labels[static_cast<Eigen::Index>(from[k])];
-      records_->labels = std::move(labels);
-    }
+    // New CSR arrays with the records in the new order (copies of this
+    // dataset keep the old ones).
+    records_ = subset(IndexList(order.begin(), order.end())).records_;
   } else {
+    // Stored row k is to hold record order[k], which now sits at slot(order[k]).
+    std::vector<std::uint32_t> from(order.size());
+    for (std::size_t k = 0; k < order.size(); ++k) from[k] = static_cast<std::uint32_t>(slot(order[k]));
+    // Copies of this dataset keep the records where they are.
+    if (records_.use_count() > 1) records_ = std::make_shared<Records>(*records_);
     gather_rows_in_place(records_->dense, records_->labels, from);
   }
-  from.clear();
-  from.shrink_to_fit();
   detail::DatasetLayout::adopt_sample_order(*this, std::move(order), seed);
 }
 
@@ -453,20 +428,17 @@ Index SamplePool::advance(Index k) {
 }
 
 IndexList SamplePool::draw(Index k) {
-  if (k > remaining())
-    throw Error("SamplePool::draw: asked for " + std::to_string(k) + " records but only " +
-                std::to_string(remaining()) + " of " + std::to_string(size()) + " remain unused");
+  const Index first = advance(k);
   IndexList out(k);
   if (shared_ != nullptr) {
-    std::copy(shared_ + next_, shared_ + next_ + k, out.begin());
+    std::copy(shared_ + first, shared_ + first + k, out.begin());
   } else if (order64_.empty()) {
-    std::copy(order32_.begin() + static_cast<std::ptrdiff_t>(next_),
-              order32_.begin() + static_cast<std::ptrdiff_t>(next_ + k), out.begin());
+    std::copy(order32_.begin() + static_cast<std::ptrdiff_t>(first),
+              order32_.begin() + static_cast<std::ptrdiff_t>(first + k), out.begin());
   } else {
-    std::copy(order64_.begin() + static_cast<std::ptrdiff_t>(next_),
-              order64_.begin() + static_cast<std::ptrdiff_t>(next_ + k), out.begin());
+    std::copy(order64_.begin() + static_cast<std::ptrdiff_t>(first),
+              order64_.begin() + static_cast<std::ptrdiff_t>(first + k), out.begin());
   }
-  next_ += k;
   return out;
 }
 

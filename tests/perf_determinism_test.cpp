@@ -363,6 +363,24 @@ TEST(PerfDeterminism, KernelErrorsInsideSharedWorkBecomeExceptions) {
   EXPECT_THROW(model->clipped_gradient_sum(Vec::Zero(15), data, idx, 1.0), Error);
 }
 
+// The options of the whole-run tests below: algorithm `algo` (epochs > 0:
+// dpsgd with Poisson sampling), epsilon 2 for the private ones.
+RunOptions whole_run_options(const std::string& algo, double epochs, std::uint64_t seed, double G, double M,
+                             Index max_steps) {
+  RunOptions o;
+  o.algorithm = parse_algorithm(algo);
+  o.privacy.epsilon = is_private_algorithm(o.algorithm) ? 2.0 : kInf;
+  o.privacy.delta = 1e-6;
+  o.seed = seed;
+  o.constants.G = G;
+  o.constants.M = M;
+  o.constants.rho = 6;
+  o.epochs = epochs;
+  o.batch_size = algo == "spider-tree-adaptive" ? 0 : 300;
+  o.max_steps = max_steps;
+  return o;
+}
+
 TEST(PerfDeterminism, EveryAlgorithmGivesTheSameBitsAloneAndShared) {
   const SyntheticProblem pr = make_synthetic("phase-retrieval:n=60000,d=8,seed=3");
   const auto pr_model = make_model("phase-retrieval", 8);
@@ -383,17 +401,7 @@ TEST(PerfDeterminism, EveryAlgorithmGivesTheSameBitsAloneAndShared) {
       for (double epochs : {0.0, 1.0}) {
         if (epochs > 0 && algo != "dpsgd") continue;
         SCOPED_TRACE(p.model->name() + " " + algo + (epochs > 0 ? " poisson" : ""));
-        RunOptions o;
-        o.algorithm = parse_algorithm(algo);
-        o.privacy.epsilon = is_private_algorithm(o.algorithm) ? 2.0 : kInf;
-        o.privacy.delta = 1e-6;
-        o.seed = 17;
-        o.constants.G = p.G;
-        o.constants.M = p.M;
-        o.constants.rho = 6;
-        o.epochs = epochs;
-        o.batch_size = algo == "spider-tree-adaptive" ? 0 : 300;
-        o.max_steps = 200;
+        RunOptions o = whole_run_options(algo, epochs, 17, p.G, p.M, 200);
         const Vec x0 = Vec::Constant(static_cast<Eigen::Index>(p.model->dim()), 0.01);
         Summary alone, shared;
         {
@@ -451,17 +459,7 @@ TEST(PerfDeterminism, EveryAlgorithmGivesTheSameBitsWithRecordsInASampleOrder) {
       for (double epochs : {0.0, 1.0}) {
         if (epochs > 0 && algo != "dpsgd") continue;
         SCOPED_TRACE(p.model->name() + " " + algo + (epochs > 0 ? " poisson" : ""));
-        RunOptions o;
-        o.algorithm = parse_algorithm(algo);
-        o.privacy.epsilon = is_private_algorithm(o.algorithm) ? 2.0 : kInf;
-        o.privacy.delta = 1e-6;
-        o.seed = kSeed;
-        o.constants.G = p.G;
-        o.constants.M = p.M;
-        o.constants.rho = 6;
-        o.epochs = epochs;
-        o.batch_size = algo == "spider-tree-adaptive" ? 0 : 300;
-        o.max_steps = 150;
+        RunOptions o = whole_run_options(algo, epochs, kSeed, p.G, p.M, 150);
         const Vec x0 = Vec::Constant(static_cast<Eigen::Index>(p.model->dim()), 0.01);
         for (const int threads : {1, 2}) {
           ForcedThreads forced(threads, threads);

@@ -87,8 +87,7 @@ PYBIND11_MODULE(_core, m) {
         const bool single_pass = !(o.algorithm == Algorithm::kDpsgd && epochs > 0);
         Dataset data;
         if (single_pass && X.rows() <= std::numeric_limits<std::uint32_t>::max()) {
-          const Vec labels = y ? Vec(*y) : Vec();
-          data = copy_in_sample_order(X, y ? &labels : nullptr, *seed);
+          data = y ? copy_in_sample_order(X, *y, *seed) : copy_in_sample_order(X, Vec(), *seed);
         } else {
           data = make_dataset(X, y);
         }

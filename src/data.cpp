@@ -325,10 +325,12 @@ void DatasetLayout::adopt_sample_order(Dataset& data, std::vector<std::uint32_t>
 
 }  // namespace detail
 
-Dataset copy_in_sample_order(const Eigen::Ref<const RowMatrix>& features, const Vec* labels, std::uint64_t seed) {
+Dataset copy_in_sample_order(const Eigen::Ref<const RowMatrix>& features, const Eigen::Ref<const Vec>& labels,
+                             std::uint64_t seed) {
   const auto n = static_cast<Index>(features.rows());
-  if (labels != nullptr && static_cast<Index>(labels->size()) != n)
-    throw Error("copy_in_sample_order: got " + std::to_string(labels->size()) + " labels for " + std::to_string(n) +
+  const bool labeled = labels.size() > 0;
+  if (labeled && static_cast<Index>(labels.size()) != n)
+    throw Error("copy_in_sample_order: got " + std::to_string(labels.size()) + " labels for " + std::to_string(n) +
                 " records");
   if (n > std::numeric_limits<std::uint32_t>::max())
     throw Error("copy_in_sample_order: " + std::to_string(n) +
@@ -337,7 +339,7 @@ Dataset copy_in_sample_order(const Eigen::Ref<const RowMatrix>& features, const 
   detail::shuffle_order(order, n, seed);
   const Eigen::Index d = features.cols();
   RowMatrix rows = allocate_records(n, static_cast<Index>(d));
-  Vec y = labels != nullptr ? allocate_labels(n) : Vec();
+  Vec y = labeled ? allocate_labels(n) : Vec();
   // Row k from record order[k]: reads in a random order, so the records a
   // few rows on are asked for ahead.
   constexpr std::int64_t kAhead = 16;
@@ -351,7 +353,7 @@ Dataset copy_in_sample_order(const Eigen::Ref<const RowMatrix>& features, const 
     }
     const auto i = static_cast<Eigen::Index>(order[static_cast<std::size_t>(k)]);
     rows.row(static_cast<Eigen::Index>(k)) = features.row(i);
-    if (labels != nullptr) y[static_cast<Eigen::Index>(k)] = (*labels)[i];
+    if (labeled) y[static_cast<Eigen::Index>(k)] = labels[i];
   }
   Dataset data(std::move(rows), std::move(y));
   detail::DatasetLayout::adopt_sample_order(data, std::move(order), seed);
@@ -398,20 +400,20 @@ Dataset load_dataset(const std::string& path, FileFormat format, const LoadOptio
   return load_idx(path, labels);
 }
 
-SamplePool::SamplePool(Index n, std::uint64_t seed) : size_(n) {
-  // 32-bit entries while they suffice: half the memory to fault in and half
-  // the cache lines for the shuffle's random swaps.
-  if (n <= std::numeric_limits<std::uint32_t>::max()) {
-    detail::shuffle_order(order32_, n, seed);
-  } else {
-    detail::shuffle_order(order64_, n, seed);
-  }
-}
+SamplePool::SamplePool(Index n, std::uint64_t seed) : size_(n) { shuffle(seed); }
 
 SamplePool::SamplePool(const Dataset& data, std::uint64_t seed) : size_(data.rows()) {
   if (data.sample_order_seed() == seed && size_ > 0) {
     shared_ = data.order_.data();
-  } else if (size_ <= std::numeric_limits<std::uint32_t>::max()) {
+  } else {
+    shuffle(seed);
+  }
+}
+
+void SamplePool::shuffle(std::uint64_t seed) {
+  // 32-bit entries while they suffice: half the memory to fault in and half
+  // the cache lines for the shuffle's random swaps.
+  if (size_ <= std::numeric_limits<std::uint32_t>::max()) {
     detail::shuffle_order(order32_, size_, seed);
   } else {
     detail::shuffle_order(order64_, size_, seed);

@@ -357,16 +357,16 @@ TEST(DatasetSampleOrderTest, CopyInSampleOrderEqualsStoreInSampleOrder) {
   const Dataset built = numbered(2003, 9, false);
   Dataset moved = built;
   moved.store_in_sample_order(21);
-  const Dataset copied = copy_in_sample_order(built.dense(), &built.labels(), 21);
+  const Dataset copied = copy_in_sample_order(built.dense(), built.labels(), 21);
   EXPECT_EQ(copied.sample_order_seed(), std::optional<std::uint64_t>(21));
   EXPECT_EQ(copied.dense(), moved.dense());
   EXPECT_EQ(copied.labels(), moved.labels());
   expect_same_records(built, copied);
-  const Dataset unlabeled = copy_in_sample_order(built.dense(), nullptr, 21);
+  const Dataset unlabeled = copy_in_sample_order(built.dense(), Vec(), 21);
   EXPECT_FALSE(unlabeled.has_labels());
   EXPECT_EQ(unlabeled.dense(), moved.dense());
   const Vec two = Vec::Zero(2);
-  EXPECT_CONTAINS(error_of([&] { copy_in_sample_order(built.dense(), &two, 1); }),
+  EXPECT_CONTAINS(error_of([&] { copy_in_sample_order(built.dense(), two, 1); }),
                   "copy_in_sample_order: got 2 labels for 2003 records");
 }
 

@@ -124,14 +124,15 @@ RowMatrix allocate_records(Index rows, Index cols);
 /// make_synthetic allocate labels with it.
 Vec allocate_labels(Index n);
 
-/// Copies records given as arrays (row-major features, and labels when
-/// `labels` is not null) into a dataset stored in seed's sample order: what
+/// Copies records given as arrays (row-major features, and labels, empty for
+/// unlabeled records) into a dataset stored in seed's sample order: what
 /// Dataset(features, labels) followed by store_in_sample_order(seed) gives,
 /// reading each record once (on all threads) instead of moving it afterwards.
 /// For callers that copy the records anyway, such as the Python module. Throws
 /// Error when the labels' count differs from the records' or there are more
 /// than 2^32 - 1 records.
-Dataset copy_in_sample_order(const Eigen::Ref<const RowMatrix>& features, const Vec* labels, std::uint64_t seed);
+Dataset copy_in_sample_order(const Eigen::Ref<const RowMatrix>& features, const Eigen::Ref<const Vec>& labels,
+                             std::uint64_t seed);
 
 /// How a file's records are laid out.
 enum class FileFormat { kCsv, kLibsvm, kIdx };
@@ -190,6 +191,7 @@ class SamplePool {
   std::vector<std::uint64_t> order64_;
   const std::uint32_t* shared_ = nullptr;  // the dataset's order, when it is stored in it
   Index next_ = 0;
+  void shuffle(std::uint64_t seed);  // draws the order into order32_ / order64_
 };
 
 }  // namespace dpsosp

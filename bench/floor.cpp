@@ -166,13 +166,15 @@ int main(int argc, char** argv) {
       o.privacy.epsilon = 1;
       o.privacy.delta = 1e-6;
       o.seed = 1;
+      // The key of tests/data/noise.key, which compare.py passes to the CLI: the same work.
+      o.noise_key = dpsosp::NoiseKey::from_hex("5f3c0a9d2e7b41c68a1d0f93b7e2c455");
       o.threads = threads;
       return o;
     };
     if (dpsgd_batch > 0) {
       dpsosp::RunOptions o = run_options(dpsosp::Algorithm::kDpsgd);
       o.batch_size = static_cast<dpsosp::Index>(dpsgd_batch);
-      run_seconds = dpsosp::minimize(*model, problem.data, dpsosp::Vec::Zero(d), o).seconds;
+      run_seconds = dpsosp::minimize(*model, problem.data, dpsosp::Vec::Zero(d), o).diagnostics.seconds;
       rss_run_kb = peak_rss_kb();
     }
     std::string spider = "[]", spider_own = "[]";
@@ -185,12 +187,12 @@ int main(int argc, char** argv) {
         for (int r = 0; r < spider_runs; ++r) {
           const dpsosp::Summary run = dpsosp::minimize(*model, data, dpsosp::Vec::Zero(d), o);
           char seconds[32];
-          std::snprintf(seconds, sizeof seconds, "%s%.6f", r > 0 ? ", " : "", run.seconds);
+          std::snprintf(seconds, sizeof seconds, "%s%.6f", r > 0 ? ", " : "", run.diagnostics.seconds);
           list += seconds;
           if (spider_steps != 0 && (static_cast<long long>(run.steps) != spider_steps ||
-                                    static_cast<long long>(run.gradient_evaluations) != spider_gradients))
+                                    static_cast<long long>(run.diagnostics.gradient_evaluations) != spider_gradients))
             throw dpsosp::Error("spider-tree-adaptive did other work on the records in their own order");
-          spider_gradients = static_cast<long long>(run.gradient_evaluations);
+          spider_gradients = static_cast<long long>(run.diagnostics.gradient_evaluations);
           spider_samples = static_cast<long long>(run.samples_used);
           spider_steps = static_cast<long long>(run.steps);
         }

@@ -44,7 +44,7 @@ void run_trees(benchmark::State& state, TreeNoise& tree) {
 void BM_TreeStep(benchmark::State& state) {
   const auto d = static_cast<Index>(state.range(1));
   const bool noise = state.range(2) != 0;
-  TreeNoise tree(d, 1.0, GaussianStream(1, StreamPurpose::kTreeNoise), !noise);
+  TreeNoise tree(d, 1.0, GaussianStream(NoiseKey::from_hex("000102030405060708090a0b0c0d0e0f"), StreamPurpose::kTreeNoise), !noise);
   run_trees(state, tree);
 }
 BENCHMARK(BM_TreeStep)
@@ -62,7 +62,7 @@ BENCHMARK(BM_TreeStep)
 void BM_TreeStepAhead(benchmark::State& state) {
   const auto d = static_cast<Index>(state.range(1));
   const auto threads = static_cast<int>(state.range(2));
-  TreeNoise tree(d, 1.0, GaussianStream(1, StreamPurpose::kTreeNoise));
+  TreeNoise tree(d, 1.0, GaussianStream(NoiseKey::from_hex("000102030405060708090a0b0c0d0e0f"), StreamPurpose::kTreeNoise));
   tree.draw_ahead(0, std::size_t{1} << 15, threads);
   run_trees(state, tree);
 }

@@ -77,11 +77,15 @@ class Cache:
                 f.write(json.dumps(row, sort_keys=True) + "\n")
 
 
+# The argument lists name files relative to the repository (experiments/noise.key).
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
 def run_one(binary, args, timeout):
     cmd = [binary, "run"] + list(args)
     try:
         p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           text=True, timeout=timeout)
+                           text=True, timeout=timeout, cwd=REPO)
     except subprocess.TimeoutExpired:
         return {"key": key_of(args), "args": list(args), "rc": -1, "report": None,
                 "stderr": "timeout after %ss" % timeout}

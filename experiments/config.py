@@ -7,6 +7,11 @@ and the Fashion-MNIST part, whose size is chosen by --fmnist.
 import math
 
 PRIVATE = ["spider-tree-adaptive", "spider-gauss-fixed", "spider-tree-periodic", "dpsgd"]
+# The experiments' own noise key (relative to the repository; runs start there):
+# published with the code so that every figure is reproducible bit for bit,
+# which makes these runs non-private against a reader of the key. They measure
+# utility on public data; a user's run draws a fresh secret key (SPEC section 8).
+NOISE_KEY = "experiments/noise.key"
 NONPRIVATE = ["spider", "sgd"]
 ALGOS = PRIVATE + NONPRIVATE
 
@@ -64,7 +69,7 @@ def synthetic_args(problem, n, eps, algo, seed, knob=None, delta=1e-6):
     a = ["--synthetic", p["spec"].format(n=n, seed=seed), "--x0", "saddle",
          "--algo", algo, "--epsilon", eps_text(eps if algo in PRIVATE else math.inf)]
     if algo in PRIVATE:
-        a += ["--delta", repr(delta)]
+        a += ["--delta", repr(delta), "--noise-key-file", NOISE_KEY]
     a += ["--G", fmt(p["G"]), "--M", fmt(p["M"]), "--rho", fmt(p["rho"]), "--B", fmt(p["B"]),
           "--seed", str(seed), "--threads", "1"]
     if knob is not None:
@@ -138,7 +143,7 @@ class FashionMNIST:
              "--algo", "dpsgd" if algo == "dpsgd-multi" else algo,
              "--epsilon", fmt(eps), "--delta", repr(self.delta),
              "--G", fmt(self.G), "--M", fmt(M if M is not None else self.M), "--rho", fmt(self.rho), "--B", fmt(self.B),
-             "--seed", str(self.seed), "--threads", "1"]
+             "--seed", str(self.seed), "--threads", "1", "--noise-key-file", NOISE_KEY]
         if algo == "dpsgd-multi":
             a += ["--epochs", fmt(float(self.epochs))]
         return a

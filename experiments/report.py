@@ -80,11 +80,17 @@ class Data:
         return best
 
 
+def clipped_fraction(r):
+    """Clipped per-example vectors per gradient evaluation (the report's diagnostics)."""
+    d = r["diagnostics"]
+    return d["clipped"]["total"] / max(1, d["gradient_evaluations"])
+
+
 def summarize(reps):
     g = [r["certificate"]["sosp_gap"] for r in reps]
     gn = [r["certificate"]["grad_norm"] for r in reps]
     lm = [r["certificate"]["lambda_min"] for r in reps]
-    clip = [r["clipped"]["total"] / max(1, r["gradient_evaluations"]) for r in reps]
+    clip = [clipped_fraction(r) for r in reps]
     eps = [r["epsilon"] for r in reps if r.get("epsilon") is not None]
     ratio = [r["certificate"]["sosp_gap"] / r["params"]["alpha"] for r in reps
              if isinstance(r.get("params"), dict) and r["params"].get("alpha")]
@@ -413,7 +419,7 @@ def generate(cache, evcache, scaling, escape, fm, page, figdir, quick, outdir):
                     r = dict(ev["report"])
                     rep = row["report"]
                     r.update({"epsilon": rep["epsilon"], "steps": rep["steps"], "samples": rep["samples_used"],
-                              "clip": rep["clipped"]["total"] / max(1, rep["gradient_evaluations"]),
+                              "clip": clipped_fraction(rep),
                               "d": rep["d"], "args": a})
                     fmres[(model, algo, e)] = r
     fmextra = {}

@@ -36,11 +36,45 @@ py::dict certificate_dict(const Certificate& c) {
   return d;
 }
 
+// NaN and Inf are refused before anything is copied or any noise drawn
+// (SPEC section 8), naming the entry as numpy would.
+void check_finite_arrays(const Eigen::Ref<const RowMatrix>& X, const std::optional<Eigen::Ref<const Vec>>& y) {
+  const auto fail = [](const std::string& where, double v) {
+    const std::string value = std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf");
+    throw Error("run: " + where + " is " + value + "; NaN and Inf are not allowed");
+  };
+  if (!X.allFinite()) {
+    for (Eigen::Index i = 0; i < X.rows(); ++i)
+      for (Eigen::Index j = 0; j < X.cols(); ++j)
+        if (!std::isfinite(X(i, j))) fail("X[" + std::to_string(i) + ", " + std::to_string(j) + "]", X(i, j));
+  }
+  if (y && !y->allFinite()) {
+    for (Eigen::Index i = 0; i < y->size(); ++i)
+      if (!std::isfinite((*y)[i])) fail("y[" + std::to_string(i) + "]", (*y)[i]);
+  }
+}
+
+std::optional<NoiseKey> noise_key_of(const std::optional<py::bytes>& key, const std::optional<std::string>& file) {
+  if (key && file) throw Error("run: give noise_key or noise_key_file, not both");
+  if (file) return NoiseKey::from_file(*file);
+  if (!key) return std::nullopt;
+  const std::string raw = *key;
+  if (raw.size() != 16) {
+    throw Error("run: noise_key must be 16 bytes (a 128-bit key, e.g. dpsosp.generate_noise_key()), got " +
+                std::to_string(raw.size()));
+  }
+  std::array<std::uint8_t, 16> bytes{};
+  for (std::size_t i = 0; i < 16; ++i) bytes[i] = static_cast<std::uint8_t>(raw[i]);
+  return NoiseKey::from_bytes(bytes);
+}
+
+// The release: every entry covered by the run's privacy guarantee (SPEC section 8).
 py::dict summary_dict(const Summary& s) {
   py::dict d;
   d["x"] = s.x;
   d["algo"] = s.algorithm;
   d["seed"] = s.seed;
+  d["noise_key"] = s.noise_key_source;
   d["epsilon"] = s.epsilon;
   d["delta"] = s.delta;
   d["mu"] = s.mu;
@@ -53,16 +87,27 @@ py::dict summary_dict(const Summary& s) {
   d["accounting"] = s.accounting;
   d["adjacency"] = s.adjacency;
   d["samples_used"] = s.samples_used;
-  d["gradient_evaluations"] = s.gradient_evaluations;
+  d["gradient_evaluations"] = s.gradient_evaluations ? py::cast(*s.gradient_evaluations) : py::none();
   d["steps"] = s.steps;
   d["o1_calls"] = s.o1_calls;
   d["perturbations"] = s.perturbations;
-  d["clipped"] = py::dict(py::arg("o1") = s.clipped_o1, py::arg("o2") = s.clipped_o2);
   d["phase_lengths"] = s.phase_lengths;
   d["params"] = s.params;
-  d["seconds"] = s.seconds;
   d["termination"] = s.termination;
   d["interrupted"] = s.interrupted;
+  return d;
+}
+
+// Computed from the private data without noise: not covered by the guarantee.
+py::dict diagnostics_dict(const Summary& s) {
+  const Diagnostics& g = s.diagnostics;
+  py::dict d;
+  d["note"] = "computed from the private data without noise: NOT covered by the privacy guarantee; "
+              "publish only where the data need no protection (release_only=True leaves this out)";
+  d["clipped"] = py::dict(py::arg("o1") = g.clipped_o1, py::arg("o2") = g.clipped_o2);
+  d["nonfinite"] = py::dict(py::arg("o1") = g.nonfinite_o1, py::arg("o2") = g.nonfinite_o2);
+  d["gradient_evaluations"] = g.gradient_evaluations;
+  d["seconds"] = g.seconds;
   return d;
 }
 
@@ -77,9 +122,12 @@ PYBIND11_MODULE(_core, m) {
          const std::optional<Eigen::Ref<const Vec>>& y, const std::string& algo, double epsilon, double delta,
          double G, double M, double rho, double B, std::optional<std::uint64_t> seed, double alpha_scale,
          Index batch_size, std::optional<Vec> x0, Index max_steps, Index max_phase_length, double epochs,
-         int threads, Index classes, Index hidden, Index rank) {
+         int threads, Index classes, Index hidden, Index rank, const std::optional<py::bytes>& noise_key,
+         const std::optional<std::string>& noise_key_file, bool release_only) {
         RunOptions o;
         o.algorithm = parse_algorithm(algo);
+        check_finite_arrays(X, y);
+        o.noise_key = noise_key_of(noise_key, noise_key_file);
         // Every algorithm but dpsgd with epochs (Poisson sampling) reads each
         // record once, in the seed's sample order: the records are copied in
         // that order, so the run reads them front to back (the same results).
@@ -112,15 +160,28 @@ PYBIND11_MODULE(_core, m) {
           py::gil_scoped_release release;
           s = minimize(*model, data, start, o);
         }
-        return summary_dict(s);
+        py::dict result = summary_dict(s);
+        if (!release_only) result["diagnostics"] = diagnostics_dict(s);
+        return result;
       },
       py::arg("model"), py::arg("X"), py::arg("y") = py::none(), py::arg("algo") = "spider-tree-adaptive",
       py::arg("epsilon") = 1.0, py::arg("delta") = 1e-6, py::arg("G") = 1.0, py::arg("M") = 1.0,
       py::arg("rho") = 1.0, py::arg("B") = 1.0, py::arg("seed") = py::none(), py::arg("alpha_scale") = 1.0,
       py::arg("batch_size") = 0, py::arg("x0") = py::none(), py::arg("max_steps") = 0,
       py::arg("max_phase_length") = 0, py::arg("epochs") = 0.0, py::arg("threads") = 0, py::arg("classes") = 0,
-      py::arg("hidden") = 32, py::arg("rank") = 1,
-      "Run an optimizer on the records X (n x p) with labels y; returns the report as a dict.");
+      py::arg("hidden") = 32, py::arg("rank") = 1, py::arg("noise_key") = py::none(),
+      py::arg("noise_key_file") = py::none(), py::arg("release_only") = false,
+      "Run an optimizer on the records X (n x p) with labels y; returns the report as a dict. Everything but "
+      "its 'diagnostics' is covered by the privacy guarantee. seed keys the public randomness (sample order, "
+      "perturbations); the privacy noise is keyed by noise_key (16 secret bytes) or noise_key_file, by default "
+      "a fresh key from the OS that is kept nowhere.");
+
+  m.def(
+      "generate_noise_key", [] {
+        const NoiseKey key = NoiseKey::generate();
+        return py::bytes(reinterpret_cast<const char*>(key.bytes().data()), key.bytes().size());
+      },
+      "16 fresh random bytes from the OS, for run(noise_key=...): keep them as secret as the data.");
 
   m.def(
       "certify",

@@ -3,7 +3,7 @@
 # Skips apt entirely when everything is already installed.
 set -euo pipefail
 PACKAGES=(cmake g++ make libeigen3-dev libcli11-dev nlohmann-json3-dev libspectra-dev librandom123-dev
-          zlib1g-dev libgtest-dev libbenchmark-dev libomp-dev dataset-fashion-mnist
+          zlib1g-dev libssl-dev libgtest-dev libbenchmark-dev libomp-dev dataset-fashion-mnist
           python3-numpy python3-matplotlib python3-pybind11 pybind11-dev python3-dev)
 missing=()
 for p in "${PACKAGES[@]}"; do

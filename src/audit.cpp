@@ -62,6 +62,20 @@ std::uint64_t run_seed(std::uint64_t base, Algorithm algorithm, int dataset, Ind
   return splitmix64(stream ^ splitmix64((static_cast<std::uint64_t>(run) << 1) | static_cast<std::uint64_t>(dataset)));
 }
 
+// The noise key of run `run` on dataset `dataset`: a function of the audit's
+// seed, so that an audit is reproducible. The audit's scores never read it
+// (the attacker does not hold the key), except where a tampering publishes it.
+NoiseKey run_key(std::uint64_t base, Algorithm algorithm, int dataset, Index run) {
+  const std::uint64_t a = splitmix64(run_seed(base, algorithm, dataset, run) ^ 0x6b6579ULL);
+  const std::uint64_t b = splitmix64(a);
+  std::array<std::uint8_t, 16> bytes{};
+  for (int i = 0; i < 8; ++i) {
+    bytes[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(a >> (8 * i));
+    bytes[static_cast<std::size_t>(8 + i)] = static_cast<std::uint8_t>(b >> (8 * i));
+  }
+  return NoiseKey::from_bytes(bytes);
+}
+
 // Continued fraction of the incomplete beta function (modified Lentz).
 double beta_continued_fraction(double a, double b, double x) {
   constexpr double kTiny = 1e-300;
@@ -251,6 +265,7 @@ AuditResult run_audit(const AuditOptions& a) {
   honest.privacy = a.privacy;
   honest.constants = {a.G, 1.0, 1.0, 1.0};
   honest.seed = 0;
+  honest.noise_key = run_key(a.seed, a.algorithm, 0, ~Index{0});
   honest.threads = 1;
   honest.max_steps = a.steps;
   honest.max_phase_length = q;
@@ -305,8 +320,10 @@ AuditResult run_audit(const AuditOptions& a) {
     try {
       RunOptions local = o;
       local.seed = run_seed(a.seed, a.algorithm, 0, static_cast<Index>(i));
+      local.noise_key = run_key(a.seed, a.algorithm, 0, static_cast<Index>(i));
       const Summary s0 = minimize(model, make_data(-1.0, *local.seed), x0, local);
       local.seed = run_seed(a.seed, a.algorithm, 1, static_cast<Index>(i));
+      local.noise_key = run_key(a.seed, a.algorithm, 1, static_cast<Index>(i));
       const Summary s1 = minimize(model, make_data(+1.0, *local.seed), x0, local);
       scores_without[static_cast<std::size_t>(i)] = score_of(s0.x);
       scores_with[static_cast<std::size_t>(i)] = score_of(s1.x);

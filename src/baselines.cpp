@@ -40,12 +40,15 @@ void copy_trace(const SpiderTrace& t, Summary& s) {
   s.steps = t.steps;
   s.o1_calls = t.o1_calls;
   s.perturbations = t.perturbations;
-  s.clipped_o1 = t.clipped_o1;
-  s.clipped_o2 = t.clipped_o2;
   s.samples_used = t.samples_used;
-  s.gradient_evaluations = t.gradient_evaluations;
+  s.gradient_evaluations = t.gradient_evaluations;  // a function of the released step lengths
   s.phase_lengths = t.phase_lengths;
   s.termination = t.termination;
+  s.diagnostics.clipped_o1 = t.clipped_o1;
+  s.diagnostics.clipped_o2 = t.clipped_o2;
+  s.diagnostics.nonfinite_o1 = t.nonfinite_o1;
+  s.diagnostics.nonfinite_o2 = t.nonfinite_o2;
+  s.diagnostics.gradient_evaluations = t.gradient_evaluations;
 }
 
 void account_non_private(Summary& s) {
@@ -59,16 +62,17 @@ void account_non_private(Summary& s) {
 }
 
 // Tree noise: every node has sensitivity <= s and noise sigma; a record lies in
-// at most depth nodes of one tree; trees see disjoint records (SPEC 3).
-void account_tree(Summary& s, double sigma, double sensitivity, double delta) {
+// at most depth(L_max) nodes of one tree; trees see disjoint records (SPEC 3).
+// The guarantee is the one fixed before the run, for the longest phase the run
+// may have (L_max), not for the phases that ran: their lengths depend on the
+// data, and an epsilon computed from them is no (eps, delta) guarantee.
+void account_tree(Summary& s, double sigma, double sensitivity, Index max_phase_length, double delta) {
   s.sigma = sigma;
   s.sensitivity = sensitivity;
   s.noise_multiplier = sigma / sensitivity;
   s.delta = delta;
-  const privacy::TreeAccount a = privacy::account_tree(s.noise_multiplier, s.phase_lengths.empty()
-                                                                                ? std::vector<std::uint64_t>{1}
-                                                                                : s.phase_lengths,
-                                                       delta);
+  const privacy::TreeAccount a =
+      privacy::account_tree(s.noise_multiplier, {static_cast<std::uint64_t>(max_phase_length)}, delta);
   s.mu = a.mu;
   s.zcdp_rho = a.rho;
   s.epsilon = a.epsilon_gdp;
@@ -105,8 +109,8 @@ SpiderConfig base_config(const RunOptions& o, const SpiderParameters& p, bool is
   return c;
 }
 
-void run_spider_tree_adaptive(const Model& model, const Dataset& data, const RunOptions& o, Summary& s,
-                              bool is_private) {
+void run_spider_tree_adaptive(const Model& model, const Dataset& data, const RunOptions& o, const NoiseKey& key,
+                              Summary& s, bool is_private) {
   PrivacyTarget privacy = o.privacy;
   if (!is_private) privacy.epsilon = kInf;
   const SpiderParameters p = spider_tree_adaptive_parameters(data.rows(), model.dim(), privacy, o.constants,
@@ -123,14 +127,14 @@ void run_spider_tree_adaptive(const Model& model, const Dataset& data, const Run
   put_spider_params(s, p);
   std::unique_ptr<ReleaseNoise> noise;
   if (privacy.is_private()) {
-    noise = std::make_unique<TreeReleaseNoise>(model.dim(), p.sigma, s.seed);
+    noise = std::make_unique<TreeReleaseNoise>(model.dim(), p.sigma, key);
   } else {
     noise = std::make_unique<NoReleaseNoise>();
   }
   const SpiderTrace t = run_spider(model, data, c, *noise, s.seed, o, s);
   copy_trace(t, s);
   if (privacy.is_private()) {
-    account_tree(s, p.sigma, p.sensitivity, privacy.delta);
+    account_tree(s, p.sigma, p.sensitivity, p.max_phase_length, privacy.delta);
   } else {
     account_non_private(s);
   }
@@ -139,7 +143,8 @@ void run_spider_tree_adaptive(const Model& model, const Dataset& data, const Run
 // Ganesh et al. 2023 with hidden constants 1. alpha follows their
 // (sqrt(d)/(n eps))^(3/7) rate; kappa balances O1 against O2 sample use
 // (derived here, see docs/parameters.md).
-void run_spider_gauss_fixed(const Model& model, const Dataset& data, const RunOptions& o, Summary& s) {
+void run_spider_gauss_fixed(const Model& model, const Dataset& data, const RunOptions& o, const NoiseKey& key,
+                            Summary& s) {
   const ProblemConstants& k = o.constants;
   const double n = static_cast<double>(data.rows()), d = static_cast<double>(model.dim()), sd = std::sqrt(d);
   const double eps = o.privacy.epsilon;
@@ -174,7 +179,7 @@ void run_spider_gauss_fixed(const Model& model, const Dataset& data, const RunOp
   c.restart = {RestartRule::Kind::kDriftSquared, p.kappa, 0};
   c.batch.adaptive = false;
   c.batch.fixed = b2;
-  GaussianReleaseNoise noise(model.dim(), z, s.seed);
+  GaussianReleaseNoise noise(model.dim(), z, key);
   const SpiderTrace t = run_spider(model, data, c, noise, s.seed, o, s);
   copy_trace(t, s);
   account_gaussian(s, z, o.privacy.delta);
@@ -185,7 +190,8 @@ void run_spider_gauss_fixed(const Model& model, const Dataset& data, const RunOp
 // Arora et al. 2023: O1 every q steps, fixed O2 batch, tree noise per phase, no
 // perturbation. Steps are bounded by max_step = 2G/M for the O2 clip, so every
 // node has sensitivity <= max(2G/b1, 2 M max_step / b2).
-void run_spider_tree_periodic(const Model& model, const Dataset& data, const RunOptions& o, Summary& s) {
+void run_spider_tree_periodic(const Model& model, const Dataset& data, const RunOptions& o, const NoiseKey& key,
+                              Summary& s) {
   const ProblemConstants& k = o.constants;
   const double sd = std::sqrt(static_cast<double>(model.dim()));
   const double eps = o.privacy.epsilon;
@@ -212,26 +218,27 @@ void run_spider_tree_periodic(const Model& model, const Dataset& data, const Run
   c.batch.adaptive = false;
   c.batch.fixed = b2;
   c.perturbation.enabled = false;
-  TreeReleaseNoise noise(model.dim(), sigma, s.seed);
+  TreeReleaseNoise noise(model.dim(), sigma, key);
   const SpiderTrace t = run_spider(model, data, c, noise, s.seed, o, s);
   copy_trace(t, s);
-  account_tree(s, sigma, sensitivity, o.privacy.delta);
+  account_tree(s, sigma, sensitivity, q, o.privacy.delta);
 }
 
 }  // namespace
 
-void run_sgd_family(const Model& model, const Dataset& data, const RunOptions& o, Summary& s);
+void run_sgd_family(const Model& model, const Dataset& data, const RunOptions& o, const NoiseKey& key, Summary& s);
 
-void run_algorithm(const Model& model, const Dataset& data, const RunOptions& options, Summary& summary) {
+void run_algorithm(const Model& model, const Dataset& data, const RunOptions& options, const NoiseKey& key,
+                   Summary& summary) {
   switch (options.algorithm) {
     case Algorithm::kSpiderTreeAdaptive:
-      run_spider_tree_adaptive(model, data, options, summary, options.privacy.is_private());
+      run_spider_tree_adaptive(model, data, options, key, summary, options.privacy.is_private());
       break;
-    case Algorithm::kSpider: run_spider_tree_adaptive(model, data, options, summary, false); break;
-    case Algorithm::kSpiderGaussFixed: run_spider_gauss_fixed(model, data, options, summary); break;
-    case Algorithm::kSpiderTreePeriodic: run_spider_tree_periodic(model, data, options, summary); break;
+    case Algorithm::kSpider: run_spider_tree_adaptive(model, data, options, key, summary, false); break;
+    case Algorithm::kSpiderGaussFixed: run_spider_gauss_fixed(model, data, options, key, summary); break;
+    case Algorithm::kSpiderTreePeriodic: run_spider_tree_periodic(model, data, options, key, summary); break;
     case Algorithm::kDpsgd:
-    case Algorithm::kSgd: run_sgd_family(model, data, options, summary); break;
+    case Algorithm::kSgd: run_sgd_family(model, data, options, key, summary); break;
   }
 }
 

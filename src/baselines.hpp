@@ -4,7 +4,10 @@
 
 namespace dpsosp::detail {
 
-/// Runs options.algorithm from summary.x (x0) and fills the summary.
-void run_algorithm(const Model& model, const Dataset& data, const RunOptions& options, Summary& summary);
+/// Runs options.algorithm from summary.x (x0) and fills the summary. The
+/// privacy noise (and Poisson sampling) is keyed by `key`, the public streams
+/// by summary.seed.
+void run_algorithm(const Model& model, const Dataset& data, const RunOptions& options, const NoiseKey& key,
+                   Summary& summary);
 
 }  // namespace dpsosp::detail

@@ -145,38 +145,87 @@ inline int max_threads_for(Index b, Index d) {
   return static_cast<int>(std::min<Index>(static_cast<Index>(t), b));
 }
 
-/// The clipping rule of clip_to_norm (oracles.cpp), in one place: a vector of
-/// norm `norm` is kept when norm <= c, zeroed when c <= 0, else scaled by
-/// c / norm (a NaN norm is scaled, giving NaN, as in the reference).
+/// The clipping rule of clip_to_norm (oracles.hpp), in one place, for every
+/// path of the engine and the reference form (SPEC sections 2.2 and 8). Given
+/// the norm the caller's reduction computed, a vector is kept when norm <= c,
+/// zeroed when c <= 0, and scaled by c / norm when that norm is finite. A norm
+/// that is not finite (an entry NaN or infinite, or a squared norm that
+/// overflowed: an extreme record) is settled by the vector's entries
+/// (clip_entries): zero when one is not finite, else scaled to norm c through
+/// its largest entry. So every clipped vector has norm at most c, whatever the
+/// data, and no record can make a run fail. Vectors with finite norms get the
+/// bits they always had.
 struct ClipOutcome {
-  int mode;       // wide::kRowAsIs, kRowScaled or kRowZero
+  int mode;       // wide::kRowAsIs, kRowScaled or kRowZero, or kRowCheckEntries
   double factor;  // the scale, for kRowScaled
 };
+/// The outcome whose vector must be settled by clip_entries.
+constexpr int kRowCheckEntries = 3;
 inline ClipOutcome clip_outcome(double norm, double c) {
-  if (norm <= c) return {wide::kRowAsIs, 1.0};
+  if (norm <= c || !(c < std::numeric_limits<double>::infinity())) return {wide::kRowAsIs, 1.0};
   if (c <= 0.0) return {wide::kRowZero, 0.0};
-  return {wide::kRowScaled, c / norm};
+  if (norm < std::numeric_limits<double>::infinity()) return {wide::kRowScaled, c / norm};  // (NaN: false)
+  return {kRowCheckEntries, 0.0};
 }
 
-/// Clips v (norm already computed) by that rule; returns whether it was clipped.
+/// What clipping did to one vector: bit 0 = changed (ClippedSum::clipped),
+/// bit 1 = not finite (ClippedSum::nonfinite).
+enum ClipCode : unsigned char { kKept = 0, kClipped = 1, kNonFinite = 3 };
+inline void count_clip(ClippedSum& s, unsigned char code) {
+  s.clipped += code & 1u;
+  s.nonfinite += code >> 1;
+}
+
+/// The rule for a vector whose computed norm is not finite (clip_outcome's
+/// kRowCheckEntries; c > 0): zero when an entry is NaN or infinite; else the
+/// squared norm overflowed, and v becomes (v / m) * (c / ||v / m||), m the
+/// largest |entry|, whose norm ||v / m|| lies in [1, sqrt(d)]. Rare, so plain
+/// loops.
 template <typename VectorRef>
-inline bool clip_given_norm(VectorRef&& v, double norm, double c) {
+inline ClipCode clip_entries(VectorRef&& v, double c) {
+  const Eigen::Index n = v.size();
+  double m = 0;
+  for (Eigen::Index i = 0; i < n; ++i) {
+    const double a = std::abs(v[i]);
+    if (!(a <= std::numeric_limits<double>::max())) {  // NaN or infinite
+      for (Eigen::Index k = 0; k < n; ++k) v[k] = 0.0;
+      return kNonFinite;
+    }
+    m = std::max(m, a);
+  }
+  if (!(m > 0)) return kKept;  // (a zero vector has a finite norm; not reached)
+  double squared = 0;
+  for (Eigen::Index i = 0; i < n; ++i) squared += (v[i] / m) * (v[i] / m);
+  const double f = c / std::sqrt(squared);
+  for (Eigen::Index i = 0; i < n; ++i) v[i] = (v[i] / m) * f;
+  return kClipped;
+}
+
+/// Clips v (norm already computed) by the rule; returns what it did.
+template <typename VectorRef>
+inline ClipCode clip_given_norm(VectorRef&& v, double norm, double c) {
   const ClipOutcome o = clip_outcome(norm, c);
-  if (o.mode == wide::kRowZero) v.setZero();
-  if (o.mode == wide::kRowScaled) v *= o.factor;
-  return o.mode != wide::kRowAsIs;
+  switch (o.mode) {
+    case wide::kRowAsIs: return kKept;
+    case wide::kRowZero: v.setZero(); return kClipped;
+    case wide::kRowScaled: v *= o.factor; return kClipped;
+    default: return clip_entries(v, c);
+  }
 }
 
 /// Clips rows[0..count) of d entries to norm c as clip_to_norm does, the norms
-/// side by side; clipped[j] says whether row j was.
-inline void clip_rows(double* const* rows, Index count, Index d, double c, unsigned char* clipped) {
+/// side by side; code[j] says what it did to row j (ClipCode).
+inline void clip_rows(double* const* rows, Index count, Index d, double c, unsigned char* code) {
   const auto n = static_cast<Eigen::Index>(d);
   if (!(c < std::numeric_limits<double>::infinity())) {
-    std::fill(clipped, clipped + count, 0);
+    std::fill(code, code + count, kKept);
     return;
   }
   if (!eigen_order::verified()) {
-    for (Index j = 0; j < count; ++j) clipped[j] = clip_to_norm(Eigen::Map<Vec>(rows[j], n), c) ? 1 : 0;
+    for (Index j = 0; j < count; ++j) {
+      Eigen::Map<Vec> row(rows[j], n);
+      code[j] = clip_given_norm(row, row.norm(), c);
+    }
     return;
   }
   double squared[kGroup];
@@ -184,16 +233,18 @@ inline void clip_rows(double* const* rows, Index count, Index d, double c, unsig
     wide::squared_norms(rows, count, d, squared);
     for (Index j = 0; j < count; ++j) {
       const ClipOutcome o = clip_outcome(std::sqrt(squared[j]), c);  // scaled in wide instructions
-      if (o.mode == wide::kRowZero) Eigen::Map<Vec>(rows[j], n).setZero();
-      if (o.mode == wide::kRowScaled) wide::scale_in_place(rows[j], o.factor, d);
-      clipped[j] = o.mode != wide::kRowAsIs ? 1 : 0;
+      Eigen::Map<Vec> row(rows[j], n);
+      switch (o.mode) {
+        case wide::kRowAsIs: code[j] = kKept; break;
+        case wide::kRowZero: row.setZero(); code[j] = kClipped; break;
+        case wide::kRowScaled: wide::scale_in_place(rows[j], o.factor, d); code[j] = kClipped; break;
+        default: code[j] = clip_entries(row, c);
+      }
     }
     return;
   }
   eigen_order::squared_norms(rows, count, d, squared);
-  for (Index j = 0; j < count; ++j) {
-    clipped[j] = clip_given_norm(Eigen::Map<Vec>(rows[j], n), std::sqrt(squared[j]), c) ? 1 : 0;
-  }
+  for (Index j = 0; j < count; ++j) code[j] = clip_given_norm(Eigen::Map<Vec>(rows[j], n), std::sqrt(squared[j]), c);
 }
 
 /// sum += row (d entries), in wide instructions when they are enabled.
@@ -291,11 +342,16 @@ class ScaledRecordWorker {
     for (Index j = 0; j < count; ++j) {
       const ClipOutcome o = clipping ? clip_outcome(std::sqrt(squared[j]), clip_) : ClipOutcome{wide::kRowAsIs, 1.0};
       slots_[slot + j] = Slot{rows[j], s1[j], s0[j], o.factor, o.mode};
-      clipped[j] = o.mode != wide::kRowAsIs ? 1 : 0;
+      clipped[j] = o.mode == wide::kRowAsIs ? kKept : kClipped;
+      if (o.mode == kRowCheckEntries) clipped[j] = settle_entries(slot + j);
     }
   }
   void add(Index /*batch_row*/, Index slot, Vec& sum) {
     const Slot& s = slots_[slot];
+    if (s.mode == kRowCheckEntries) {  // the row written out by settle_entries
+      add_row(sum, written_[slot].data(), d_);
+      return;
+    }
     wide::add_scaled_record(sum.data(), s.a, s.s1, s.s0, difference_, s.mode, s.factor, d_);
   }
 
@@ -305,12 +361,26 @@ class ScaledRecordWorker {
     double s1 = 0, s0 = 0, factor = 1;
     int mode = 0;
   };
+  // A row whose norm is not finite: written out (each entry as
+  // add_scaled_record computes it) and clipped by clip_entries.
+  unsigned char settle_entries(Index slot) {
+    if (written_.size() < slots_.size()) written_.resize(slots_.size());
+    const Slot& s = slots_[slot];
+    Vec& row = written_[slot];
+    row.resize(static_cast<Eigen::Index>(d_));
+    for (Index i = 0; i < d_; ++i) {
+      const auto k = static_cast<Eigen::Index>(i);
+      row[k] = difference_ ? s.s1 * s.a[i] - s.s0 * s.a[i] : s.s1 * s.a[i];
+    }
+    return clip_entries(row, clip_);
+  }
   Coefficients coefficients_;
   const Dataset& data_;
   Index d_;
   double clip_;
   bool difference_;
   std::vector<Slot> slots_;
+  std::vector<Vec> written_;  // rows settled by clip_entries (rare: extreme records)
 };
 
 /// The engine: the clipped rows of the batch idx, added in batch order.
@@ -342,10 +412,10 @@ ClippedSum clipped_sum_with(int kind, const Dataset& data, const IndexList& idx,
       const Index count = std::min(kGroup, b - k);
       lines.clear();
       for (Index j = k + ahead; j < std::min(b, k + ahead + count); ++j) queue_record(lines, data, idx[j]);
-      unsigned char clipped[kGroup];
-      worker.compute(&idx[k], count, k, 0, clipped, lines);
+      unsigned char code[kGroup];
+      worker.compute(&idx[k], count, k, 0, code, lines);
       for (Index j = 0; j < count; ++j) {
-        result.clipped += clipped[j];
+        count_clip(result, code[j]);
         worker.add(k + j, j, result.sum);
       }
     }
@@ -426,7 +496,7 @@ ClippedSum clipped_sum_with(int kind, const Dataset& data, const IndexList& idx,
     }
   }
   if (error) std::rethrow_exception(error);
-  for (unsigned char c : was_clipped) result.clipped += c;
+  for (unsigned char code : was_clipped) count_clip(result, code);
   return result;
 }
 

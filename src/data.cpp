@@ -1,6 +1,7 @@
 // dpsosp: Dataset row access, file-format names and the single-pass SamplePool.
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <filesystem>
@@ -214,6 +215,39 @@ double Dataset::row_squared_norm(Index i) const {
   double sum = 0.0;
   for (SparseRowMatrix::InnerIterator it(records_->sparse, r); it; ++it) sum += it.value() * it.value();
   return sum;
+}
+
+void check_finite(const Dataset& data, const std::string& who) {
+  const auto fail = [&](Index stored_row, const std::string& what, double v) {
+    const std::string value = std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf");
+    throw Error(who + ": record " + std::to_string(data.record_at(stored_row)) + " (0-based), " + what + " is " +
+                value + "; NaN and Inf are not allowed");
+  };
+  const Vec& labels = data.labels();
+  if (!labels.allFinite()) {
+    for (Eigen::Index k = 0; k < labels.size(); ++k) {
+      if (!std::isfinite(labels[k])) fail(static_cast<Index>(k), "its label", labels[k]);
+    }
+  }
+  if (!data.is_sparse()) {
+    const RowMatrix& m = data.dense();
+    if (m.allFinite()) return;
+    for (Eigen::Index r = 0; r < m.rows(); ++r) {
+      for (Eigen::Index j = 0; j < m.cols(); ++j) {
+        if (!std::isfinite(m(r, j))) fail(static_cast<Index>(r), "feature " + std::to_string(j), m(r, j));
+      }
+    }
+    return;
+  }
+  const SparseRowMatrix& m = data.sparse();
+  const double* values = m.valuePtr();
+  const std::int64_t nonzeros = m.outerIndexPtr()[m.outerSize()];
+  for (std::int64_t k = 0; k < nonzeros; ++k) {
+    if (std::isfinite(values[k])) continue;
+    const std::int64_t* outer = m.outerIndexPtr();
+    const auto row = static_cast<Index>(std::upper_bound(outer, outer + m.outerSize() + 1, k) - outer - 1);
+    fail(row, "feature " + std::to_string(m.innerIndexPtr()[k]), values[k]);
+  }
 }
 
 Dataset Dataset::subset(const IndexList& idx) const {

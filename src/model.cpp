@@ -174,8 +174,11 @@ ClippedSum clipped_blocks(Index d, const IndexList& idx, double clip, BlockRows 
     part.assign(idx.begin() + static_cast<std::ptrdiff_t>(k0), end);
     block_rows_of(part, block);
     for (Eigen::Index r = 0; r < block.rows(); ++r) {
-      if (clip_to_norm(block.row(r).transpose(), clip)) ++result.clipped;
-      result.sum += block.row(r).transpose();
+      auto row = block.row(r).transpose();
+      if (clip < std::numeric_limits<double>::infinity()) {
+        detail::count_clip(result, detail::clip_given_norm(row, row.norm(), clip));
+      }
+      result.sum += row;
     }
   }
   return result;

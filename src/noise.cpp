@@ -1,21 +1,32 @@
-// Philox4x32-10 (Random123) counter-based Gaussian streams.
+// Counter-based Gaussian streams: public ones from Philox4x32-10 (Random123)
+// keyed by the seed, secret ones from AES-128 in counter mode keyed by a
+// NoiseKey (aes_ctr.hpp).
 //
-// Layout of the counter space: key = (seed low 32 bits, seed high 32 bits);
-// counter = (block low, block high, purpose, index). Block k yields 128 random
-// bits, i.e. two 64-bit words, turned into two normals by Box-Muller (the
-// Random123 boxmuller, which never takes log(0)). Number j of a stream is
-// therefore a pure function of (seed, purpose, index, j).
+// Layout of the counter space: counter = (block low, block high, purpose,
+// index); the key is the seed (Philox: low 32 bits, high 32 bits) or the
+// NoiseKey (AES). Block k yields 128 random bits, i.e. two 64-bit words,
+// turned into two normals by Box-Muller (the Random123 boxmuller, which never
+// takes log(0)). Number j of a stream is therefore a pure function of (key,
+// purpose, index, j).
 #include "dpsosp/noise.hpp"
 
 #include <Random123/boxmuller.hpp>
 #include <Random123/philox.h>
 #include <Random123/uniform.hpp>
+#include <fcntl.h>
+#include <sys/random.h>
+#include <unistd.h>
 
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
 #include <random>
+#include <sstream>
 
+#include "aes_ctr.hpp"
 #include "dpsosp/error.hpp"
 #include "philox_blocks.hpp"
 #include "wide_kernels.hpp"
@@ -23,10 +34,105 @@
 namespace dpsosp {
 namespace {
 using Philox = r123::Philox4x32;
+
+std::string purpose_name(StreamPurpose p) {
+  switch (p) {
+    case StreamPurpose::kTreeNoise: return "tree noise";
+    case StreamPurpose::kGaussianNoise: return "Gaussian-mechanism noise";
+    case StreamPurpose::kPoisson: return "Poisson sampling";
+    default: return "purpose " + std::to_string(static_cast<std::uint32_t>(p));
+  }
+}
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+}  // namespace
+
+bool is_secret_purpose(StreamPurpose purpose) {
+  return purpose == StreamPurpose::kTreeNoise || purpose == StreamPurpose::kGaussianNoise ||
+         purpose == StreamPurpose::kPoisson;
+}
+
+NoiseKey NoiseKey::generate() {
+  NoiseKey key;
+  std::size_t got = 0;
+  while (got < key.bytes_.size()) {
+    const ssize_t r = ::getrandom(key.bytes_.data() + got, key.bytes_.size() - got, 0);
+    if (r > 0) {
+      got += static_cast<std::size_t>(r);
+    } else if (r < 0 && errno != EINTR) {
+      throw Error(std::string("NoiseKey::generate: the operating system gave no random bytes (getrandom: ") +
+                  std::strerror(errno) + ")");
+    }
+  }
+  return key;
+}
+
+NoiseKey NoiseKey::from_hex(const std::string& text) {
+  std::size_t begin = 0, end = text.size();
+  while (begin < end && is_space(text[begin])) ++begin;
+  while (end > begin && is_space(text[end - 1])) --end;
+  NoiseKey key;
+  bool ok = end - begin == 2 * key.bytes_.size();
+  for (std::size_t i = 0; ok && i < key.bytes_.size(); ++i) {
+    const int hi = hex_value(text[begin + 2 * i]), lo = hex_value(text[begin + 2 * i + 1]);
+    ok = hi >= 0 && lo >= 0;
+    if (ok) key.bytes_[i] = static_cast<std::uint8_t>(hi * 16 + lo);
+  }
+  if (!ok) {
+    // The text is not repeated: it may be (most of) a key.
+    throw Error("NoiseKey: expected 32 hexadecimal digits (a 128-bit key, as dpsosp keygen writes it), got " +
+                std::to_string(end - begin) + " characters that are not that");
+  }
+  return key;
+}
+
+NoiseKey NoiseKey::from_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error("noise key file " + path + ": cannot open: " + std::strerror(errno));
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (text.size() > 4096) throw Error("noise key file " + path + ": too large for a key file (32 hexadecimal digits)");
+  try {
+    return from_hex(text);
+  } catch (const Error& e) {
+    throw Error("noise key file " + path + ": " + e.what());
+  }
+}
+
+NoiseKey NoiseKey::from_bytes(const std::array<std::uint8_t, 16>& bytes) {
+  NoiseKey key;
+  key.bytes_ = bytes;
+  return key;
+}
+
+std::string NoiseKey::to_hex() const {
+  static const char kDigits[] = "0123456789abcdef";
+  std::string s;
+  for (std::uint8_t b : bytes_) {
+    s += kDigits[b >> 4];
+    s += kDigits[b & 0xf];
+  }
+  return s;
 }
 
 GaussianStream::GaussianStream(std::uint64_t seed, StreamPurpose purpose, std::uint32_t index)
-    : seed_(seed), purpose_(static_cast<std::uint32_t>(purpose)), index_(index) {}
+    : seed_(seed), purpose_(static_cast<std::uint32_t>(purpose)), index_(index) {
+  if (is_secret_purpose(purpose)) {
+    throw Error("GaussianStream: " + purpose_name(purpose) +
+                " must come from a secret NoiseKey, not from the public seed (SPEC section 8)");
+  }
+}
+
+GaussianStream::GaussianStream(const NoiseKey& key, StreamPurpose purpose, std::uint32_t index)
+    : secret_(true), purpose_(static_cast<std::uint32_t>(purpose)), index_(index), key_(key.bytes()),
+      round_keys_(detail::aes_round_keys(key.bytes())) {}
 
 namespace {
 
@@ -122,20 +228,25 @@ void philox_blocks(std::uint64_t seed, std::uint32_t purpose, std::uint32_t inde
 
 }  // namespace detail
 
-void GaussianStream::block(std::uint64_t k, std::uint64_t out[2]) const {
-  philox_words(seed_, purpose_, index_, k, out);
+void GaussianStream::blocks(std::uint64_t first, std::size_t count, std::uint64_t* out) const {
+  if (secret_) {
+    detail::aes_counter_blocks(key_, round_keys_, purpose_, index_, first, count, out);
+  } else {
+    detail::philox_blocks(seed_, purpose_, index_, first, count, out);
+  }
 }
 
 void GaussianStream::load_block(std::uint64_t k) {
-  if (k == cached_block_) return;
-  block(k, cached_words_);
-  cached_block_ = k;
-  cached_has_normals_ = false;
+  if (cached_ && k - cached_first_ < kCachedBlocks) return;  // (unsigned: also false when k < cached_first_)
+  blocks(k, kCachedBlocks, cached_words_);
+  cached_first_ = k;
+  cached_ = true;
 }
 
 std::uint64_t GaussianStream::next_u64() {
-  load_block(position_ / 2);
-  return cached_words_[position_++ % 2];
+  const std::uint64_t k = position_ / 2;
+  load_block(k);
+  return cached_words_[2 * (k - cached_first_) + position_++ % 2];
 }
 
 double GaussianStream::uniform() { return r123::u01<double>(next_u64()); }
@@ -153,19 +264,22 @@ void GaussianStream::next_u64s(std::uint64_t* out, std::size_t count) {
   if (count > 0 && position_ % 2 == 1) out[j++] = next_u64();  // the second word of a started block
   // Whole blocks, all at once (philox_blocks: eight to a loop with AVX2).
   const std::size_t pairs = (count - j) / 2;
-  detail::philox_blocks(seed_, purpose_, index_, position_ / 2, pairs, out + j);
+  blocks(position_ / 2, pairs, out + j);
   j += 2 * pairs;
   position_ += 2 * static_cast<std::uint64_t>(pairs);
   if (j < count) out[j] = next_u64();
 }
 
 double GaussianStream::next() {
-  load_block(position_ / 2);
-  if (!cached_has_normals_) {
-    const r123::double2 z = r123::boxmuller(cached_words_[0], cached_words_[1]);
+  const std::uint64_t k = position_ / 2;
+  if (!has_normals_ || k != normals_block_) {
+    load_block(k);
+    const std::uint64_t* words = cached_words_ + 2 * (k - cached_first_);
+    const r123::double2 z = r123::boxmuller(words[0], words[1]);
     cached_normals_[0] = z.x;
     cached_normals_[1] = z.y;
-    cached_has_normals_ = true;
+    normals_block_ = k;
+    has_normals_ = true;
   }
   return cached_normals_[position_++ % 2];
 }
@@ -178,20 +292,19 @@ namespace {
 // whose libm calls set the pace). Number 2k is the first normal of block k's
 // pair, 2k + 1 the second, however the numbers are grouped into calls.
 template <class Put>
-void each_normal(std::uint64_t seed, std::uint32_t purpose, std::uint32_t index, std::uint64_t first,
-                 std::size_t count, Put put) {
+void each_normal(const GaussianStream& stream, std::uint64_t first, std::size_t count, Put put) {
   std::size_t j = 0;
   std::uint64_t block = first / 2;
   if (count > 0 && first % 2 == 1) {  // the second of a started pair
     std::uint64_t words[2];
-    detail::philox_blocks(seed, purpose, index, block++, 1, words);
+    stream.blocks(block++, 1, words);
     put(j++, r123::boxmuller(words[0], words[1]).y);
   }
   constexpr std::size_t kBatch = 16;
   std::uint64_t words[kBatch][2];
   while (j + 1 < count) {
     const std::size_t pairs = std::min(kBatch, (count - j) / 2);
-    detail::philox_blocks(seed, purpose, index, block, pairs, &words[0][0]);
+    stream.blocks(block, pairs, &words[0][0]);
     for (std::size_t p = 0; p < pairs; ++p, j += 2) {
       const r123::double2 z = r123::boxmuller(words[p][0], words[p][1]);
       put(j, z.x);
@@ -200,7 +313,7 @@ void each_normal(std::uint64_t seed, std::uint32_t purpose, std::uint32_t index,
     block += pairs;
   }
   if (j < count) {  // the first of a pair
-    detail::philox_blocks(seed, purpose, index, block, 1, &words[0][0]);
+    stream.blocks(block, 1, &words[0][0]);
     put(j, r123::boxmuller(words[0][0], words[0][1]).x);
   }
 }
@@ -209,14 +322,14 @@ void each_normal(std::uint64_t seed, std::uint32_t purpose, std::uint32_t index,
 
 void GaussianStream::fill(Eigen::Ref<Vec> out, double sigma) {
   const auto n = static_cast<std::size_t>(out.size());
-  each_normal(seed_, purpose_, index_, position_, n, [&out, sigma](std::size_t j, double z) {
+  each_normal(*this, position_, n, [&out, sigma](std::size_t j, double z) {
     out[static_cast<Eigen::Index>(j)] = sigma * z;
   });
   position_ += n;
 }
 
 void GaussianStream::normals_at(std::uint64_t first, double* out, std::size_t count) const {
-  each_normal(seed_, purpose_, index_, first, count, [out](std::size_t j, double z) { out[j] = z; });
+  each_normal(*this, first, count, [out](std::size_t j, double z) { out[j] = z; });
 }
 
 std::uint64_t secure_random_seed() {

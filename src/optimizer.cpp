@@ -1,5 +1,5 @@
 // The one entry point: builds each algorithm's configuration and mechanism,
-// runs it, and accounts for the privacy actually spent.
+// runs it, and states the privacy guarantee fixed before the run.
 #include "dpsosp/optimizer.hpp"
 
 #include <omp.h>
@@ -86,6 +86,9 @@ Summary minimize(const Model& model, const Dataset& data, const Vec& x0, const R
   }
   if (!x0.allFinite()) throw Error("minimize: x0 has a non-finite entry");
   if (data.rows() == 0) throw Error("minimize: the dataset has no records");
+  // Not numbers are refused before any noise is drawn (SPEC section 8); every
+  // finite record, however extreme, runs to the end.
+  check_finite(data, "minimize");
 
   const int previous_threads = omp_get_max_threads();
   if (options.threads > 0) omp_set_num_threads(options.threads);
@@ -97,10 +100,13 @@ Summary minimize(const Model& model, const Dataset& data, const Vec& x0, const R
   Summary summary;
   summary.algorithm = algorithm_name(options.algorithm);
   summary.seed = options.seed ? *options.seed : secure_random_seed();
+  summary.noise_key_source = options.noise_key ? "supplied" : "generated";
+  // The key lives in this frame (and the generators) for the run, and nowhere else.
+  const NoiseKey key = options.noise_key ? *options.noise_key : NoiseKey::generate();
   summary.x = x0;
   const auto start = std::chrono::steady_clock::now();
-  detail::run_algorithm(model, data, options, summary);
-  summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  detail::run_algorithm(model, data, options, key, summary);
+  summary.diagnostics.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   summary.interrupted = summary.termination == "interrupted";
   return summary;
 }

@@ -18,7 +18,7 @@ namespace dpsosp {
 
 bool clip_to_norm(Eigen::Ref<Vec> v, double c) {
   if (!(c < std::numeric_limits<double>::infinity())) return false;
-  return detail::clip_given_norm(v, v.norm(), c);
+  return detail::clip_given_norm(v, v.norm(), c) != detail::kKept;
 }
 
 namespace {
@@ -27,6 +27,7 @@ OracleOutput mean_of(ClippedSum s, Index rows) {
   OracleOutput out;
   out.batch = rows;
   out.clipped = s.clipped;
+  out.nonfinite = s.nonfinite;
   out.value = std::move(s.sum);
   if (rows > 0) out.value /= static_cast<double>(rows);
   return out;

@@ -34,8 +34,8 @@ class NoReleaseNoise final : public ReleaseNoise {
 /// Tree mechanism: a fresh tree per phase, released = nabla + TREE(t).
 class TreeReleaseNoise final : public ReleaseNoise {
  public:
-  TreeReleaseNoise(Index dim, double sigma, std::uint64_t seed)
-      : tree_(dim, sigma, GaussianStream(seed, StreamPurpose::kTreeNoise)) {}
+  TreeReleaseNoise(Index dim, double sigma, const NoiseKey& key)
+      : tree_(dim, sigma, GaussianStream(key, StreamPurpose::kTreeNoise)) {}
   void release(const Vec& nabla, bool restart, double, Vec& released) override {
     if (restart) tree_.restart();
     released = nabla + tree_.next();
@@ -54,8 +54,8 @@ class TreeReleaseNoise final : public ReleaseNoise {
 /// the next O1 call.
 class GaussianReleaseNoise final : public ReleaseNoise {
  public:
-  GaussianReleaseNoise(Index dim, double noise_multiplier, std::uint64_t seed)
-      : z_(noise_multiplier), stream_(seed, StreamPurpose::kGaussianNoise), accumulated_(Vec::Zero(dim)),
+  GaussianReleaseNoise(Index dim, double noise_multiplier, const NoiseKey& key)
+      : z_(noise_multiplier), stream_(key, StreamPurpose::kGaussianNoise), accumulated_(Vec::Zero(dim)),
         draw_(dim) {}
   void release(const Vec& nabla, bool restart, double sensitivity, Vec& released) override {
     if (restart) accumulated_.setZero();

@@ -52,7 +52,7 @@ IndexList poisson_batch(Index n, double q, GaussianStream& stream) {
 
 }  // namespace
 
-void run_sgd_family(const Model& model, const Dataset& data, const RunOptions& o, Summary& s) {
+void run_sgd_family(const Model& model, const Dataset& data, const RunOptions& o, const NoiseKey& key, Summary& s) {
   const bool is_private = o.algorithm == Algorithm::kDpsgd;
   const Index n = data.rows();
   const Index batch = o.batch_size > 0 ? o.batch_size : kDefaultBatch;
@@ -65,8 +65,9 @@ void run_sgd_family(const Model& model, const Dataset& data, const RunOptions& o
   const bool poisson = is_private && o.epochs > 0;
   SamplePool pool(data, s.seed);
   GradientOracles oracles(model, data, pool);
-  GaussianStream noise_stream(s.seed, StreamPurpose::kGaussianNoise);
-  GaussianStream sampling_stream(s.seed, StreamPurpose::kPoisson);
+  GaussianStream noise_stream(key, StreamPurpose::kGaussianNoise);
+  // Which records a Poisson batch holds must stay secret (amplification).
+  GaussianStream sampling_stream(key, StreamPurpose::kPoisson);
   const Index d = model.dim();
   Vec noise(d);
   double z = 0, q = 0;
@@ -93,7 +94,7 @@ void run_sgd_family(const Model& model, const Dataset& data, const RunOptions& o
   }
   Vec& x = s.x;
   if (o.record_trajectory) s.trajectory.push_back(x);
-  Index steps = 0, clipped = 0;
+  Index steps = 0, clipped = 0, nonfinite = 0;
   for (;;) {
     if (stop_requested(o, steps, x, s)) break;
     OracleOutput g;
@@ -125,6 +126,7 @@ void run_sgd_family(const Model& model, const Dataset& data, const RunOptions& o
       }
     }
     clipped += g.clipped;
+    nonfinite += g.nonfinite;
     x -= lr * g.value;
     ++steps;
     if (o.record_trajectory) s.trajectory.push_back(x);
@@ -133,9 +135,13 @@ void run_sgd_family(const Model& model, const Dataset& data, const RunOptions& o
   }
   s.steps = steps;
   s.o1_calls = steps;
-  s.clipped_o1 = clipped;
   s.samples_used = poisson ? n : pool.used();
-  s.gradient_evaluations = oracles.gradient_evaluations();
+  // A Poisson run's gradient count is the sum of its batch sizes, which the
+  // secret sampling chose: not part of the release.
+  if (!poisson) s.gradient_evaluations = oracles.gradient_evaluations();
+  s.diagnostics.gradient_evaluations = oracles.gradient_evaluations();
+  s.diagnostics.clipped_o1 = clipped;
+  s.diagnostics.nonfinite_o1 = nonfinite;
   s.delta = o.privacy.delta;
   if (!is_private) {
     s.epsilon = kInf;
@@ -149,11 +155,16 @@ void run_sgd_family(const Model& model, const Dataset& data, const RunOptions& o
     s.noise_multiplier = z;
     s.sigma = z * clip;
     s.sensitivity = clip;
-    s.epsilon_rdp = privacy::dpsgd_poisson_epsilon(q, z, std::max<Index>(steps, 1), o.privacy.delta);
+    // The guarantee is for the planned steps, fixed before the run.
+    s.epsilon_rdp = privacy::dpsgd_poisson_epsilon(q, z, planned_steps, o.privacy.delta);
     s.epsilon = s.epsilon_rdp;
     s.mu = 0;
+    s.depth = 1;
     s.accounting = "rdp-poisson";
-    s.adjacency = "add/remove-one";
+    // Accounted for add/remove-one (dp_accounting's and Opacus' convention),
+    // but the report reveals n: what holds is zero-out adjacency, one record
+    // replaced by a null record that contributes nothing (docs/privacy-accounting.md).
+    s.adjacency = "zero-out";
   } else {
     s.noise_multiplier = z;
     s.sensitivity = 2.0 * clip / static_cast<double>(batch);

@@ -122,6 +122,7 @@ SpiderTrace run_spider(const Model& model, const Dataset& data, const SpiderConf
       const OracleOutput o = oracles.o1(x, config.b1, config.clip_o1);
       nabla = o.value;
       trace.clipped_o1 += o.clipped;
+      trace.nonfinite_o1 += o.nonfinite;
       sensitivity = 2.0 * config.clip_o1 / static_cast<double>(config.b1);
       if (phase_length > 0) trace.phase_lengths.push_back(phase_length);
       phase_length = 0;
@@ -140,6 +141,7 @@ SpiderTrace run_spider(const Model& model, const Dataset& data, const SpiderConf
       const OracleOutput o = oracles.o2(x, x_prev, bt, clip);
       nabla += o.value;
       trace.clipped_o2 += o.clipped;
+      trace.nonfinite_o2 += o.nonfinite;
       sensitivity = 2.0 * clip / static_cast<double>(bt);
       trace.max_o2_sensitivity = std::max(trace.max_o2_sensitivity, config.clip_o2 ? sensitivity : 0.0);
     }

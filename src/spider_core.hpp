@@ -56,6 +56,7 @@ struct SpiderConfig {
 /// What the core did; the caller turns it (with its mechanism) into a Summary.
 struct SpiderTrace {
   Index steps = 0, o1_calls = 0, perturbations = 0, clipped_o1 = 0, clipped_o2 = 0;
+  Index nonfinite_o1 = 0, nonfinite_o2 = 0;
   Index samples_used = 0, gradient_evaluations = 0;
   double max_o2_sensitivity = 0;  ///< largest 2*clip/b_t seen (for the report)
   std::vector<std::uint64_t> phase_lengths;

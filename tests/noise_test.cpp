@@ -1,12 +1,17 @@
-// Tests of the seeded Gaussian streams (include/dpsosp/noise.hpp).
+// Tests of the counter-based streams (include/dpsosp/noise.hpp): the public
+// ones keyed by a seed (Philox) and the secret ones keyed by a NoiseKey (AES).
 //
-// Statistical tests use fixed seeds, so they are deterministic; the stated
-// false-failure probability is the chance that a *correct* generator fails the
-// check for a seed picked at random, i.e. how unlucky the fixed seed would
-// have to be. No test retries.
+// Statistical tests use fixed seeds and keys, so they are deterministic; the
+// stated false-failure probability is the chance that a *correct* generator
+// fails the check for a seed picked at random, i.e. how unlucky the fixed seed
+// would have to be. No test retries. The stream contract and the statistics
+// are checked for both kinds (GaussianStreamKinds).
 #include "dpsosp/noise.hpp"
 
+#include "aes_ctr.hpp"
+#include "dpsosp/error.hpp"
 #include "philox_blocks.hpp"
+#include "test_keys.hpp"
 
 #include <gtest/gtest.h>
 
@@ -26,9 +31,20 @@ std::vector<double> draw(GaussianStream& stream, std::size_t n) {
   return out;
 }
 
-TEST(GaussianStreamTest, SameSeedPurposeIndexGivesSameNumbers) {
-  GaussianStream a(kSeed, StreamPurpose::kTreeNoise, 3);
-  GaussianStream b(kSeed, StreamPurpose::kTreeNoise, 3);
+// Each test below runs on a public (seed) stream and a secret (key) stream.
+class GaussianStreamKinds : public ::testing::TestWithParam<bool> {
+ protected:
+  GaussianStream make(std::uint32_t index = 0) const {
+    return GetParam() ? GaussianStream(testing::test_noise_key(), StreamPurpose::kTest, index)
+                      : GaussianStream(kSeed, StreamPurpose::kTest, index);
+  }
+};
+INSTANTIATE_TEST_SUITE_P(Noise, GaussianStreamKinds, ::testing::Values(false, true),
+                         [](const ::testing::TestParamInfo<bool>& i) { return i.param ? "Secret" : "Public"; });
+
+TEST_P(GaussianStreamKinds, SameSeedPurposeIndexGivesSameNumbers) {
+  GaussianStream a = make(3);
+  GaussianStream b = make(3);
   const std::vector<double> xa = draw(a, 1001);
   const std::vector<double> xb = draw(b, 1001);
   for (std::size_t i = 0; i < xa.size(); ++i) ASSERT_EQ(xa[i], xb[i]) << "i=" << i;
@@ -36,11 +52,11 @@ TEST(GaussianStreamTest, SameSeedPurposeIndexGivesSameNumbers) {
 }
 
 TEST(GaussianStreamTest, DifferentSeedPurposeOrIndexGiveDifferentStreams) {
-  GaussianStream base(kSeed, StreamPurpose::kTreeNoise, 0);
-  GaussianStream other_seed(kSeed + 1, StreamPurpose::kTreeNoise, 0);
-  GaussianStream other_high_seed(kSeed | (std::uint64_t{1} << 40), StreamPurpose::kTreeNoise, 0);
-  GaussianStream other_purpose(kSeed, StreamPurpose::kGaussianNoise, 0);
-  GaussianStream other_index(kSeed, StreamPurpose::kTreeNoise, 1);
+  GaussianStream base(kSeed, StreamPurpose::kPerturbation, 0);
+  GaussianStream other_seed(kSeed + 1, StreamPurpose::kPerturbation, 0);
+  GaussianStream other_high_seed(kSeed | (std::uint64_t{1} << 40), StreamPurpose::kPerturbation, 0);
+  GaussianStream other_purpose(kSeed, StreamPurpose::kSampleOrder, 0);
+  GaussianStream other_index(kSeed, StreamPurpose::kPerturbation, 1);
   const std::vector<double> x = draw(base, 64);
   for (GaussianStream* s : {&other_seed, &other_high_seed, &other_purpose, &other_index}) {
     const std::vector<double> y = draw(*s, 64);
@@ -50,13 +66,13 @@ TEST(GaussianStreamTest, DifferentSeedPurposeOrIndexGiveDifferentStreams) {
   }
 }
 
-TEST(GaussianStreamTest, FillInOneCallEqualsFillInPiecesAndRepeatedNext) {
+TEST_P(GaussianStreamKinds, FillInOneCallEqualsFillInPiecesAndRepeatedNext) {
   const Eigen::Index n = 1001;  // odd, so pieces start at odd positions
-  GaussianStream whole_stream(kSeed, StreamPurpose::kTest, 7);
+  GaussianStream whole_stream = make(7);
   Vec whole(n);
   whole_stream.fill(whole, 2.5);
 
-  GaussianStream piece_stream(kSeed, StreamPurpose::kTest, 7);
+  GaussianStream piece_stream = make(7);
   Vec pieces(n);
   Eigen::Index start = 0;
   for (Eigen::Index len : {1, 2, 3, 0, 5, 8, 13, 21, 34, 55, 89, 144}) {
@@ -65,7 +81,7 @@ TEST(GaussianStreamTest, FillInOneCallEqualsFillInPiecesAndRepeatedNext) {
   }
   piece_stream.fill(pieces.tail(n - start), 2.5);
 
-  GaussianStream next_stream(kSeed, StreamPurpose::kTest, 7);
+  GaussianStream next_stream = make(7);
   for (Eigen::Index i = 0; i < n; ++i) {
     ASSERT_EQ(whole[i], pieces[i]) << "i=" << i;
     ASSERT_EQ(whole[i], 2.5 * next_stream.next()) << "i=" << i;
@@ -77,24 +93,24 @@ TEST(GaussianStreamTest, FillInOneCallEqualsFillInPiecesAndRepeatedNext) {
 // normals_at gives the numbers fill would, from even and odd positions, for
 // counts inside one batch of blocks and across several, and moves nothing;
 // skip moves the stream as drawing would.
-TEST(GaussianStreamTest, NormalsAtEqualFillAndSkipMovesTheStream) {
-  GaussianStream reference(kSeed, StreamPurpose::kTest, 4);
+TEST_P(GaussianStreamKinds, NormalsAtEqualFillAndSkipMovesTheStream) {
+  GaussianStream reference = make(4);
   Vec all(300);
   reference.fill(all, 1.0);
-  const GaussianStream stream(kSeed, StreamPurpose::kTest, 4);
+  const GaussianStream fixed = make(4);
   for (std::uint64_t first : {0u, 1u, 2u, 7u, 32u, 33u}) {
     for (std::size_t count : {0u, 1u, 2u, 3u, 31u, 32u, 33u, 34u, 100u, 257u}) {
       std::vector<double> out(count + 1, -7.0);
-      stream.normals_at(first, out.data(), count);
+      fixed.normals_at(first, out.data(), count);
       for (std::size_t j = 0; j < count; ++j) {
         ASSERT_EQ(out[j], all[static_cast<Eigen::Index>(first + j)]) << "first=" << first << " j=" << j;
       }
       ASSERT_EQ(out[count], -7.0) << "wrote past count";
     }
   }
-  EXPECT_EQ(stream.position(), 0u);
+  EXPECT_EQ(fixed.position(), 0u);
 
-  GaussianStream skipping(kSeed, StreamPurpose::kTest, 4);
+  GaussianStream skipping = make(4);
   Vec head(3), tail(10);
   skipping.fill(head, 1.0);
   skipping.skip(40);  // odd position 43 next
@@ -103,16 +119,16 @@ TEST(GaussianStreamTest, NormalsAtEqualFillAndSkipMovesTheStream) {
   for (Eigen::Index j = 0; j < 10; ++j) ASSERT_EQ(tail[j], all[43 + j]) << "j=" << j;
 }
 
-TEST(GaussianStreamTest, SigmaZeroGivesZerosAndStillConsumes) {
-  GaussianStream stream(kSeed, StreamPurpose::kTest);
+TEST_P(GaussianStreamKinds, SigmaZeroGivesZerosAndStillConsumes) {
+  GaussianStream stream = make();
   Vec v = Vec::Constant(5, 7.0);
   stream.fill(v, 0.0);
   EXPECT_TRUE((v.array() == 0.0).all());
   EXPECT_EQ(stream.position(), 5u);
 }
 
-TEST(GaussianStreamTest, UniformIsInUnitIntervalAndUniformIndexInRange) {
-  GaussianStream stream(kSeed, StreamPurpose::kTest);
+TEST_P(GaussianStreamKinds, UniformIsInUnitIntervalAndUniformIndexInRange) {
+  GaussianStream stream = make();
   for (int i = 0; i < 100000; ++i) {
     const double u = stream.uniform();
     ASSERT_GT(u, 0.0);
@@ -126,11 +142,11 @@ TEST(GaussianStreamTest, UniformIsInUnitIntervalAndUniformIndexInRange) {
 // next_u64s gives the words next_u64 would, from an even or an odd position,
 // for counts inside one batch of blocks and across several, and leaves the
 // stream where those calls would.
-TEST(GaussianStreamTest, BatchedWordsEqualOneAtATime) {
+TEST_P(GaussianStreamKinds, BatchedWordsEqualOneAtATime) {
   for (int skip : {0, 1}) {
     for (std::size_t count : {std::size_t{0}, std::size_t{1}, std::size_t{2}, std::size_t{31}, std::size_t{32},
                               std::size_t{33}, std::size_t{1001}}) {
-      GaussianStream batched(kSeed, StreamPurpose::kTest, 3), single(kSeed, StreamPurpose::kTest, 3);
+      GaussianStream batched = make(3), single = make(3);
       for (int k = 0; k < skip; ++k) {
         batched.next_u64();
         single.next_u64();
@@ -192,9 +208,9 @@ TEST(GaussianStreamTest, IndexFromWordAcceptsBelowTheLargestMultiple) {
 // Mean and variance of 10^6 standard normals. The sample mean has standard
 // error 1e-3; the sample variance 1e-3 * sqrt(2) (4th moment 3). Tolerance 5
 // standard errors each: false-failure probability < 2 * 5.7e-7.
-TEST(GaussianStreamTest, MeanAndVarianceOfAMillionNormals) {
+TEST_P(GaussianStreamKinds, MeanAndVarianceOfAMillionNormals) {
   const std::size_t n = 1000000;
-  GaussianStream stream(kSeed, StreamPurpose::kTest, 11);
+  GaussianStream stream = make(11);
   Vec x(static_cast<Eigen::Index>(n));
   stream.fill(x);
   const double mean = x.mean();
@@ -207,9 +223,9 @@ TEST(GaussianStreamTest, MeanAndVarianceOfAMillionNormals) {
 // null, sqrt(n) * D_n tends to the Kolmogorov distribution, whose upper tail
 // at 1.95 is 2 * sum_k (-1)^(k-1) exp(-2 k^2 1.95^2) = 0.00100. So the
 // false-failure probability is 1e-3 (its finite-n value is slightly less).
-TEST(GaussianStreamTest, KolmogorovSmirnovAgainstNormalCdf) {
+TEST_P(GaussianStreamKinds, KolmogorovSmirnovAgainstNormalCdf) {
   const std::size_t n = 1000000;
-  GaussianStream stream(kSeed, StreamPurpose::kTest, 12);
+  GaussianStream stream = make(12);
   std::vector<double> x = draw(stream, n);
   std::sort(x.begin(), x.end());
   double d = 0;
@@ -224,9 +240,9 @@ TEST(GaussianStreamTest, KolmogorovSmirnovAgainstNormalCdf) {
 // the frequency of |x| > 3 (p = 0.0026998) with n = 10^6 draws: standard
 // error sqrt(p(1-p)/n) = 5.2e-5, tolerance 5 standard errors, false-failure
 // probability < 6e-7 (normal approximation of a binomial with mean 2700).
-TEST(GaussianStreamTest, TailFrequencyBeyondThreeSigma) {
+TEST_P(GaussianStreamKinds, TailFrequencyBeyondThreeSigma) {
   const std::size_t n = 1000000;
-  GaussianStream stream(kSeed, StreamPurpose::kTest, 13);
+  GaussianStream stream = make(13);
   Vec x(static_cast<Eigen::Index>(n));
   stream.fill(x);
   const double p = std::erfc(3 / std::sqrt(2.0));
@@ -237,9 +253,9 @@ TEST(GaussianStreamTest, TailFrequencyBeyondThreeSigma) {
 // Adjacent numbers come in Box-Muller pairs; they must be uncorrelated. The
 // lag-1 sample correlation of 10^6 normals has standard error 1e-3; tolerance
 // 5 standard errors, false-failure probability < 6e-7.
-TEST(GaussianStreamTest, AdjacentNumbersAreUncorrelated) {
+TEST_P(GaussianStreamKinds, AdjacentNumbersAreUncorrelated) {
   const std::size_t n = 1000000;
-  GaussianStream stream(kSeed, StreamPurpose::kTest, 14);
+  GaussianStream stream = make(14);
   Vec x(static_cast<Eigen::Index>(n));
   stream.fill(x);
   const double lag1 = x.head(n - 1).dot(x.tail(n - 1)) / static_cast<double>(n - 1);
@@ -250,13 +266,13 @@ TEST(GaussianStreamTest, AdjacentNumbersAreUncorrelated) {
 // would show) with 10^5 draws each. Pearson's chi-square with n-1 degrees of
 // freedom; the bounds are the upper 1e-6 quantiles (df=2: 27.63, df=4: 33.38,
 // df=6: 38.26), so the false-failure probability is < 3e-6 in all.
-TEST(GaussianStreamTest, UniformIndexIsUnbiasedChiSquare) {
+TEST_P(GaussianStreamKinds, UniformIndexIsUnbiasedChiSquare) {
   const struct {
     std::uint64_t n;
     double bound;
   } cases[] = {{3, 27.63}, {5, 33.38}, {7, 38.26}};
   for (const auto& c : cases) {
-    GaussianStream stream(kSeed, StreamPurpose::kTest, static_cast<std::uint32_t>(100 + c.n));
+    GaussianStream stream = make(static_cast<std::uint32_t>(100 + c.n));
     const int draws = 100000;
     std::vector<int> counts(c.n, 0);
     for (int i = 0; i < draws; ++i) ++counts[stream.uniform_index(c.n)];
@@ -267,14 +283,162 @@ TEST(GaussianStreamTest, UniformIndexIsUnbiasedChiSquare) {
   }
 }
 
-TEST(GaussianStreamTest, UniformIndexOfOneIsZero) {
-  GaussianStream stream(kSeed, StreamPurpose::kTest);
+TEST_P(GaussianStreamKinds, UniformIndexOfOneIsZero) {
+  GaussianStream stream = make();
   for (int i = 0; i < 10; ++i) EXPECT_EQ(stream.uniform_index(1), 0u);
 }
 
 TEST(GaussianStreamTest, SecureRandomSeedsDiffer) {
   // Two 64-bit draws from /dev/urandom coincide with probability 2^-64.
   EXPECT_NE(secure_random_seed(), secure_random_seed());
+}
+
+}  // namespace
+}  // namespace dpsosp
+
+namespace dpsosp {
+namespace {
+
+// SPEC section 8: the privacy noise and Poisson sampling never come from the
+// public seed.
+TEST(SecretStreamTest, PublicSeedCannotKeyPrivacyNoise) {
+  for (StreamPurpose p : {StreamPurpose::kTreeNoise, StreamPurpose::kGaussianNoise, StreamPurpose::kPoisson}) {
+    EXPECT_TRUE(is_secret_purpose(p));
+    try {
+      GaussianStream s(kSeed, p);
+      FAIL() << "a seed keyed purpose " << static_cast<int>(p);
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("secret NoiseKey"), std::string::npos) << e.what();
+    }
+    EXPECT_TRUE(GaussianStream(testing::test_noise_key(), p).is_secret());
+  }
+  for (StreamPurpose p : {StreamPurpose::kSampleOrder, StreamPurpose::kPerturbation, StreamPurpose::kSynthetic}) {
+    EXPECT_FALSE(is_secret_purpose(p));
+    EXPECT_FALSE(GaussianStream(kSeed, p).is_secret());
+  }
+}
+
+std::array<std::uint8_t, 16> bytes_of_hex(const std::string& hex) { return NoiseKey::from_hex(hex).bytes(); }
+
+// FIPS-197 Appendix C.1: AES-128 of 00112233...ff under 000102...0f.
+TEST(SecretStreamTest, AesMatchesFips197KnownAnswer) {
+  const auto key = bytes_of_hex("000102030405060708090a0b0c0d0e0f");
+  const auto plain = bytes_of_hex("00112233445566778899aabbccddeeff");
+  const auto expect = bytes_of_hex("69c4e0d86a7b0430d8cdb78070b4c55a");
+  std::array<std::uint8_t, 16> out{};
+  detail::aes_encrypt_blocks_openssl(key, plain.data(), out.data(), 1);
+  EXPECT_EQ(out, expect);
+  if (!detail::aes_ni_enabled()) GTEST_SKIP() << "no AES-NI on this processor: the OpenSSL path alone is checked";
+  out.fill(0);
+  detail::aes_encrypt_blocks_ni(detail::aes_round_keys(key), plain.data(), out.data(), 1);
+  EXPECT_EQ(out, expect);
+}
+
+// Block k of stream (key, purpose, index) is AES(key, LE32 k_lo | LE32 k_hi |
+// LE32 purpose | LE32 index) read as two little-endian words (docs/noise.md),
+// whichever path computes it; and the GaussianStream gives those words.
+TEST(SecretStreamTest, CounterBlocksAreAesOfTheCounterLayoutOnEveryPath) {
+  const NoiseKey key = testing::other_test_noise_key();
+  const std::uint32_t purpose = 2, index = 0xfffffffeu;
+  for (std::uint64_t first : {std::uint64_t{0}, std::uint64_t{5}, (std::uint64_t{1} << 32) - 3}) {
+    for (std::size_t count : {std::size_t{1}, std::size_t{7}, std::size_t{8}, std::size_t{9}, std::size_t{300}}) {
+      std::vector<std::uint8_t> counters(16 * count), cipher(16 * count);
+      for (std::size_t j = 0; j < count; ++j) {
+        const std::uint64_t k = first + j;
+        const std::uint32_t words[4] = {static_cast<std::uint32_t>(k), static_cast<std::uint32_t>(k >> 32), purpose,
+                                        index};
+        for (int w = 0; w < 4; ++w)
+          for (int b = 0; b < 4; ++b) counters[16 * j + 4 * w + b] = static_cast<std::uint8_t>(words[w] >> (8 * b));
+      }
+      detail::aes_encrypt_blocks_openssl(key.bytes(), counters.data(), cipher.data(), count);
+      std::vector<std::uint64_t> expect(2 * count);
+      for (std::size_t l = 0; l < 2 * count; ++l)
+        for (int b = 7; b >= 0; --b) expect[l] = (expect[l] << 8) | cipher[8 * l + static_cast<std::size_t>(b)];
+      for (bool ni_off : {false, true}) {
+        detail::aes_ni_turn_off_for_tests(ni_off);
+        std::vector<std::uint64_t> got(2 * count);
+        detail::aes_counter_blocks(key.bytes(), detail::aes_round_keys(key.bytes()), purpose, index, first, count,
+                                   got.data());
+        EXPECT_EQ(got, expect) << "first " << first << " count " << count << " AES-NI off " << ni_off;
+      }
+      detail::aes_ni_turn_off_for_tests(false);
+    }
+  }
+  GaussianStream stream(key, StreamPurpose::kTest, 9);
+  std::vector<std::uint64_t> words(40);
+  detail::aes_counter_blocks(key.bytes(), detail::aes_round_keys(key.bytes()),
+                             static_cast<std::uint32_t>(StreamPurpose::kTest), 9, 0, 20, words.data());
+  for (std::uint64_t w : words) EXPECT_EQ(w, stream.next_u64());
+}
+
+// The same normals whether AES-NI or OpenSSL makes the blocks.
+TEST(SecretStreamTest, SameNormalsWithAndWithoutAesNi) {
+  GaussianStream with(testing::test_noise_key(), StreamPurpose::kTreeNoise);
+  Vec a(1001);
+  with.fill(a, 1.5);
+  detail::aes_ni_turn_off_for_tests(true);
+  GaussianStream without(testing::test_noise_key(), StreamPurpose::kTreeNoise);
+  Vec b(1001);
+  without.fill(b, 1.5);
+  const double single = GaussianStream(testing::test_noise_key(), StreamPurpose::kTreeNoise).next();
+  detail::aes_ni_turn_off_for_tests(false);
+  for (Eigen::Index i = 0; i < a.size(); ++i) ASSERT_EQ(a[i], b[i]) << "i=" << i;
+  EXPECT_EQ(1.5 * single, a[0]);
+}
+
+TEST(SecretStreamTest, DifferentKeysPurposesOrIndicesGiveDifferentStreams) {
+  const NoiseKey key = testing::test_noise_key();
+  GaussianStream base(key, StreamPurpose::kTreeNoise, 0);
+  GaussianStream other_key(testing::other_test_noise_key(), StreamPurpose::kTreeNoise, 0);
+  GaussianStream other_purpose(key, StreamPurpose::kGaussianNoise, 0);
+  GaussianStream other_index(key, StreamPurpose::kTreeNoise, 1);
+  GaussianStream public_stream(kSeed, StreamPurpose::kTest, 0);
+  const std::vector<double> x = draw(base, 64);
+  for (GaussianStream* s : {&other_key, &other_purpose, &other_index, &public_stream}) {
+    const std::vector<double> y = draw(*s, 64);
+    int equal = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) equal += (x[i] == y[i]);
+    EXPECT_EQ(equal, 0);
+  }
+}
+
+TEST(NoiseKeyTest, HexRoundTripsAndFilesAreRead) {
+  const NoiseKey key = NoiseKey::from_hex("  00112233445566778899AABBCCDDEEFF\n");
+  EXPECT_EQ(key.to_hex(), "00112233445566778899aabbccddeeff");
+  EXPECT_EQ(key.bytes()[0], 0x00);
+  EXPECT_EQ(key.bytes()[15], 0xff);
+  EXPECT_EQ(NoiseKey::from_hex(key.to_hex()), key);
+  const std::string path = ::testing::TempDir() + "/dpsosp-noise-key-test";
+  {
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs("00112233445566778899aabbccddeeff\n", f);
+    std::fclose(f);
+  }
+  EXPECT_EQ(NoiseKey::from_file(path), key);
+  std::remove(path.c_str());
+  EXPECT_THROW(NoiseKey::from_file(path), Error);
+}
+
+// A malformed key file is refused, and the message never repeats its text
+// (which may be most of a key).
+TEST(NoiseKeyTest, MalformedKeysAreRefusedWithoutEchoingThem) {
+  for (const std::string bad : {"", "0011", "00112233445566778899aabbccddeeff00", "g0112233445566778899aabbccddeeff",
+                                "00112233 445566778899aabbccddeeff", "0x112233445566778899aabbccddeeff"}) {
+    try {
+      NoiseKey::from_hex(bad);
+      FAIL() << "accepted a malformed key";
+    } catch (const Error& e) {
+      const std::string message = e.what();
+      EXPECT_NE(message.find("32 hexadecimal digits"), std::string::npos) << message;
+      if (bad.size() >= 4) EXPECT_EQ(message.find(bad.substr(0, 4)), std::string::npos) << message;
+    }
+  }
+}
+
+// Two keys from the OS coincide with probability 2^-128.
+TEST(NoiseKeyTest, GeneratedKeysDiffer) {
+  EXPECT_NE(NoiseKey::generate(), NoiseKey::generate());
 }
 
 }  // namespace

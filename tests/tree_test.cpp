@@ -47,7 +47,7 @@ std::vector<std::uint64_t> node_ends(std::uint64_t t) {
 }
 
 TreeNoise make_tree(Index dim, double sigma, std::uint32_t index = 0, bool all_ones = false) {
-  return TreeNoise(dim, sigma, GaussianStream(kSeed, StreamPurpose::kTreeNoise, index), all_ones);
+  return TreeNoise(dim, sigma, GaussianStream(kSeed, StreamPurpose::kTest, index), all_ones);
 }
 
 TEST(TreeNoiseTest, AllOnesModeHasTheExactDyadicStructure) {
@@ -75,7 +75,7 @@ TEST(TreeNoiseTest, MatchesTheDirectSumOfDyadicNodeNoise) {
   const Index dim = 5;
   const double sigma = 1.5;
   const std::uint64_t horizon = 300;
-  GaussianStream reference(kSeed, StreamPurpose::kTreeNoise, 4);
+  GaussianStream reference(kSeed, StreamPurpose::kTest, 4);
   std::vector<Vec> step_noise(horizon + 1);
   for (std::uint64_t s = 1; s <= horizon; ++s) {
     step_noise[s].resize(dim);
@@ -134,7 +134,7 @@ TEST(TreeNoiseTest, ConsecutiveReleasesShareExactlyTheOpenNodes) {
 
 TEST(TreeNoiseTest, RestartStartsAFreshTreeWithFreshNoise) {
   const Index dim = 4;
-  GaussianStream reference(kSeed, StreamPurpose::kTreeNoise, 8);
+  GaussianStream reference(kSeed, StreamPurpose::kTest, 8);
   std::vector<Vec> step_noise(9);
   for (int s = 1; s <= 8; ++s) {
     step_noise[s].resize(dim);

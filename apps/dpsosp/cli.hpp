@@ -73,8 +73,28 @@ constexpr std::uint64_t kMaxThreads = 1024;
 
 /// JSON helpers: +-inf and NaN become null (JSON has no infinity).
 nlohmann::json number(double v);
-nlohmann::json summary_json(const Summary& s);
+/// The release of a run: every field covered by its privacy guarantee (SPEC
+/// section 8): the iterates, what is computed from them and from public sizes,
+/// the guarantee itself. Never key material.
+nlohmann::json release_json(const Summary& s);
+/// The run's diagnostics (Summary::diagnostics), under a note saying they are
+/// not covered by the guarantee; `dpsosp run` adds eval metrics, the
+/// certificate on data and load time, and --release-only leaves it all out.
+nlohmann::json diagnostics_json(const Summary& s);
 nlohmann::json certificate_json(const Certificate& c);
+/// What every diagnostics object says of itself.
+constexpr const char* kDiagnosticsNote =
+    "computed from the private data without noise: NOT covered by the privacy guarantee; "
+    "publish only where the data need no protection (--release-only leaves this out)";
+/// SPEC section 8: stated in every private report until a floating-point-safe mode exists.
+constexpr const char* kFloatingPointCaveat =
+    "floating-point noise: the Gaussian noise is computed in double precision, and the low-order bits of "
+    "floating-point samples can leak information beyond the stated guarantee (Mironov 2012); "
+    "see docs/privacy.md";
+
+/// --noise-key-file: the key in the file, or a fresh one when `path` is empty.
+/// Errors name the option and never repeat the file's content.
+std::optional<NoiseKey> read_noise_key_option(const std::string& path, bool given);
 
 /// Writes text to path through a temporary file in the same directory and a
 /// rename, so an existing file is replaced whole or not at all ("-" or empty:
@@ -92,5 +112,6 @@ void setup_certify(CLI::App& app);
 void setup_privacy(CLI::App& app);
 void setup_demo(CLI::App& app);
 void setup_audit(CLI::App& app);
+void setup_keygen(CLI::App& app);
 
 }  // namespace dpsosp::cli

@@ -1,5 +1,11 @@
-// The subcommands certify and privacy (run is in run.cpp, demo in demo.cpp,
-// audit in audit.cpp).
+// The subcommands certify, privacy and keygen (run is in run.cpp, demo in
+// demo.cpp, audit in audit.cpp).
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <iostream>
 #include <limits>
 
@@ -92,6 +98,37 @@ void setup_privacy(CLI::App& app) {
       j["adjacency"] = "replace-one";
     }
     std::cout << j.dump(2) << "\n";
+  });
+}
+
+void setup_keygen(CLI::App& app) {
+  struct Args {
+    std::string out;
+  };
+  auto args = std::make_shared<Args>();
+  auto* cmd = app.add_subcommand(
+      "keygen", "Write a new secret noise key (128 bits from the OS) for --noise-key-file, readable by you alone");
+  cmd->add_option("--out", args->out, "The key file to create (never overwritten; - for stdout)")->required();
+  cmd->callback([args] {
+    const std::string text = NoiseKey::generate().to_hex() + "\n";
+    if (args->out == "-") {
+      std::cout << text << std::flush;
+      return;
+    }
+    if (args->out.empty()) throw Error("--out: empty file name");
+    // O_EXCL: an existing key (perhaps the one that reproduces earlier runs) is never replaced.
+    const int fd = ::open(args->out.c_str(), O_WRONLY | O_CREAT | O_EXCL, S_IRUSR | S_IWUSR);
+    if (fd < 0) {
+      const int err = errno;
+      throw Error("--out " + args->out + ": cannot create the key file: " + std::strerror(err) +
+                  (err == EEXIST ? " (keygen never replaces a key)" : ""));
+    }
+    const bool written = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+    const int err = errno;
+    if (::close(fd) != 0 || !written) {
+      ::unlink(args->out.c_str());
+      throw Error("--out " + args->out + ": writing the key failed: " + std::strerror(err));
+    }
   });
 }
 

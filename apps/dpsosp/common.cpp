@@ -231,6 +231,16 @@ Dataset load_eval_data(const DataSource& s, const std::string& path, const std::
   return eval;
 }
 
+std::optional<NoiseKey> read_noise_key_option(const std::string& path, bool given) {
+  if (!given) return std::nullopt;
+  if (path.empty()) throw Error("--noise-key-file: empty file name");
+  try {
+    return NoiseKey::from_file(path);
+  } catch (const Error& e) {
+    throw Error(std::string("--noise-key-file: ") + e.what());
+  }
+}
+
 nlohmann::json number(double v) {
   if (!std::isfinite(v)) return nullptr;
   return v;
@@ -241,11 +251,18 @@ nlohmann::json certificate_json(const Certificate& c) {
           {"lambda_residual", number(c.lambda_residual)}, {"lambda_converged", c.lambda_converged}};
 }
 
-nlohmann::json summary_json(const Summary& s) {
+nlohmann::json release_json(const Summary& s) {
   nlohmann::json j;
+  const bool is_private = std::isfinite(s.epsilon);
   j["x"] = std::vector<double>(s.x.data(), s.x.data() + s.x.size());
   j["algo"] = s.algorithm;
-  j["private"] = std::isfinite(s.epsilon);
+  j["private"] = is_private;
+  if (is_private) {
+    char text[160];
+    std::snprintf(text, sizeof text, "(%.6g, %.3g)-DP for %s adjacency, fixed before the run", s.epsilon, s.delta,
+                  s.adjacency.c_str());
+    j["guarantee"] = text;
+  }
   j["epsilon"] = number(s.epsilon);
   j["delta"] = s.delta;
   j["mu"] = number(s.mu);
@@ -258,17 +275,20 @@ nlohmann::json summary_json(const Summary& s) {
   j["accounting"] = s.accounting;
   j["adjacency"] = s.adjacency;
   j["seed"] = s.seed;
+  j["noise_key"] = s.noise_key_source;
   j["samples_used"] = s.samples_used;
-  j["gradient_evaluations"] = s.gradient_evaluations;
+  if (s.gradient_evaluations) {
+    j["gradient_evaluations"] = *s.gradient_evaluations;
+  } else {
+    j["gradient_evaluations"] = nullptr;  // not public (Poisson sampling): in diagnostics
+  }
   j["steps"] = s.steps;
   j["o1_calls"] = s.o1_calls;
   j["perturbations"] = s.perturbations;
-  j["clipped"] = {{"o1", s.clipped_o1}, {"o2", s.clipped_o2}, {"total", s.clipped_o1 + s.clipped_o2}};
   j["phase_lengths"] = s.phase_lengths;
   nlohmann::json params = nlohmann::json::object();
   for (const auto& [k, v] : s.params) params[k] = number(v);
   j["params"] = params;
-  j["seconds"] = s.seconds;
   j["termination"] = s.termination;
   j["interrupted"] = s.interrupted;
   if (!s.trajectory.empty()) {
@@ -276,6 +296,18 @@ nlohmann::json summary_json(const Summary& s) {
     for (const auto& v : s.trajectory) t.push_back(std::vector<double>(v.data(), v.data() + v.size()));
     j["trajectory"] = t;
   }
+  if (is_private) j["caveats"] = {kFloatingPointCaveat};
+  return j;
+}
+
+nlohmann::json diagnostics_json(const Summary& s) {
+  const Diagnostics& d = s.diagnostics;
+  nlohmann::json j;
+  j["note"] = kDiagnosticsNote;
+  j["clipped"] = {{"o1", d.clipped_o1}, {"o2", d.clipped_o2}, {"total", d.clipped_o1 + d.clipped_o2}};
+  j["nonfinite"] = {{"o1", d.nonfinite_o1}, {"o2", d.nonfinite_o2}, {"total", d.nonfinite_o1 + d.nonfinite_o2}};
+  j["gradient_evaluations"] = d.gradient_evaluations;
+  j["seconds"] = d.seconds;
   return j;
 }
 

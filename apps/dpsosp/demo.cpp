@@ -12,12 +12,16 @@ namespace dpsosp::cli {
 void setup_demo(CLI::App& app) {
   struct Args {
     std::string seed = "1";
+    std::string noise_key_file;
     std::string out;
     std::string threads = "0";
   };
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand("demo", "A private run on a built-in problem, no files needed");
-  cmd->add_option("--seed", args->seed, "Seed of the data and of the run")->capture_default_str();
+  cmd->add_option("--seed", args->seed, "Seed of the data and of the run's public randomness (order, perturbations)")
+      ->capture_default_str();
+  cmd->add_option("--noise-key-file", args->noise_key_file,
+                  "Secret noise key (from dpsosp keygen) for a reproducible demo (default: a fresh key from the OS)");
   cmd->add_option("--out", args->out, "Also write the full JSON report here");
   cmd->add_option("--threads", args->threads, "Threads, 0 (all cores) to 1024")->capture_default_str();
   cmd->callback([args, cmd] {
@@ -25,6 +29,7 @@ void setup_demo(CLI::App& app) {
     const int threads = static_cast<int>(parse_count(args->threads, "--threads", 0, kMaxThreads));
     const bool write_out = cmd->count("--out") > 0;
     if (write_out) check_writable(args->out);
+    const std::optional<NoiseKey> key = read_noise_key_option(args->noise_key_file, cmd->count("--noise-key-file") > 0);
     const std::string spec = "phase-retrieval:n=400000,d=8,seed=" + std::to_string(seed);
     // Generated in the run's sample order (the same records, read front to back).
     const SyntheticProblem problem = make_synthetic(spec, seed);
@@ -33,6 +38,7 @@ void setup_demo(CLI::App& app) {
     o.privacy = {2.0, 1e-6};
     o.constants = {6.0, 20.0, 6.0, 1.0};  // G, M, rho, B
     o.seed = seed;
+    o.noise_key = key;
     o.threads = threads;
     o.Validate();
     const Vec& x0 = problem.saddle;
@@ -45,17 +51,22 @@ void setup_demo(CLI::App& app) {
     const Certificate after = certify_population(*problem.population, s.x, o.constants.rho);
     std::printf("  run       spider-tree-adaptive, %zu steps, %zu O1 calls, %zu saddle perturbations, %zu of %zu records, %.2f s\n",
                 static_cast<size_t>(s.steps), static_cast<size_t>(s.o1_calls), static_cast<size_t>(s.perturbations),
-                static_cast<size_t>(s.samples_used), static_cast<size_t>(problem.data.rows()), s.seconds);
-    std::printf("  privacy   (%.4g, %.0e)-DP (target eps = 2): mu = %.4f GDP, tree depth %d, noise sigma = %.4g, seed %llu\n",
-                s.epsilon, s.delta, s.mu, s.depth, s.sigma, static_cast<unsigned long long>(s.seed));
+                static_cast<size_t>(s.samples_used), static_cast<size_t>(problem.data.rows()), s.diagnostics.seconds);
+    std::printf("  privacy   (%.4g, %.0e)-DP, replace-one, fixed before the run: mu = %.4f GDP, tree depth %d "
+                "(phases of at most %.0f steps), noise sigma = %.4g\n",
+                s.epsilon, s.delta, s.mu, s.depth, s.params.at("max_phase_length"), s.sigma);
+    std::printf("  keys      seed %llu (public: sample order, perturbations); noise key %s\n",
+                static_cast<unsigned long long>(s.seed),
+                key ? "from --noise-key-file (secret)" : "fresh from the OS, kept nowhere (results vary run to run)");
     std::printf("  result    ||grad F|| = %.4f, lambda_min = %.3f, SOSP gap = %.4f (true population, rho = 6)\n",
                 after.grad_norm, after.lambda_min, after.sosp_gap);
     std::printf("  distance  min(||x - x*||, ||x + x*||) = %.4f\n",
                 std::min((s.x - problem.x_star).norm(), (s.x + problem.x_star).norm()));
     if (write_out) {
-      nlohmann::json j = summary_json(s);
-      j["certificate"] = certificate_json(after);
+      nlohmann::json j = release_json(s);
+      j["certificate"] = certificate_json(after);  // of the known population: computed from x alone
       j["certificate_before"] = certificate_json(before);
+      j["diagnostics"] = diagnostics_json(s);
       write_text(args->out, j.dump(2) + "\n");
     }
   });

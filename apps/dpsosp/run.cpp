@@ -18,8 +18,8 @@ namespace {
 
 // ---- Stopping on a signal -------------------------------------------------
 // The first SIGINT or SIGTERM only sets a flag that the optimizer polls once
-// per step; the run then ends, the report so far (with the privacy actually
-// spent by the phases that ran) is written and the exit status is 128 + the
+// per step; the run then ends, the report so far (with the guarantee fixed
+// before the run, which covers the shorter run too) is written and the exit status is 128 + the
 // signal number (130 for SIGINT). The handler restores the default action of
 // both signals (SA_RESETHAND, and sigaction for the other one; both are
 // blocked while it runs), so a second SIGINT or SIGTERM ends the process at
@@ -94,8 +94,9 @@ struct RunArgs {
   CLI::App* app = nullptr;
   std::string algo = "spider-tree-adaptive";
   std::string epsilon = "1", delta = "1e-6";
-  std::string seed, x0, eval, eval_labels, out;
+  std::string seed, noise_key_file, x0, eval, eval_labels, out;
   bool no_certificate = false;
+  bool release_only = false;
   std::string G = "1", M = "1", rho = "1", B = "1";
   std::string alpha_scale = "1";
   std::string batch_size, period, max_steps = "0", max_phase_length = "0";
@@ -213,6 +214,11 @@ int do_run(const RunArgs& a) {
   o.record_trajectory = a.trajectory;
   apply_overrides(a.overrides, o.algorithm, is_private_run, o.overrides);
   if (a.given("--seed")) o.seed = parse_count(a.seed, "--seed", 0, std::numeric_limits<std::uint64_t>::max());
+  if (a.given("--noise-key-file") && !is_private_run)
+    throw Error("--noise-key-file: a non-private run draws no privacy noise");
+  o.noise_key = read_noise_key_option(a.noise_key_file, a.given("--noise-key-file"));
+  if (a.release_only && a.given("--eval"))
+    throw Error("--eval: its metrics and certificate are diagnostics, which --release-only leaves out");
   if (a.given("--eval-labels") && !a.given("--eval")) throw Error("--eval-labels: applies with --eval");
   if (a.given("--eval-labels") && a.eval_labels.empty()) throw Error("--eval-labels: empty file name");
   o.Validate();
@@ -259,40 +265,49 @@ int do_run(const RunArgs& a) {
   const Summary s = minimize(*p.model, p.data, x0, o);
   const bool interrupted = s.interrupted || g_stop.load();
 
-  nlohmann::json j = summary_json(s);
+  // The release (covered by the guarantee) and, apart, the diagnostics
+  // computed from the private data (SPEC section 8).
+  nlohmann::json j = release_json(s);
+  nlohmann::json diagnostics = diagnostics_json(s);
   j["interrupted"] = interrupted;
   j["model"] = p.model->name();
   j["n"] = n;
   j["d"] = p.model->dim();
-  j["load_seconds"] = p.load_seconds;
+  diagnostics["load_seconds"] = p.load_seconds;
   j["target"] = {{"epsilon", number(o.privacy.epsilon)}, {"delta", o.privacy.delta}};
   j["constants"] = {{"G", o.constants.G}, {"M", o.constants.M}, {"rho", o.constants.rho}, {"B", o.constants.B}};
   if (eval) {  // before the certificate, which may take long on large models
     IndexList all(eval->rows());
     for (Index i = 0; i < eval->rows(); ++i) all[i] = i;
-    j["eval"] = {{"n", eval->rows()}, {"loss", number(p.model->mean_loss(s.x, *eval, all))},
-                 {"accuracy", number(p.model->accuracy(s.x, *eval))}};
+    diagnostics["eval"] = {{"n", eval->rows()}, {"loss", number(p.model->mean_loss(s.x, *eval, all))},
+                           {"accuracy", number(p.model->accuracy(s.x, *eval))}};
   }
+  // The certificate on --eval data is a diagnostic; on a synthetic problem's
+  // known population it is computed from x and public parameters alone, so it
+  // is part of the release.
+  nlohmann::json& certificate_home = eval ? diagnostics : j;
   if (a.no_certificate) {
-    j["certificate_skipped"] = "--no-certificate";
+    certificate_home["certificate_skipped"] = "--no-certificate";
   } else if (eval && interrupted) {
-    j["certificate_skipped"] = "interrupted (the certificate on --eval data is not computed after a signal)";
+    certificate_home["certificate_skipped"] =
+        "interrupted (the certificate on --eval data is not computed after a signal)";
   } else if (eval || p.population) {
     // The run's results are never lost to the certificate: a failure is reported in the JSON.
     try {
       const Certificate c = eval ? certify_empirical(*p.model, *eval, s.x, o.constants.rho)
                                  : certify_population(*p.population, s.x, o.constants.rho);
-      j["certificate"] = certificate_json(c);
-      j["certificate_source"] = eval ? "evaluation data" : "known population";
+      certificate_home["certificate"] = certificate_json(c);
+      certificate_home["certificate_source"] = eval ? "evaluation data" : "known population";
       if (!c.lambda_converged)
         std::fprintf(stderr, "dpsosp: warning: lambda_min did not converge (residual %.3g); the certificate says so\n",
                      c.lambda_residual);
     } catch (const Error& e) {
-      j["certificate"] = nullptr;
-      j["certificate_error"] = e.what();
+      certificate_home["certificate"] = nullptr;
+      certificate_home["certificate_error"] = e.what();
       std::fprintf(stderr, "dpsosp: warning: certificate failed: %s (the report is written)\n", e.what());
     }
   }
+  if (!a.release_only) j["diagnostics"] = std::move(diagnostics);
   write_text(a.out, j.dump(2) + "\n");
   if (interrupted) {
     const int signo = g_signal != 0 ? static_cast<int>(g_signal) : SIGINT;
@@ -317,7 +332,12 @@ void setup_run(CLI::App& app) {
   }())->capture_default_str();
   run->add_option("--epsilon", args->epsilon, "Privacy budget epsilon (> 0; inf = non-private)")->capture_default_str();
   run->add_option("--delta", args->delta, "Privacy parameter delta in (0,1)")->capture_default_str();
-  run->add_option("--seed", args->seed, "Seed of every random stream (default: drawn from /dev/urandom and reported)");
+  run->add_option("--seed", args->seed,
+                  "Seed of the public randomness: sample order and saddle perturbations (default: drawn from "
+                  "/dev/urandom; reported)");
+  run->add_option("--noise-key-file", args->noise_key_file,
+                  "Secret key of the privacy noise (32 hex digits, from dpsosp keygen), for a reproducible run; keep "
+                  "it as secret as the data (default: a fresh key from the OS, kept nowhere)");
   run->add_option("--x0", args->x0, "Start point: a file (one CSV line, or a result JSON), or zeros (default), saddle, optimum (synthetic)");
   run->add_option("--G", args->G, "Lipschitz constant: per-example gradient clip for O1 (> 0)")->capture_default_str();
   run->add_option("--M", args->M, "smoothness: O2 clip is M*||x_t - x_{t-1}||, step 1/M (> 0)")->capture_default_str();
@@ -337,6 +357,9 @@ void setup_run(CLI::App& app) {
   run->add_flag("--no-certificate", args->no_certificate, "Skip the certificate (it can take minutes for large models)");
   run->add_option("--eval-labels", args->eval_labels, "IDX labels of --eval (default: the file beside it)");
   run->add_option("--out", args->out, "Write the JSON report here (default: stdout); checked before the run starts");
+  run->add_flag("--release-only", args->release_only,
+                "Leave out the diagnostics (clipped counts, timings, eval metrics): the report holds only what the "
+                "privacy guarantee covers");
   run->callback([args] {
     const int rc = do_run(*args);
     if (rc != 0) throw CLI::RuntimeError(rc);

@@ -134,6 +134,12 @@ Vec allocate_labels(Index n);
 Dataset copy_in_sample_order(const Eigen::Ref<const RowMatrix>& features, const Eigen::Ref<const Vec>& labels,
                              std::uint64_t seed);
 
+/// Throws Error "WHO: record I (0-based), feature J is nan; ..." (or "label of
+/// record I") at the first entry that is NaN or infinite: such records are
+/// refused before a run draws any noise (SPEC section 8). Finite values,
+/// however large, pass: clipping bounds what any record can do.
+void check_finite(const Dataset& data, const std::string& who);
+
 /// How a file's records are laid out.
 enum class FileFormat { kCsv, kLibsvm, kIdx };
 

@@ -13,8 +13,9 @@ namespace dpsosp {
 
 /// A sum of clipped per-example vectors (the oracles' kernel, see Model).
 struct ClippedSum {
-  Vec sum;            ///< sum over the records, in their order, of the clipped vectors
-  Index clipped = 0;  ///< vectors whose norm exceeded the clip bound
+  Vec sum;              ///< sum over the records, in their order, of the clipped vectors
+  Index clipped = 0;    ///< vectors that clipping changed (norm above the bound, or not finite)
+  Index nonfinite = 0;  ///< of those, vectors with a NaN or infinite entry (clipped to zero)
 };
 
 /// Shape parameters of the models that need them.

@@ -7,10 +7,16 @@ stationary points (SOSP).
                    G=6, M=20, rho=6, B=1, seed=1, x0=p["saddle"])
     print(r["epsilon"], dpsosp.certify_population("phase-retrieval:n=10,d=8,seed=1", r["x"], rho=6))
 
+The result's entries are covered by the run's privacy guarantee, except
+r["diagnostics"] (clipped counts, timings), computed from the data without
+noise; run(..., release_only=True) leaves it out. seed keys only the public
+randomness; the privacy noise comes from a secret key, fresh from the OS unless
+noise_key (see generate_noise_key) or noise_key_file is given.
+
 Every function raises ValueError with a one-line message on bad input.
 """
-from ._core import (algorithms, certify, certify_population, gdp_epsilon, models, privacy_poisson,
-                    privacy_tree, run, synthetic)
+from ._core import (algorithms, certify, certify_population, gdp_epsilon, generate_noise_key, models,
+                    privacy_poisson, privacy_tree, run, synthetic)
 
 __all__ = ["run", "certify", "certify_population", "synthetic", "privacy_tree", "privacy_poisson",
-           "gdp_epsilon", "algorithms", "models"]
+           "gdp_epsilon", "generate_noise_key", "algorithms", "models"]

@@ -9,27 +9,74 @@ import numpy as np
 
 import dpsosp
 
+# The tests' own noise key (public, so no test run is private): reproducible runs.
+KEY = bytes(range(16))
+KEY_FILE = os.path.join(os.path.dirname(__file__), "..", "..", "tests", "data", "noise.key")
+
 
 class PythonModule(unittest.TestCase):
     def test_private_run_from_the_saddle(self):
         p = dpsosp.synthetic("phase-retrieval:n=200000,d=8,seed=4")
         self.assertEqual(p["X"].shape, (200000, 8))
         r = dpsosp.run("phase-retrieval", p["X"], p["y"], epsilon=2, delta=1e-6, G=6, M=20, rho=6, B=1,
-                       seed=3, x0=p["saddle"])
-        self.assertLessEqual(r["epsilon"], 2 + 1e-9)
-        again = dpsosp.privacy_tree(r["sigma"] / r["sensitivity"], r["phase_lengths"], r["delta"])
+                       seed=3, x0=p["saddle"], noise_key=KEY)
+        # The guarantee fixed before the run: the target, for phases of up to L_max steps.
+        self.assertAlmostEqual(r["epsilon"], 2, places=9)
+        again = dpsosp.privacy_tree(r["sigma"] / r["sensitivity"], [int(r["params"]["max_phase_length"])],
+                                    r["delta"])
         self.assertEqual(again["epsilon_gdp"], r["epsilon"])
         c = dpsosp.certify_population("phase-retrieval:n=10,d=8,seed=4", r["x"], rho=6)
         self.assertGreater(c["lambda_min"], 0)  # escaped the saddle (lambda_min = -2 there)
         same = dpsosp.run("phase-retrieval", p["X"], p["y"], epsilon=2, delta=1e-6, G=6, M=20, rho=6, B=1,
-                          seed=3, x0=p["saddle"], threads=1)
+                          seed=3, x0=p["saddle"], threads=1, noise_key=KEY)
         np.testing.assert_array_equal(same["x"], r["x"])
+
+    def test_the_seed_alone_does_not_reproduce_the_noise(self):
+        p = dpsosp.synthetic("phase-retrieval:n=50000,d=4,seed=2")
+        common = dict(epsilon=2, G=6, M=20, rho=6, seed=3, max_steps=20)
+        fresh = [dpsosp.run("phase-retrieval", p["X"], p["y"], **common) for _ in range(2)]
+        self.assertEqual(fresh[0]["noise_key"], "generated")
+        self.assertFalse(np.array_equal(fresh[0]["x"], fresh[1]["x"]))
+        keyed = [dpsosp.run("phase-retrieval", p["X"], p["y"], noise_key=KEY, **common),
+                 dpsosp.run("phase-retrieval", p["X"], p["y"], noise_key=KEY, **common)]
+        np.testing.assert_array_equal(keyed[0]["x"], keyed[1]["x"])
+        self.assertEqual(keyed[0]["noise_key"], "supplied")
+        from_file = dpsosp.run("phase-retrieval", p["X"], p["y"], noise_key_file=KEY_FILE, **common)
+        self.assertFalse(np.array_equal(from_file["x"], keyed[0]["x"]))
+        self.assertEqual(len(dpsosp.generate_noise_key()), 16)
+        self.assertNotEqual(dpsosp.generate_noise_key(), dpsosp.generate_noise_key())
+        with self.assertRaisesRegex(ValueError, "16 bytes"):
+            dpsosp.run("phase-retrieval", p["X"], p["y"], noise_key=b"short", **common)
+
+    def test_diagnostics_are_apart_and_release_only_leaves_them_out(self):
+        p = dpsosp.synthetic("phase-retrieval:n=50000,d=4,seed=2")
+        r = dpsosp.run("phase-retrieval", p["X"], p["y"], epsilon=2, G=1, M=20, rho=6, seed=3, noise_key=KEY)
+        for key in ("clipped", "seconds"):
+            self.assertNotIn(key, r)
+            self.assertIn(key, r["diagnostics"])
+        self.assertIn("NOT covered", r["diagnostics"]["note"])
+        self.assertGreater(r["diagnostics"]["clipped"]["o1"], 0)
+        bare = dpsosp.run("phase-retrieval", p["X"], p["y"], epsilon=2, G=1, M=20, rho=6, seed=3, noise_key=KEY,
+                          release_only=True)
+        self.assertNotIn("diagnostics", bare)
+        np.testing.assert_array_equal(bare["x"], r["x"])
+
+    def test_not_numbers_are_refused_naming_the_entry(self):
+        X = np.ones((20, 3))
+        X[7, 2] = np.inf
+        with self.assertRaisesRegex(ValueError, r"X\[7, 2\] is inf"):
+            dpsosp.run("cauchy", X, np.zeros(20))
+        X[7, 2] = 1
+        y = np.zeros(20)
+        y[4] = np.nan
+        with self.assertRaisesRegex(ValueError, r"y\[4\] is nan"):
+            dpsosp.run("cauchy", X, y)
 
     def test_logistic_on_numpy_data_and_certificate(self):
         rng = np.random.default_rng(0)
         X = rng.standard_normal((20000, 5))
         y = (X @ np.array([1.0, -1, 0.5, 0, 0]) > 0).astype(float)
-        r = dpsosp.run("logistic", X, y, algo="dpsgd", epsilon=1, delta=1e-6, seed=1, batch_size=200)
+        r = dpsosp.run("logistic", X, y, algo="dpsgd", epsilon=1, delta=1e-6, seed=1, batch_size=200, noise_key=KEY)
         self.assertEqual(r["accounting"], "gdp-gaussian")
         self.assertEqual(r["samples_used"], 20000)
         c = dpsosp.certify("logistic", X, y, r["x"], rho=1)
@@ -52,7 +99,7 @@ class PythonModule(unittest.TestCase):
                 out = os.path.join(tmp, "report.json")
                 cmd = [os.environ["DPSOSP_CLI"], "run", "--model", "phase-retrieval", "--data", csv, "--algo", algo,
                        "--epsilon", "2", "--delta", "1e-6", "--G", "6", "--M", "20", "--rho", "6", "--seed", "5",
-                       "--no-certificate", "--out", out]
+                       "--noise-key-file", KEY_FILE, "--no-certificate", "--out", out]
                 if "batch_size" in extra:
                     cmd += ["--batch-size", str(extra["batch_size"])]
                 if "epochs" in extra:
@@ -61,7 +108,7 @@ class PythonModule(unittest.TestCase):
                 with open(out) as f:
                     cli = json.load(f)
                 r = dpsosp.run("phase-retrieval", X, y, algo=algo, epsilon=2, delta=1e-6, G=6, M=20, rho=6, seed=5,
-                               **extra)
+                               noise_key_file=KEY_FILE, **extra)
                 self.assertEqual(r["steps"], cli["steps"], algo)
                 np.testing.assert_array_equal(r["x"], np.array(cli["x"], dtype=float), err_msg=algo)
 

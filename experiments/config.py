@@ -4,14 +4,28 @@ Three configurations: FULL (issue 6 as specified), QUICK (the CI smoke test)
 and the Fashion-MNIST part, whose size is chosen by --fmnist.
 """
 
+import hashlib
 import math
+import os
 
 PRIVATE = ["spider-tree-adaptive", "spider-gauss-fixed", "spider-tree-periodic", "dpsgd"]
-# The experiments' own noise key (relative to the repository; runs start there):
-# published with the code so that every figure is reproducible bit for bit,
-# which makes these runs non-private against a reader of the key. They measure
-# utility on public data; a user's run draws a fresh secret key (SPEC section 8).
-NOISE_KEY = "experiments/noise.key"
+
+
+def noise_key_args(seed):
+    """--noise-key-file for the runs of one seed: the first 32 hex digits of
+    SHA-256("dpsosp experiments seed <seed>"), written under experiments/out/keys/
+    (paths relative to the repository; runs start there). One key per seed, so
+    the seeds' noise is independent; derived from the code, so every figure is
+    reproducible bit for bit, which makes these runs non-private against a reader
+    of this file. They measure utility on public data; a user's run draws a fresh
+    secret key (SPEC section 8)."""
+    rel = "experiments/out/keys/seed-%d.key" % seed
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), rel)
+    if not os.path.exists(path):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(hashlib.sha256(("dpsosp experiments seed %d" % seed).encode()).hexdigest()[:32] + "\n")
+    return ["--noise-key-file", rel]
 NONPRIVATE = ["spider", "sgd"]
 ALGOS = PRIVATE + NONPRIVATE
 
@@ -69,7 +83,7 @@ def synthetic_args(problem, n, eps, algo, seed, knob=None, delta=1e-6):
     a = ["--synthetic", p["spec"].format(n=n, seed=seed), "--x0", "saddle",
          "--algo", algo, "--epsilon", eps_text(eps if algo in PRIVATE else math.inf)]
     if algo in PRIVATE:
-        a += ["--delta", repr(delta), "--noise-key-file", NOISE_KEY]
+        a += ["--delta", repr(delta)] + noise_key_args(seed)
     a += ["--G", fmt(p["G"]), "--M", fmt(p["M"]), "--rho", fmt(p["rho"]), "--B", fmt(p["B"]),
           "--seed", str(seed), "--threads", "1"]
     if knob is not None:
@@ -143,7 +157,7 @@ class FashionMNIST:
              "--algo", "dpsgd" if algo == "dpsgd-multi" else algo,
              "--epsilon", fmt(eps), "--delta", repr(self.delta),
              "--G", fmt(self.G), "--M", fmt(M if M is not None else self.M), "--rho", fmt(self.rho), "--B", fmt(self.B),
-             "--seed", str(self.seed), "--threads", "1", "--noise-key-file", NOISE_KEY]
+             "--seed", str(self.seed), "--threads", "1"] + noise_key_args(self.seed)
         if algo == "dpsgd-multi":
             a += ["--epochs", fmt(float(self.epochs))]
         return a

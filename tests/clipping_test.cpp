@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "dpsosp/dpsosp.hpp"
+#include "test_data.hpp"
 #include "wide_kernels.hpp"
 #include "work_sharing.hpp"
 
@@ -46,35 +47,15 @@ TEST(ClipRule, VectorsWithNaNOrInfiniteEntriesBecomeZero) {
   EXPECT_TRUE(std::isnan(w[0]));
 }
 
-enum class Labels { kNone, kBinary, kReal, kClasses };
+using testing::Labels;
 
 // n records of p features, a few of them extreme (every feature +-1e120,
 // 1e200 or 1e300); sparse: entries below 0.8 in magnitude dropped.
 Dataset extreme_data(Index n, Index p, Labels labels, bool sparse) {
-  GaussianStream g(17, StreamPurpose::kTest, 0);
-  RowMatrix x(static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(p));
-  for (Index i = 0; i < n; ++i)
-    for (Index j = 0; j < p; ++j) x(i, j) = g.next();
-  const double extremes[] = {1e120, -1e120, 1e200, 1e300, -1e300};
-  for (int k = 0; k < 5; ++k) x.row(static_cast<Eigen::Index>(7 + 61 * k)).setConstant(extremes[k]);
-  Vec y;
-  if (labels != Labels::kNone) {
-    y.resize(static_cast<Eigen::Index>(n));
-    for (Index i = 0; i < n; ++i) {
-      const double u = g.uniform();
-      y[static_cast<Eigen::Index>(i)] = labels == Labels::kBinary ? (u < 0.5 ? 0.0 : 1.0)
-                                       : labels == Labels::kReal  ? 4.0 * u - 1.0
-                                                                  : std::floor(3.0 * u);
-    }
-  }
-  if (!sparse) return Dataset(std::move(x), std::move(y));
-  std::vector<Eigen::Triplet<double, std::int64_t>> triplets;
-  for (Index i = 0; i < n; ++i)
-    for (Index j = 0; j < p; ++j)
-      if (std::abs(x(i, j)) >= 0.8) triplets.emplace_back(i, j, x(i, j));
-  SparseRowMatrix s(static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(p));
-  s.setFromTriplets(triplets.begin(), triplets.end());
-  return Dataset(std::move(s), std::move(y));
+  return testing::make_test_data(n, p, labels, sparse, 17, [](RowMatrix& x) {
+    const double extremes[] = {1e120, -1e120, 1e200, 1e300, -1e300};
+    for (int k = 0; k < 5; ++k) x.row(7 + 61 * k).setConstant(extremes[k]);
+  });
 }
 
 struct Case {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "dpsosp/dpsosp.hpp"
+#include "test_data.hpp"
 #include "test_keys.hpp"
 
 #ifndef DPSOSP_RECORD_CHECKSUMS
@@ -49,33 +50,11 @@ struct Hash {
   }
 };
 
-enum class Labels { kBinary, kReal, kClasses, kNone };
+using testing::Labels;
 
-// n records of p N(0,1) features (a fixed stream), optionally sparsified
-// (entries with |z| < 0.8 dropped: about 58% of them).
+// n records of p N(0,1) features (a fixed stream), optionally sparsified.
 Dataset make_data(Index n, Index p, Labels labels, bool sparse, std::uint64_t seed) {
-  GaussianStream g(seed, StreamPurpose::kTest, 0);
-  RowMatrix x(static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(p));
-  for (Index i = 0; i < n; ++i)
-    for (Index j = 0; j < p; ++j) x(i, j) = g.next();
-  Vec y;
-  if (labels != Labels::kNone) {
-    y.resize(static_cast<Eigen::Index>(n));
-    for (Index i = 0; i < n; ++i) {
-      const double u = g.uniform();
-      y[static_cast<Eigen::Index>(i)] = labels == Labels::kBinary ? (u < 0.5 ? 0.0 : 1.0)
-                                       : labels == Labels::kReal  ? 4.0 * u - 1.0
-                                                                  : std::floor(3.0 * u);
-    }
-  }
-  if (!sparse) return Dataset(std::move(x), std::move(y));
-  std::vector<Eigen::Triplet<double, std::int64_t>> triplets;
-  for (Index i = 0; i < n; ++i)
-    for (Index j = 0; j < p; ++j)
-      if (std::abs(x(i, j)) >= 0.8) triplets.emplace_back(i, j, x(i, j));
-  SparseRowMatrix s(static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(p));
-  s.setFromTriplets(triplets.begin(), triplets.end());
-  return Dataset(std::move(s), std::move(y));
+  return testing::make_test_data(n, p, labels, sparse, seed);
 }
 
 struct OracleCase {

@@ -487,7 +487,7 @@ std::vector<double> Setup::scores(const Summary& s) const {
         // samples_used - b.
         const auto eta = s.params.find("eta");
         trajectory = sign * (r(2) - (eta == s.params.end() ? 0.0 : eta->second) * a.G);
-        const double bt = static_cast<double>(std::max<Index>(1, s.samples_used - a.batch));
+        const double bt = static_cast<double>(s.samples_used > a.batch ? s.samples_used - a.batch : 1);
         lr = trajectory * M * std::min(step, max_step) / bt;
       } else if (step > 0) {
         // Gaussian noise per release, scaled to M |dx|: released_2 - released_1

@@ -76,9 +76,11 @@ void setup_audit(CLI::App& app) {
     j["confidence"] = r.confidence;
     j["violation"] = r.epsilon_lower_bound > r.claimed_epsilon;
     j["empirical_mu"] = number(r.empirical_mu);
+    const std::string rule = r.reject_high ? "score > threshold" : "score <= threshold";
     j["test"] = {{"score", r.score}, {"threshold", number(r.threshold)},
-                 {"positive", r.positive_is_canary ? "D' (canary)" : "D"},
-                 {"if", r.reject_high ? "score > threshold" : "score <= threshold"},
+                 {"positive", r.positive_is_canary ? "D' (canary)" : "D"}, {"if", rule},
+                 // the key of earlier versions, kept: what the test says, when
+                 {"canary_if", r.positive_is_canary ? rule : "not (" + rule + ")"},
                  {"measure_runs", r.measure_runs}, {"true_positives", r.true_positives},
                  {"false_positives", r.false_positives}, {"tpr_lower", r.tpr_lower}, {"fpr_upper", r.fpr_upper}};
     j["scores"] = r.scores;

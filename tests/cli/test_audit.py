@@ -30,6 +30,9 @@ class AuditCli(unittest.TestCase):
         self.assertEqual(j["canary"], "linear")
         self.assertEqual(j["adjacency"], "replace-one")
         self.assertIn(j["test"]["score"], j["scores"])
+        for key in ["score", "threshold", "positive", "if", "canary_if", "measure_runs", "true_positives",
+                    "false_positives", "tpr_lower", "fpr_upper"]:
+            self.assertIn(key, j["test"])
         self.assertIn("trajectory", j["scores"])
         self.assertIn("x", j["scores"])
         self.assertEqual(j["failures"], {"without_canary": 0, "with_canary": 0, "first": ""})

@@ -1,22 +1,28 @@
 // The empirical privacy audit (include/dpsosp/audit.hpp, docs/privacy.md).
 //
 // Method. D and D' differ in one record, the canary. Each run of the algorithm
-// on D or D' (own seed) gives a score; a test "canary present iff score >
-// t" (or "<= t") has a false positive rate FPR on D and a true positive rate
-// TPR on D'. (eps, delta)-DP forces TPR <= e^eps FPR + delta for every test and
-// both orderings of the pair, so eps >= log((TPR - delta) / FPR). With finite
-// runs we use a Clopper-Pearson lower bound on TPR and upper bound on FPR, each
-// at level (1 - confidence)/2, so the bound holds with probability >= confidence
-// (union bound). The test (threshold and direction) is chosen on the first
+// on D or D' (own seed and key) gives a report; the attacker computes scores
+// from everything the report releases (the final iterate, the trajectory, the
+// counts and the epsilon outside `diagnostics`, and whether the run failed at
+// all). A test "D' iff score > t" (or "<= t", or naming D instead) has a false
+// positive rate FPR on one dataset and a true positive rate TPR on the other.
+// (eps, delta)-DP forces TPR <= e^eps FPR + delta for every test and both
+// orderings of the pair, so eps >= log((TPR - delta) / FPR). With finite runs
+// we use a Clopper-Pearson lower bound on TPR and upper bound on FPR, each at
+// level (1 - confidence)/2, so the bound holds with probability >= confidence
+// (union bound). The test (score, threshold, direction) is chosen on the first
 // half of the runs and measured on the second, so choosing it costs nothing.
 #include "dpsosp/audit.hpp"
 
 #include <omp.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <memory>
 #include <sstream>
 #include <vector>
 
@@ -29,24 +35,69 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// f(x; z) = <z, x>: the gradient z does not depend on x, so zero records carry
-// no signal at any iterate and O2 differences vanish; only the canary's clipped
-// gradient reaches the output.
+// f(x; z) = scale * <z, x>: the gradient scale * z does not depend on x, so
+// zero records carry no signal at any iterate and O2 differences vanish; only
+// the canary's clipped gradient reaches the output. scale = 1 but for the
+// extreme canary, whose records are stored divided by scale = 2^1000 so that a
+// finite record (2^30) overflows to infinity inside the model while the others
+// come out exactly. fail_on_overflow: the run throws instead (a broken build).
 class LinearCanaryModel final : public Model {
  public:
-  explicit LinearCanaryModel(Index d) : d_(d) {}
+  LinearCanaryModel(Index d, double scale, bool fail_on_overflow)
+      : d_(d), scale_(scale), fail_on_overflow_(fail_on_overflow) {}
   std::string name() const override { return "audit-linear"; }
   Index dim() const override { return d_; }
   Index features() const override { return d_; }
   void validate(const Dataset& data) const override {
     if (data.cols() != d_) throw Error("audit-linear: the data have " + std::to_string(data.cols()) + " features, expected " + std::to_string(d_));
   }
-  double loss(const Vec& x, const Dataset& data, Index i) const override { return data.row_dot(i, x); }
-  void gradient(const Vec&, const Dataset& data, Index i, Eigen::Ref<Vec> out) const override { data.row_dense(i, out); }
+  double loss(const Vec& x, const Dataset& data, Index i) const override { return scale_ * data.row_dot(i, x); }
+  void gradient(const Vec&, const Dataset& data, Index i, Eigen::Ref<Vec> out) const override {
+    data.row_dense(i, out);
+    if (scale_ != 1.0) out *= scale_;
+    if (fail_on_overflow_ && !out.allFinite())
+      throw Error("audit-linear: a per-example gradient overflowed and this build gives up (tampering extreme-fails)");
+  }
   void hvp(const Vec&, const Dataset&, Index, const Vec&, Eigen::Ref<Vec> out) const override { out.setZero(); }
 
  private:
   Index d_;
+  double scale_;
+  bool fail_on_overflow_;
+};
+
+// f(x; z) = sum_j z_j x_j^2 / 2 + w x_1. The drift w e1 is the same for every
+// record and the same at every x: it moves the first step by a public amount
+// (so that the O2 step after it is long enough to saturate the batch rule) and
+// cancels in gradient differences. The rest, z .* x, is zero at x = 0 and for
+// z = 0; between two iterates it differs by z .* (x_t - x_{t-1}).
+class QuadraticCanaryModel final : public Model {
+ public:
+  QuadraticCanaryModel(Index d, double w) : d_(d), w_(w) {}
+  std::string name() const override { return "audit-quadratic"; }
+  Index dim() const override { return d_; }
+  Index features() const override { return d_; }
+  void validate(const Dataset& data) const override {
+    if (data.cols() != d_) throw Error("audit-quadratic: the data have " + std::to_string(data.cols()) + " features, expected " + std::to_string(d_));
+  }
+  double loss(const Vec& x, const Dataset& data, Index i) const override {
+    Vec z(d_);
+    data.row_dense(i, z);
+    return 0.5 * (z.array() * x.array().square()).sum() + w_ * x[0];
+  }
+  void gradient(const Vec& x, const Dataset& data, Index i, Eigen::Ref<Vec> out) const override {
+    data.row_dense(i, out);
+    out.array() *= x.array();
+    out[0] += w_;
+  }
+  void hvp(const Vec&, const Dataset& data, Index i, const Vec& v, Eigen::Ref<Vec> out) const override {
+    data.row_dense(i, out);
+    out.array() *= v.array();
+  }
+
+ private:
+  Index d_;
+  double w_;
 };
 
 std::uint64_t splitmix64(std::uint64_t x) {
@@ -118,10 +169,38 @@ double beta_quantile(double a, double b, double target) {
   return 0.5 * (lo + hi);
 }
 
+double bound_from_rates(double tpr_lower, double fpr_upper, double delta) {
+  if (!(tpr_lower > delta)) return 0;
+  return std::max(0.0, std::log((tpr_lower - delta) / fpr_upper));
+}
+
+// Clopper-Pearson bounds for k = 0..n, computed once each (the test search
+// asks for the same counts many times).
+class BoundTable {
+ public:
+  BoundTable(double delta, double alpha) : delta_(delta), alpha_(alpha) {}
+  double bound(Index tp, Index positives, Index fp, Index negatives) {
+    return bound_from_rates(cached(lower_, tp, positives, true), cached(upper_, fp, negatives, false), delta_);
+  }
+
+ private:
+  double cached(std::map<Index, std::vector<double>>& table, Index k, Index n, bool lower) {
+    std::vector<double>& v = table[n];
+    if (v.empty()) v.assign(static_cast<std::size_t>(n) + 1, std::numeric_limits<double>::quiet_NaN());
+    double& x = v[static_cast<std::size_t>(k)];
+    if (std::isnan(x)) x = lower ? clopper_pearson_lower(k, n, alpha_) : clopper_pearson_upper(k, n, alpha_);
+    return x;
+  }
+  double delta_, alpha_;
+  std::map<Index, std::vector<double>> lower_, upper_;
+};
+
 struct Test {
+  std::size_t score = 0;
   double threshold = 0;
-  bool reject_high = true;
-  double bound = 0;
+  bool reject_high = true;      // positive when score > threshold (else <= threshold)
+  bool positive_is_with = true; // the positive dataset is D' (else D)
+  double bound = -kInf;
 };
 
 // Positives of a test among sorted scores.
@@ -130,40 +209,330 @@ Index count_positive(const std::vector<double>& sorted, double t, bool reject_hi
   return reject_high ? above : static_cast<Index>(sorted.size()) - above;
 }
 
-// The test with the largest bound on the selection half. Only thresholds at a
-// score of the null side can be optimal (the FPR changes only there).
-Test choose_test(std::vector<double> without, std::vector<double> with, double delta, double alpha) {
+// The best of the four tests of one score (either dataset positive, either
+// direction) on the selection half. Only thresholds at a score of the null
+// side can be optimal (the FPR changes only there).
+void choose_test(std::size_t score, std::vector<double> without, std::vector<double> with, BoundTable& table,
+                 Test& best) {
   std::sort(without.begin(), without.end());
   std::sort(with.begin(), with.end());
-  const Index m0 = without.size(), m1 = with.size();
-  Test best;
-  best.bound = -kInf;
-  best.threshold = without.empty() ? 0 : without.back();
-  for (const bool high : {true, false}) {
-    // "high": positive = score > t, null = D (without). "low": positive = score <= t, null = D'.
-    const std::vector<double>& null_scores = high ? without : with;
-    const std::vector<double>& alt_scores = high ? with : without;
-    for (const double t : null_scores) {
-      // high: t in D's scores; low: t just below a D' score (positives <= t exclude it).
-      const double threshold = high ? t : std::nextafter(t, -kInf);
-      const Index fp = count_positive(null_scores, threshold, high);
-      const Index tp = count_positive(alt_scores, threshold, high);
-      const double b = epsilon_lower_bound(tp, high ? m1 : m0, fp, high ? m0 : m1, delta, alpha);
-      if (b > best.bound) best = {threshold, high, b};
+  for (const bool positive_is_with : {true, false}) {
+    const std::vector<double>& alt_scores = positive_is_with ? with : without;
+    const std::vector<double>& null_scores = positive_is_with ? without : with;
+    for (const bool high : {true, false}) {
+      for (std::size_t j = 0; j < null_scores.size(); ++j) {
+        if (j > 0 && null_scores[j] == null_scores[j - 1]) continue;  // the same test again
+        // high: t at a null score (positives > t exclude it); low: just below it.
+        const double threshold = high ? null_scores[j] : std::nextafter(null_scores[j], -kInf);
+        const Index fp = count_positive(null_scores, threshold, high);
+        const Index tp = count_positive(alt_scores, threshold, high);
+        const double b = table.bound(tp, alt_scores.size(), fp, null_scores.size());
+        if (b > best.bound) best = {score, threshold, high, positive_is_with, b};
+      }
     }
   }
-  return best;
 }
 
-double score_of(const Vec& x) { return -x[0]; }
+bool same_release(const Summary& a, const Summary& b) {
+  auto same = [](const Vec& u, const Vec& v) { return u.size() == v.size() && (u.array() == v.array()).all(); };
+  if (!same(a.x, b.x) || a.trajectory.size() != b.trajectory.size()) return false;
+  for (std::size_t t = 0; t < a.trajectory.size(); ++t)
+    if (!same(a.trajectory[t], b.trajectory[t])) return false;
+  return true;
+}
+
+// Everything one audit's runs share: the model, the configurations, the
+// datasets' shape and the attacker's scores.
+struct Setup {
+  AuditOptions a;  // steps resolved
+  bool poisson = false;
+  bool tree = false;  // tree noise (spider-tree-adaptive, spider-tree-periodic)
+  Index n = 0;
+  Index canary_position = 0;  // in the sample order (single pass); row 0 for Poisson
+  double M = 1.0;             // the honest O2 smoothness constant
+  double max_step = kInf;     // spider-tree-periodic's O2 step bound 2G/M
+  std::unique_ptr<Model> model;
+  RunOptions honest, audited;
+  Summary reference;  // the honest configuration on all-zero records: the claim
+  std::vector<std::string> names;
+
+  explicit Setup(const AuditOptions& options);
+  // D (with_canary = false) or D' for a run whose public seed is `seed`;
+  // null = every record zero (the reference).
+  Dataset data(bool with_canary, std::uint64_t seed, bool null = false) const;
+  Summary run(bool with_canary, const RunRandomness& r) const;
+  std::vector<double> scores(const Summary& s) const;
+};
+
+Index resolved_steps(const AuditOptions& a) {
+  if (a.steps > 0) return a.steps;
+  if (a.canary == Canary::kQuadraticO2) return 2;
+  if (a.epochs > 0) return 10;
+  return 1;
+}
+
+bool is_tree(Algorithm a) { return a == Algorithm::kSpiderTreeAdaptive || a == Algorithm::kSpiderTreePeriodic; }
+
+// The linear canary's configuration: one O1 per step on its own batch (or
+// phases of one O1 and q - 1 O2 steps for spider-tree-periodic), every node's
+// sensitivity 2G/b.
+void configure_linear(const AuditOptions& a, RunOptions& o, double G) {
+  const double b = static_cast<double>(a.batch);
+  switch (a.algorithm) {
+    case Algorithm::kDpsgd: o.batch_size = a.batch; break;
+    case Algorithm::kSpiderGaussFixed: o.overrides.b = a.batch; break;
+    case Algorithm::kSpiderTreeAdaptive:
+      // s = max(2G/b, 2/bt_slope) with bt_slope >= kappa/alpha^2 = 2b/G: s = 2G/b.
+      o.overrides.b = a.batch;
+      o.overrides.alpha = G;
+      o.overrides.kappa = 2.0 * b * G;
+      break;
+    case Algorithm::kSpiderTreePeriodic:
+      // s = max(2G/b1, 4G/b2) = 2G/b1 with b2 = 2 b1; O1 every q steps.
+      o.overrides.b = a.batch;
+      o.batch_size = 2 * a.batch;
+      o.period = a.phase_length;
+      break;
+    default: break;
+  }
+}
+
+Setup::Setup(const AuditOptions& options) : a(options) {
+  a.Validate();
+  a.steps = resolved_steps(options);
+  poisson = a.epochs > 0;
+  tree = is_tree(a.algorithm);
+  const Index d = a.dim, b = a.batch;
+  const double G = a.G, c = a.canary_norm;
+  const bool quadratic = a.canary == Canary::kQuadraticO2;
+  if (quadratic) {
+    model = std::make_unique<QuadraticCanaryModel>(d, G);
+  } else {
+    model = std::make_unique<LinearCanaryModel>(d, a.canary == Canary::kExtreme ? std::ldexp(1.0, 1000) : 1.0,
+                                                a.tampering == Tampering::kExtremeFails);
+  }
+  honest.algorithm = a.algorithm;
+  honest.privacy = a.privacy;
+  honest.constants = {G, M, 1.0, 1.0};
+  honest.seed = 0;
+  honest.noise_key = run_key(a.seed, a.algorithm, 0, ~Index{0});
+  honest.threads = 1;
+  honest.record_trajectory = true;
+  // quadratic-o2, spider-tree-adaptive: the factor by which unclipped-o2 raises
+  // M (just above the canary's c), and the drift budget kappa.
+  const double raise = 1.01 * c;
+  double kappa = 0;
+  if (poisson) {
+    // Poisson sampling reads no order: the canary is any row.
+    n = b * a.steps;
+    honest.batch_size = b;
+    honest.epochs = a.epochs;
+  } else if (!quadratic) {
+    // The canary sits in the row the run draws first, i.e. in the first O1
+    // batch: the sample order is a function of (n, seed) alone, independent
+    // of the noise, and the privacy analysis holds for every order.
+    const Index q = a.phase_length;
+    const Index phases = (a.steps + q - 1) / q;
+    n = phases * (b + 2 * b * (q - 1));
+    honest.max_steps = a.steps;
+    honest.max_phase_length = q;
+    configure_linear(a, honest, G);
+  } else {
+    // Step 1 is an O1 at x0 = 0, where every record's gradient is the drift
+    // w = G e1 (unclipped, the same in D and D'); step 2 is an O2 whose batch
+    // starts at the canary (position b of the order).
+    canary_position = b;
+    honest.max_steps = 2;
+    honest.max_phase_length = 2;
+    honest.overrides.b = b;
+    switch (a.algorithm) {
+      case Algorithm::kSpiderTreeAdaptive: {
+        // bt_slope S = kappa/alpha^2 = b/G: the O2 term 2/S of the node
+        // sensitivity s equals the O1 term 2G/b, and b_t = ceil(M |x_1| S) is
+        // about b (M |x_1| = |G + node noise| with eta = 1/M), large enough that
+        // 2 M |x_1| / b_t is close to s. kappa (the drift |released_1| that
+        // forces an O1) exceeds G + 20 node noises even after unclipped-o2
+        // divides it by `raise`, and alpha is large enough that kappa/alpha^2
+        // stays the larger term of bt_slope then.
+        const double S = static_cast<double>(b) / G;
+        const double mu = privacy::gdp_mu(a.privacy.epsilon, a.privacy.delta);
+        const double sigma_estimate = (2.0 / S) * std::sqrt(2.0) / mu;
+        const double alpha = std::max(std::sqrt(raise * (G + 20.0 * sigma_estimate) / S),
+                                      2.0 * raise * std::sqrt(static_cast<double>(d)) / (S * a.privacy.epsilon));
+        kappa = S * alpha * alpha;
+        honest.overrides.alpha = alpha;
+        honest.overrides.kappa = kappa;
+        honest.overrides.threshold = 0.0;  // no saddle perturbation
+        // Room for b_t up to ceil((G + 8 node noises) S).
+        const SpiderParameters p =
+            spider_tree_adaptive_parameters(b + 1, d, a.privacy, honest.constants, 1.0, honest.overrides, 2);
+        n = b + static_cast<Index>(std::ceil((G + 8.0 * p.sigma) * p.bt_slope)) + 1;
+        break;
+      }
+      case Algorithm::kSpiderTreePeriodic:
+        // O2 batch 2: s = max(2G/b, 2 M max_step / 2) = 2G. The O2 clip is
+        // M min(|x_1|, max_step) = min(M |x_1|, 2G): eta = 4/M makes M |x_1| =
+        // 4 |G + noise|, mostly above 2G, so the clip is mostly 2G and the
+        // canary's shift 2G = s.
+        honest.batch_size = 2;
+        honest.period = 2;
+        honest.overrides.eta = 4.0 / M;
+        max_step = 2.0 * G / M;
+        n = b + 2;
+        break;
+      case Algorithm::kSpiderGaussFixed:
+        // O2 batch 2, with its own Gaussian noise z * 2 M |x_1| / 2; no restart.
+        honest.batch_size = 2;
+        honest.overrides.kappa = std::numeric_limits<double>::max();
+        honest.overrides.threshold = 0.0;
+        n = b + 2;
+        break;
+      default: break;
+    }
+  }
+  const Vec x0 = Vec::Zero(static_cast<Eigen::Index>(d));
+  reference = minimize(*model, data(false, 0, true), x0, honest);
+  const bool noise_is_multiplier = a.algorithm == Algorithm::kDpsgd || a.algorithm == Algorithm::kSpiderGaussFixed;
+  // overrides.sigma is the noise multiplier for dpsgd and spider-gauss-fixed and
+  // the node noise for the tree algorithms.
+  const double honest_noise = noise_is_multiplier ? reference.noise_multiplier : reference.sigma;
+
+  audited = honest;
+  // Poisson dpsgd calibrates its noise multiplier by a search over the RDP
+  // accountant (tens of milliseconds a run); every run would find the same
+  // number, so the runs take the reference's.
+  if (poisson) audited.overrides.sigma = reference.noise_multiplier;
+  switch (a.tampering) {
+    case Tampering::kNone:
+    case Tampering::kPublishedKey:  // the mechanism is honest; its key is not secret
+    case Tampering::kExtremeFails:  // the model gives up on an overflow
+      break;
+    case Tampering::kNoiseDividedBy10: audited.overrides.sigma = honest_noise / 10.0; break;
+    case Tampering::kClippingOff: {
+      // Clip above the canary's norm; keep the noise the honest clip G calls for.
+      const double G_off = c * G * 1.01;
+      audited.constants.G = G_off;
+      if (!poisson) configure_linear(a, audited, G_off);
+      audited.overrides.sigma = noise_is_multiplier ? honest_noise * G / G_off : honest_noise;
+      break;
+    }
+    case Tampering::kUnclippedO2:
+      // M' = raise * M: the O2 clip M' |dx| is above the canary's c M |dx|.
+      // kappa / raise keeps b_t = ceil(M' |dx| kappa / (raise alpha^2)) as
+      // honest, eta = 1/M the step, and sigma the honest node noise.
+      audited.constants.M = raise * M;
+      audited.overrides.kappa = kappa / raise;
+      audited.overrides.eta = 1.0 / M;
+      audited.overrides.sigma = reference.sigma;
+      break;
+  }
+
+  names = {"trajectory"};
+  if (quadratic && tree) names.emplace_back("trajectory-lr");
+  names.emplace_back("x");
+  if (a.tampering == Tampering::kPublishedKey) names.emplace_back("replay");
+  for (const char* field : {"steps", "o1_calls", "perturbations", "samples_used", "gradient_evaluations", "phases",
+                            "termination", "epsilon"})
+    names.emplace_back(field);
+}
+
+Dataset Setup::data(bool with_canary, std::uint64_t seed, bool null) const {
+  const Index d = a.dim;
+  RowMatrix z = RowMatrix::Zero(static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(d));
+  if (!null) {
+    const double c = a.canary_norm, G = a.G;
+    double value = 0;
+    switch (a.canary) {
+      case Canary::kLinear: value = with_canary ? c * G : (poisson ? 0.0 : -c * G); break;
+      case Canary::kQuadraticO2: value = (with_canary ? c : -c) * M; break;
+      // Stored divided by the model's 2^1000: c G exactly, or 2^1030 = inf.
+      case Canary::kExtreme: value = with_canary ? std::ldexp(c * G, -1000) : std::ldexp(1.0, 30); break;
+    }
+    Index row = 0;
+    if (!poisson) row = SamplePool(n, seed).draw(canary_position + 1)[static_cast<std::size_t>(canary_position)];
+    z(static_cast<Eigen::Index>(row), 0) = value;
+  }
+  return Dataset(std::move(z), Vec());
+}
+
+Summary Setup::run(bool with_canary, const RunRandomness& r) const {
+  RunOptions o = audited;
+  o.seed = r.seed;
+  o.noise_key = r.key;
+  return minimize(*model, data(with_canary, r.seed), Vec::Zero(static_cast<Eigen::Index>(a.dim)), o);
+}
+
+// The attacker's scores of one report (docs/privacy.md), in the order of
+// `names`; "replay" is left 0 here (run_audit fills it).
+std::vector<double> Setup::scores(const Summary& s) const {
+  const std::vector<Vec>& tr = s.trajectory;
+  const Index T = tr.empty() ? 0 : static_cast<Index>(tr.size()) - 1;
+  // r(t) = x_{t-1} - x_t along e1: the release of step t times the step size.
+  auto r = [&](Index t) { return tr[static_cast<std::size_t>(t - 1)][0] - tr[static_cast<std::size_t>(t)][0]; };
+  double trajectory = 0, lr = 0;
+  if (poisson) {
+    // The canary is in a secret subset of the steps: the largest release.
+    if (T > 0) {
+      trajectory = -kInf;
+      for (Index t = 1; t <= T; ++t) trajectory = std::max(trajectory, r(t));
+    }
+  } else if (a.canary == Canary::kQuadraticO2) {
+    if (T >= 2) {
+      const double step = (tr[1] - tr[0]).norm();
+      const double sign = tr[1][0] > tr[0][0] ? 1.0 : (tr[1][0] < tr[0][0] ? -1.0 : 0.0);
+      if (tree) {
+        // released_2 = O1 (= the drift G e1) + Delta + a node noise of its
+        // own; Delta's canary term is sign * M |dx| / b_t (clipped). The
+        // likelihood ratio weights each run by that shift, with b_t =
+        // samples_used - b.
+        const auto eta = s.params.find("eta");
+        trajectory = sign * (r(2) - (eta == s.params.end() ? 0.0 : eta->second) * a.G);
+        const double bt = static_cast<double>(s.samples_used > a.batch ? s.samples_used - a.batch : 1);
+        lr = trajectory * M * std::min(step, max_step) / bt;
+      } else if (step > 0) {
+        // Gaussian noise per release, scaled to M |dx|: released_2 - released_1
+        // = Delta + fresh noise, standardised by |dx|.
+        trajectory = sign * (r(2) - r(1)) / step;
+      }
+    }
+  } else if (tree) {
+    // The canary's O1 lies in the tree nodes [1, t] for t = 1, 2, 4, ... of the
+    // first phase; each is released alone as the prefix sum at t.
+    const Index first = s.phase_lengths.empty() ? T : std::min<Index>(T, s.phase_lengths[0]);
+    for (Index t = 1; t <= first; t *= 2) trajectory += r(t);
+  } else if (T > 0) {
+    trajectory = r(1);
+  }
+  std::vector<double> v;
+  v.reserve(names.size());
+  v.push_back(trajectory);
+  if (a.canary == Canary::kQuadraticO2 && tree) v.push_back(lr);
+  v.push_back(-s.x[0]);
+  if (a.tampering == Tampering::kPublishedKey) v.push_back(0.0);
+  v.push_back(static_cast<double>(s.steps));
+  v.push_back(static_cast<double>(s.o1_calls));
+  v.push_back(static_cast<double>(s.perturbations));
+  v.push_back(static_cast<double>(s.samples_used));
+  v.push_back(s.gradient_evaluations ? static_cast<double>(*s.gradient_evaluations) : -1.0);
+  v.push_back(static_cast<double>(s.phase_lengths.size()));
+  double termination = 0;
+  for (const char* t : {"max-steps", "data-exhausted", "planned-steps", "interrupted", "callback"}) {
+    if (s.termination == t) break;
+    ++termination;
+  }
+  v.push_back(termination);
+  v.push_back(s.epsilon);
+  return v;
+}
 
 }  // namespace
 
 Tampering parse_tampering(const std::string& name) {
-  if (name == "none") return Tampering::kNone;
-  if (name == "noise-div-10") return Tampering::kNoiseDividedBy10;
-  if (name == "clip-off") return Tampering::kClippingOff;
-  throw Error("audit: unknown tampering '" + name + "', expected none, noise-div-10 or clip-off");
+  for (const Tampering t : {Tampering::kNone, Tampering::kNoiseDividedBy10, Tampering::kClippingOff,
+                            Tampering::kPublishedKey, Tampering::kUnclippedO2, Tampering::kExtremeFails})
+    if (name == tampering_name(t)) return t;
+  throw Error("audit: unknown tampering '" + name +
+              "', expected none, noise-div-10, clip-off, published-key, unclipped-o2 or extreme-fails");
 }
 
 std::string tampering_name(Tampering t) {
@@ -171,33 +540,87 @@ std::string tampering_name(Tampering t) {
     case Tampering::kNone: return "none";
     case Tampering::kNoiseDividedBy10: return "noise-div-10";
     case Tampering::kClippingOff: return "clip-off";
+    case Tampering::kPublishedKey: return "published-key";
+    case Tampering::kUnclippedO2: return "unclipped-o2";
+    case Tampering::kExtremeFails: return "extreme-fails";
+  }
+  return "unknown";
+}
+
+Canary parse_canary(const std::string& name) {
+  for (const Canary c : {Canary::kLinear, Canary::kQuadraticO2, Canary::kExtreme})
+    if (name == canary_name(c)) return c;
+  throw Error("audit: unknown canary '" + name + "', expected linear, quadratic-o2 or extreme");
+}
+
+std::string canary_name(Canary c) {
+  switch (c) {
+    case Canary::kLinear: return "linear";
+    case Canary::kQuadraticO2: return "quadratic-o2";
+    case Canary::kExtreme: return "extreme";
   }
   return "unknown";
 }
 
 void AuditOptions::Validate() const {
   std::ostringstream os;
+  const bool quadratic = canary == Canary::kQuadraticO2;
+  const Index s = resolved_steps(*this);
+  const double records = static_cast<double>(batch) * static_cast<double>(s) * static_cast<double>(dim) *
+                         (phase_length > 1 ? 2.0 : 1.0);
   if (!is_private_algorithm(algorithm)) os << "algorithm " << algorithm_name(algorithm) << " is not private";
   else if (!privacy.is_private()) os << "epsilon must be finite";
   else if (runs < 4) os << "runs must be at least 4, got " << runs;
   else if (runs > 100000000) os << "runs must be at most 1e8, got " << runs;
   else if (batch < 1 || batch > 1000000) os << "batch must be in [1, 1e6], got " << batch;
-  else if (steps < 1 || steps > 1000000) os << "steps must be in [1, 1e6], got " << steps;
+  else if (steps > 1000000) os << "steps must be in [0, 1e6] (0 = the mode's default), got " << steps;
   else if (dim < 1 || dim > 1000000) os << "dim must be in [1, 1e6], got " << dim;
   else if (!(G > 0) || !std::isfinite(G)) os << "G must be positive and finite, got " << G;
   else if (!(canary_norm >= 1) || !std::isfinite(canary_norm)) os << "canary_norm must be >= 1 and finite, got " << canary_norm;
   else if (!(confidence > 0 && confidence < 1)) os << "confidence must lie in (0, 1), got " << confidence;
   else if (threads < 0) os << "threads must be >= 0, got " << threads;
   else if (phase_length < 1 || phase_length > 1000000) os << "phase_length must be in [1, 1e6], got " << phase_length;
-  else if (phase_length > 1 && algorithm != Algorithm::kSpiderTreePeriodic)
-    os << "phase_length > 1 applies to spider-tree-periodic only (its O2 batch is fixed), got " << phase_length
-       << " for " << algorithm_name(algorithm);
-  else if (static_cast<double>(batch) * static_cast<double>(steps) * static_cast<double>(dim) *
-               (phase_length > 1 ? 2.0 : 1.0) > 1e8)
-    os << "batch * steps * dim must be at most 1e8 (the records are stored densely), got " << batch << " * " << steps
+  else if (!(epochs >= 0) || !std::isfinite(epochs)) os << "epochs must be >= 0 and finite, got " << epochs;
+  else if (epochs > 0 && algorithm != Algorithm::kDpsgd)
+    os << "epochs > 0 (Poisson sampling) applies to dpsgd only, got " << algorithm_name(algorithm);
+  else if (epochs > 0 && std::ceil(epochs * static_cast<double>(s)) > 1e6)
+    os << "epochs * steps (the planned Poisson steps) must be at most 1e6, got " << epochs << " * " << s;
+  else if (phase_length > 1 && (algorithm != Algorithm::kSpiderTreePeriodic || quadratic))
+    os << "phase_length > 1 applies to spider-tree-periodic with a linear or extreme canary only (its O2 batch is "
+          "fixed), got "
+       << phase_length << " for " << algorithm_name(algorithm) << " with canary " << canary_name(canary);
+  else if (quadratic && algorithm == Algorithm::kDpsgd)
+    os << "canary quadratic-o2 needs an O2 step (spider-tree-adaptive, spider-gauss-fixed or spider-tree-periodic); "
+          "dpsgd has none";
+  else if (quadratic && steps != 0 && steps != 2)
+    os << "canary quadratic-o2 runs exactly 2 steps (one O1, one O2): steps must be 0 (default) or 2, got " << steps;
+  else if (quadratic && !(canary_norm > 1))
+    os << "canary quadratic-o2 needs canary_norm > 1 (else its O2 clip never binds), got " << canary_norm;
+  else if (canary == Canary::kExtreme && !(canary_norm * G >= 0x1p-20 && canary_norm * G <= 0x1p20))
+    os << "canary extreme needs canary_norm * G in [2^-20, 2^20] (the model scales records by 2^1000), got "
+       << canary_norm * G;
+  else if (tampering == Tampering::kUnclippedO2 && (!quadratic || algorithm != Algorithm::kSpiderTreeAdaptive))
+    os << "tampering unclipped-o2 applies to spider-tree-adaptive with canary quadratic-o2 only (the other algorithms "
+          "tie the O2 noise or sensitivity to M), got "
+       << algorithm_name(algorithm) << " with canary " << canary_name(canary);
+  else if (tampering == Tampering::kClippingOff && quadratic)
+    os << "tampering clip-off raises the O1 clip G, which the quadratic-o2 canary never meets (use unclipped-o2)";
+  else if (tampering == Tampering::kExtremeFails && canary != Canary::kExtreme)
+    os << "tampering extreme-fails needs canary extreme, got " << canary_name(canary);
+  else if (records > 1e8)
+    os << "batch * steps * dim must be at most 1e8 (the records are stored densely), got " << batch << " * " << s
        << " * " << dim;
   if (!os.str().empty()) throw Error("AuditOptions: " + os.str());
   privacy.Validate();
+}
+
+RunRandomness run_randomness(const AuditOptions& options, int dataset, Index run) {
+  return {run_seed(options.seed, options.algorithm, dataset, run), run_key(options.seed, options.algorithm, dataset, run)};
+}
+
+Summary run_once(const AuditOptions& options, bool with_canary, const RunRandomness& randomness) {
+  const Setup setup(options);
+  return setup.run(with_canary, randomness);
 }
 
 double incomplete_beta(double a, double b, double x) {
@@ -230,138 +653,118 @@ double epsilon_lower_bound(Index true_positives, Index positives_trials, Index f
                            Index negatives_trials, double delta, double alpha) {
   const double tpr = clopper_pearson_lower(true_positives, positives_trials, alpha);
   const double fpr = clopper_pearson_upper(false_positives, negatives_trials, alpha);
-  if (!(tpr > delta)) return 0;
-  return std::max(0.0, std::log((tpr - delta) / fpr));
+  return bound_from_rates(tpr, fpr, delta);
 }
 
-AuditResult run_audit(const AuditOptions& a) {
-  a.Validate();
+AuditResult run_audit(const AuditOptions& options) {
   const auto start = std::chrono::steady_clock::now();
-  // One O1 per step, except spider-tree-periodic with phase_length q > 1: phases
-  // of one O1 (b records) and q - 1 O2 steps (2b records each) in one tree.
-  const Index q = a.phase_length;
-  const Index phases = (a.steps + q - 1) / q;
-  const Index n = phases * (a.batch + 2 * a.batch * (q - 1)), d = a.dim;
-  const LinearCanaryModel model(d);
-  // D (without): canary at -c G e1; D' (with): canary at +c G e1. Everything
-  // else is 0. The canary sits in the row the run draws first, i.e. in the first
-  // O1 batch: the sample order is a function of (n, seed) alone, independent of
-  // the noise, and the privacy analysis holds for every order, so placing the
-  // canary by it loses nothing and keeps it out of O2 batches (where a linear
-  // loss would hide it).
-  auto make_data = [&](double sign, std::uint64_t seed) {
-    RowMatrix z = RowMatrix::Zero(static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(d));
-    SamplePool order(n, seed);
-    z(static_cast<Eigen::Index>(order.draw(1)[0]), 0) = sign * a.canary_norm * a.G;
-    return Dataset(std::move(z), Vec());
-  };
-  const Dataset without = make_data(-1.0, 0);
-  const Vec x0 = Vec::Zero(static_cast<Eigen::Index>(d));
-
-  // The honest configuration: one O1 per step on its own batch, every node's
-  // sensitivity 2G/b, depth 1.
-  RunOptions honest;
-  honest.algorithm = a.algorithm;
-  honest.privacy = a.privacy;
-  honest.constants = {a.G, 1.0, 1.0, 1.0};
-  honest.seed = 0;
-  honest.noise_key = run_key(a.seed, a.algorithm, 0, ~Index{0});
-  honest.threads = 1;
-  honest.max_steps = a.steps;
-  honest.max_phase_length = q;
-  auto configure = [&](RunOptions& o, double G) {
-    const double b = static_cast<double>(a.batch);
-    switch (a.algorithm) {
-      case Algorithm::kDpsgd: o.batch_size = a.batch; break;
-      case Algorithm::kSpiderGaussFixed: o.overrides.b = a.batch; break;
-      case Algorithm::kSpiderTreeAdaptive:
-        // s = max(2G/b, 2/bt_slope) with bt_slope >= kappa/alpha^2 = 2b/G: s = 2G/b.
-        o.overrides.b = a.batch;
-        o.overrides.alpha = G;
-        o.overrides.kappa = 2.0 * b * G;
-        break;
-      case Algorithm::kSpiderTreePeriodic:
-        // s = max(2G/b1, 4G/b2) = 2G/b1 with b2 = 2 b1; O1 every step.
-        o.overrides.b = a.batch;
-        o.batch_size = 2 * a.batch;
-        o.period = q;
-        break;
-      default: break;
-    }
-  };
-  configure(honest, a.G);
-  const Summary reference = minimize(model, without, x0, honest);
-  const bool noise_is_multiplier = a.algorithm == Algorithm::kDpsgd || a.algorithm == Algorithm::kSpiderGaussFixed;
-  // overrides.sigma is the noise multiplier for dpsgd and spider-gauss-fixed and
-  // the node noise for the tree algorithms.
-  const double honest_noise = noise_is_multiplier ? reference.noise_multiplier : reference.sigma;
-
-  RunOptions o = honest;
-  switch (a.tampering) {
-    case Tampering::kNone: break;
-    case Tampering::kNoiseDividedBy10: o.overrides.sigma = honest_noise / 10.0; break;
-    case Tampering::kClippingOff: {
-      // Clip above the canary's norm; keep the noise the honest clip G calls for.
-      const double G = a.canary_norm * a.G * 1.01;
-      o.constants.G = G;
-      configure(o, G);
-      o.overrides.sigma = noise_is_multiplier ? honest_noise * a.G / G : honest_noise;
-      break;
-    }
-  }
+  const Setup setup(options);
+  const AuditOptions& a = setup.a;
+  const std::size_t k = setup.names.size();
+  const std::size_t replay =
+      static_cast<std::size_t>(std::find(setup.names.begin(), setup.names.end(), "replay") - setup.names.begin());
+  const bool published = a.tampering == Tampering::kPublishedKey;
 
   const Index runs = a.runs;
-  std::vector<double> scores_without(runs), scores_with(runs);
-  std::vector<double> reported(runs);
+  // scores[ds][i * k + j]: score j of run i on D (ds = 0) or D' (ds = 1).
+  std::vector<double> scores[2] = {std::vector<double>(runs * k), std::vector<double>(runs * k)};
+  std::vector<double> reported[2] = {std::vector<double>(runs, 0.0), std::vector<double>(runs, 0.0)};
+  std::vector<char> failed[2] = {std::vector<char>(runs, 0), std::vector<char>(runs, 0)};
   const int threads = a.threads > 0 ? a.threads : omp_get_max_threads();
-  std::string failure;
+  // The failure message of the smallest (run, dataset), whatever the thread count.
+  std::string first_failure;
+  Index first_failure_at = std::numeric_limits<Index>::max();
 #pragma omp parallel for schedule(dynamic, 16) num_threads(threads)
   for (std::int64_t i = 0; i < static_cast<std::int64_t>(runs); ++i) {
-    try {
-      RunOptions local = o;
-      local.seed = run_seed(a.seed, a.algorithm, 0, static_cast<Index>(i));
-      local.noise_key = run_key(a.seed, a.algorithm, 0, static_cast<Index>(i));
-      const Summary s0 = minimize(model, make_data(-1.0, *local.seed), x0, local);
-      local.seed = run_seed(a.seed, a.algorithm, 1, static_cast<Index>(i));
-      local.noise_key = run_key(a.seed, a.algorithm, 1, static_cast<Index>(i));
-      const Summary s1 = minimize(model, make_data(+1.0, *local.seed), x0, local);
-      scores_without[static_cast<std::size_t>(i)] = score_of(s0.x);
-      scores_with[static_cast<std::size_t>(i)] = score_of(s1.x);
-      reported[static_cast<std::size_t>(i)] = std::max(s0.epsilon, s1.epsilon);
-    } catch (const std::exception& e) {
+    const std::size_t run = static_cast<std::size_t>(i);
+    for (int ds = 0; ds < 2; ++ds) {
+      double* out = scores[ds].data() + run * k;
+      const RunRandomness randomness = run_randomness(a, ds, static_cast<Index>(i));
+      std::string message;
+      try {
+        const Summary s = setup.run(ds == 1, randomness);
+        const std::vector<double> v = setup.scores(s);
+        std::copy(v.begin(), v.end(), out);
+        reported[ds][run] = s.epsilon;
+        if (published) {
+          // The attacker holds the seed and the key: it replays the run on D
+          // and on D' and sees which reproduces the release bit for bit.
+          int match[2] = {0, 0};
+          for (int w = 0; w < 2; ++w) {
+            try {
+              match[w] = same_release(setup.run(w == 1, randomness), s) ? 1 : 0;
+            } catch (...) {
+              match[w] = 0;
+            }
+          }
+          out[replay] = match[1] - match[0];
+        }
+      } catch (const std::exception& e) {
+        message = e.what();
+      } catch (...) {
+        message = "a non-standard exception";
+      }
+      if (!message.empty()) {
+        // A failed run is an outcome the attacker sees: every score +inf.
+        std::fill(out, out + k, kInf);
+        failed[ds][run] = 1;
+        const Index at = 2 * static_cast<Index>(i) + static_cast<Index>(ds);
 #pragma omp critical(dpsosp_audit_failure)
-      if (failure.empty()) failure = e.what();
+        if (at < first_failure_at) {
+          first_failure_at = at;
+          first_failure = message;
+        }
+      }
     }
   }
-  if (!failure.empty()) throw Error("run_audit: a run failed: " + failure);
 
   AuditResult r;
   r.algorithm = algorithm_name(a.algorithm);
   r.tampering = tampering_name(a.tampering);
-  r.claimed_epsilon = reference.epsilon;
-  r.reported_epsilon = *std::max_element(reported.begin(), reported.end());
+  r.canary = canary_name(a.canary);
+  r.adjacency = setup.poisson ? "zero-out" : "replace-one";
+  r.claimed_epsilon = setup.reference.epsilon;
   r.delta = a.privacy.delta;
-  r.claimed_mu = reference.mu;
+  r.claimed_mu = setup.reference.mu;
   r.confidence = a.confidence;
-  r.n = n;
-  r.dim = d;
+  r.scores = setup.names;
+  r.n = setup.n;
+  r.dim = a.dim;
   r.steps = a.steps;
-  r.phase_length = q;
+  r.phase_length = a.phase_length;
+  r.epochs = a.epochs;
+  r.first_failure = first_failure;
+  for (Index i = 0; i < runs; ++i) {
+    for (int ds = 0; ds < 2; ++ds) {
+      if (failed[ds][i]) {
+        ++(ds == 0 ? r.failures_without : r.failures_with);
+      } else {
+        r.reported_epsilon = std::max(r.reported_epsilon, reported[ds][i]);
+      }
+    }
+  }
   const double alpha = (1 - a.confidence) / 2;  // two Clopper-Pearson bounds, union bound
+  BoundTable table(a.privacy.delta, alpha);
 
   const Index half = runs / 2;
-  const std::vector<double> select0(scores_without.begin(), scores_without.begin() + static_cast<std::ptrdiff_t>(half));
-  const std::vector<double> select1(scores_with.begin(), scores_with.begin() + static_cast<std::ptrdiff_t>(half));
-  std::vector<double> measure0(scores_without.begin() + static_cast<std::ptrdiff_t>(half), scores_without.end());
-  std::vector<double> measure1(scores_with.begin() + static_cast<std::ptrdiff_t>(half), scores_with.end());
-  const Test test = choose_test(select0, select1, a.privacy.delta, alpha);
+  auto column = [&](int ds, std::size_t j, Index from, Index to) {
+    std::vector<double> v;
+    v.reserve(to - from);
+    for (Index i = from; i < to; ++i) v.push_back(scores[ds][i * k + j]);
+    return v;
+  };
+  Test test;
+  for (std::size_t j = 0; j < k; ++j) choose_test(j, column(0, j, 0, half), column(1, j, 0, half), table, test);
+  std::vector<double> measure0 = column(0, test.score, half, runs), measure1 = column(1, test.score, half, runs);
   std::sort(measure0.begin(), measure0.end());
   std::sort(measure1.begin(), measure1.end());
+  r.score = setup.names[test.score];
   r.threshold = test.threshold;
   r.reject_high = test.reject_high;
+  r.positive_is_canary = test.positive_is_with;
   r.measure_runs = measure0.size();
-  const std::vector<double>& null_scores = test.reject_high ? measure0 : measure1;
-  const std::vector<double>& alt_scores = test.reject_high ? measure1 : measure0;
+  const std::vector<double>& alt_scores = test.positive_is_with ? measure1 : measure0;
+  const std::vector<double>& null_scores = test.positive_is_with ? measure0 : measure1;
   r.true_positives = count_positive(alt_scores, test.threshold, test.reject_high);
   r.false_positives = count_positive(null_scores, test.threshold, test.reject_high);
   r.tpr_lower = clopper_pearson_lower(r.true_positives, alt_scores.size(), alpha);
@@ -369,18 +772,27 @@ AuditResult run_audit(const AuditOptions& a) {
   r.epsilon_lower_bound = epsilon_lower_bound(r.true_positives, alt_scores.size(), r.false_positives,
                                               null_scores.size(), a.privacy.delta, alpha);
 
-  // mu estimate: mean shift over the pooled standard deviation, all runs.
-  auto mean = [](const std::vector<double>& v) {
-    double s = 0;
-    for (double x : v) s += x;
-    return s / static_cast<double>(v.size());
-  };
-  const double m0 = mean(scores_without), m1 = mean(scores_with);
-  double ss = 0;
-  for (double x : scores_without) ss += (x - m0) * (x - m0);
-  for (double x : scores_with) ss += (x - m1) * (x - m1);
-  const double sd = std::sqrt(ss / static_cast<double>(2 * runs - 2));
-  r.empirical_mu = sd > 0 ? (m1 - m0) / sd : kInf;
+  // mu estimate: the "trajectory" score's mean shift over the pooled standard
+  // deviation, from the runs that did not fail.
+  double mean[2] = {0, 0}, ss = 0;
+  Index count[2] = {0, 0};
+  for (int ds = 0; ds < 2; ++ds) {
+    for (Index i = 0; i < runs; ++i) {
+      if (failed[ds][i]) continue;
+      mean[ds] += scores[ds][i * k];
+      ++count[ds];
+    }
+    if (count[ds] > 0) mean[ds] /= static_cast<double>(count[ds]);
+  }
+  for (int ds = 0; ds < 2; ++ds)
+    for (Index i = 0; i < runs; ++i)
+      if (!failed[ds][i]) ss += (scores[ds][i * k] - mean[ds]) * (scores[ds][i * k] - mean[ds]);
+  if (count[0] > 0 && count[1] > 0 && count[0] + count[1] > 2) {
+    const double sd = std::sqrt(ss / static_cast<double>(count[0] + count[1] - 2));
+    r.empirical_mu = sd > 0 ? (mean[1] - mean[0]) / sd : kInf;
+  } else {
+    r.empirical_mu = std::numeric_limits<double>::quiet_NaN();
+  }
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return r;
 }

@@ -10,8 +10,8 @@ namespace dpsosp::cli {
 void setup_audit(CLI::App& app) {
   struct Args {
     std::string algo = "spider-tree-adaptive", epsilon = "1", delta = "1e-5", runs = "2000", batch = "16",
-                steps = "1", dim = "1", phase = "1", canary = "10", confidence = "0.95", seed = "1", threads = "0",
-                tamper = "none", out;
+                steps = "0", dim = "1", phase = "1", canary_norm = "10", confidence = "0.95", seed = "1",
+                threads = "0", tamper = "none", canary = "linear", epochs = "0", out;
   };
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand(
@@ -21,14 +21,24 @@ void setup_audit(CLI::App& app) {
   cmd->add_option("--delta", args->delta, "Target delta in (0,1)")->capture_default_str();
   cmd->add_option("--runs", args->runs, "Runs on each dataset (half choose the test, half measure it)")->capture_default_str();
   cmd->add_option("--batch", args->batch, "Records per batch (the O1 batch)")->capture_default_str();
-  cmd->add_option("--steps", args->steps, "Optimizer steps (n = batch * steps records)")->capture_default_str();
+  cmd->add_option("--canary", args->canary,
+                  "Canary and loss: linear (in the first O1 batch), quadratic-o2 (its gradient difference saturates "
+                  "the O2 clip), extreme (D: a record whose gradient overflows; D': a clipped canary)")
+      ->capture_default_str();
+  cmd->add_option("--steps", args->steps,
+                  "Optimizer steps, n = batch * steps records (0 = default: 1; quadratic-o2: 2; with --epochs: steps "
+                  "per epoch, sampling rate 1/steps, default 10)")
+      ->capture_default_str();
+  cmd->add_option("--epochs", args->epochs, "dpsgd: > 0 audits Poisson sampling over this many epochs (zero-out neighbours)")
+      ->capture_default_str();
   cmd->add_option("--dim", args->dim, "Dimension d")->capture_default_str();
   cmd->add_option("--phase-length", args->phase, "spider-tree-periodic: steps per tree phase (1 O1 + q-1 O2)")->capture_default_str();
-  cmd->add_option("--canary-norm", args->canary, "Canary gradient norm in units of the clip G (>= 1)")->capture_default_str();
+  cmd->add_option("--canary-norm", args->canary_norm, "Canary gradient norm in units of the clip G (>= 1)")->capture_default_str();
   cmd->add_option("--confidence", args->confidence, "Confidence of the lower bound, in (0,1)")->capture_default_str();
   cmd->add_option("--seed", args->seed, "Base seed; every run gets its own")->capture_default_str();
   cmd->add_option("--threads", args->threads, "Threads, 0 (all cores) to 1024; never changes results")->capture_default_str();
-  cmd->add_option("--tamper", args->tamper, "Break the mechanism on purpose: none, noise-div-10, clip-off")->capture_default_str();
+  cmd->add_option("--tamper", args->tamper, "Break the mechanism on purpose: none, noise-div-10, clip-off, published-key, "
+                  "unclipped-o2 (quadratic-o2, spider-tree-adaptive), extreme-fails (extreme)")->capture_default_str();
   cmd->add_option("--out", args->out, "Write the JSON here (default: stdout)");
   cmd->callback([args, cmd] {
     audit::AuditOptions o;
@@ -38,11 +48,13 @@ void setup_audit(CLI::App& app) {
     o.privacy.delta = parse_real(args->delta, "--delta", Range::kOpenUnit);
     o.runs = parse_count(args->runs, "--runs", 4, 100000000);
     o.batch = parse_count(args->batch, "--batch", 1, 1000000);
-    o.steps = parse_count(args->steps, "--steps", 1, 1000000);
+    o.canary = audit::parse_canary(args->canary);
+    o.steps = parse_count(args->steps, "--steps", 0, 1000000);
+    o.epochs = parse_real(args->epochs, "--epochs", Range::kNonNegative);
     o.dim = parse_count(args->dim, "--dim", 1, 1000000);
     o.phase_length = parse_count(args->phase, "--phase-length", 1, 1000000);
-    o.canary_norm = parse_real(args->canary, "--canary-norm", Range::kPositive);
-    if (o.canary_norm < 1) throw Error("--canary-norm: expected a number >= 1, got " + quote_token(args->canary));
+    o.canary_norm = parse_real(args->canary_norm, "--canary-norm", Range::kPositive);
+    if (o.canary_norm < 1) throw Error("--canary-norm: expected a number >= 1, got " + quote_token(args->canary_norm));
     o.confidence = parse_real(args->confidence, "--confidence", Range::kOpenUnit);
     o.seed = parse_count(args->seed, "--seed", 0, std::numeric_limits<std::uint64_t>::max());
     o.threads = static_cast<int>(parse_count(args->threads, "--threads", 0, kMaxThreads));
@@ -54,6 +66,8 @@ void setup_audit(CLI::App& app) {
     nlohmann::json j;
     j["algo"] = r.algorithm;
     j["tampering"] = r.tampering;
+    j["canary"] = r.canary;
+    j["adjacency"] = r.adjacency;
     j["claimed_epsilon"] = number(r.claimed_epsilon);
     j["reported_epsilon"] = number(r.reported_epsilon);
     j["delta"] = r.delta;
@@ -62,14 +76,22 @@ void setup_audit(CLI::App& app) {
     j["confidence"] = r.confidence;
     j["violation"] = r.epsilon_lower_bound > r.claimed_epsilon;
     j["empirical_mu"] = number(r.empirical_mu);
-    j["test"] = {{"threshold", r.threshold}, {"canary_if", r.reject_high ? "score > threshold" : "score <= threshold"},
+    const std::string rule = r.reject_high ? "score > threshold" : "score <= threshold";
+    j["test"] = {{"score", r.score}, {"threshold", number(r.threshold)},
+                 {"positive", r.positive_is_canary ? "D' (canary)" : "D"}, {"if", rule},
+                 // the key of earlier versions, kept: what the test says, when
+                 {"canary_if", r.positive_is_canary ? rule : "not (" + rule + ")"},
                  {"measure_runs", r.measure_runs}, {"true_positives", r.true_positives},
                  {"false_positives", r.false_positives}, {"tpr_lower", r.tpr_lower}, {"fpr_upper", r.fpr_upper}};
+    j["scores"] = r.scores;
+    j["failures"] = {{"without_canary", r.failures_without}, {"with_canary", r.failures_with},
+                     {"first", r.first_failure}};
     j["runs"] = o.runs;
     j["n"] = r.n;
     j["d"] = r.dim;
     j["steps"] = r.steps;
     j["phase_length"] = r.phase_length;
+    j["epochs"] = r.epochs;
     j["seconds"] = r.seconds;
     write_text(to_file ? args->out : "-", j.dump(2) + "\n");
   });

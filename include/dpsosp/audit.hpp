@@ -1,13 +1,17 @@
 // dpsosp: an empirical privacy audit. It runs an algorithm many times on two
-// neighbouring datasets that differ in one canary record, scores each output,
-// and turns the true and false positive rates of the best threshold test into
-// a Clopper-Pearson lower bound on epsilon at the run's delta. A bound above
-// the epsilon a run claims proves the claim false (with 95% confidence); a
-// bound below it proves nothing (docs/privacy.md says why and what it covers).
+// neighbouring datasets that differ in one canary record, scores each report
+// (the final iterate, the trajectory, the report's other released fields, and a
+// run that fails), and turns the true and false positive rates of the best
+// threshold test into a Clopper-Pearson lower bound on epsilon at the run's
+// delta. A bound above the epsilon a run claims proves the claim false (with
+// 95% confidence); a bound below it proves nothing (docs/privacy.md says why
+// and what it covers).
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
+#include "dpsosp/noise.hpp"
 #include "dpsosp/optimizer.hpp"
 #include "dpsosp/params.hpp"
 #include "dpsosp/types.hpp"
@@ -15,68 +19,121 @@
 namespace dpsosp::audit {
 
 /// Deliberate bugs, to show the audit catches a mechanism that overstates its
-/// privacy. Both keep claiming the epsilon the honest configuration reports.
+/// privacy. Each keeps claiming the epsilon the honest configuration reports.
 enum class Tampering {
   kNone,               ///< the algorithm as shipped
   kNoiseDividedBy10,   ///< the calibrated noise divided by 10 (RunOptions::overrides.sigma)
   kClippingOff,        ///< clip norm raised above the canary's gradient, noise left at the honest level
+  kPublishedKey,       ///< the noise key is published with the report: the attacker replays the run
+  kUnclippedO2,        ///< quadratic-o2, spider-tree-adaptive: O2 clip M raised above the canary, b_t and noise kept
+  kExtremeFails,       ///< extreme canary: a run whose gradient overflows fails (the model throws)
 };
-Tampering parse_tampering(const std::string& name);  ///< "none", "noise-div-10", "clip-off"
+/// "none", "noise-div-10", "clip-off", "published-key", "unclipped-o2", "extreme-fails".
+Tampering parse_tampering(const std::string& name);
 std::string tampering_name(Tampering t);
+
+/// The canary record and the loss it is audited with (docs/privacy.md).
+enum class Canary {
+  /// f(x; z) = <z, x>; D holds -c G e1, D' holds +c G e1 (Poisson: D a null
+  /// record, zero-out). The canary is in the first O1 batch.
+  kLinear,
+  /// f(x; z) = sum_j z_j x_j^2 / 2; D holds -c M e1, D' +c M e1, in the first O2
+  /// batch: its gradient difference c M (x_1 - x_0) saturates the O2 clip
+  /// M ||x_1 - x_0||, so the adaptive O2 sensitivity and b_t rule are audited.
+  kQuadraticO2,
+  /// The linear loss with a record in D whose gradient overflows to infinity
+  /// inside the model (it must contribute zero, and the run end normally),
+  /// against a normally clipped canary +c G e1 in D'.
+  kExtreme,
+};
+Canary parse_canary(const std::string& name);  ///< "linear", "quadratic-o2", "extreme"
+std::string canary_name(Canary c);
 
 struct AuditOptions {
   Algorithm algorithm = Algorithm::kDpsgd;  ///< any private algorithm
   PrivacyTarget privacy{1.0, 1e-5};         ///< the target the runs are calibrated to
+  Canary canary = Canary::kLinear;
   /// Runs on each of the two datasets; the first half chooses the test, the
   /// second half measures it.
   Index runs = 2000;
   Index batch = 16;         ///< records per batch (the O1 batch b of the SPIDER algorithms)
-  Index steps = 1;          ///< optimizer steps; n = batch * steps records when every step is an O1
+  /// 0 = the mode's default. Single pass: optimizer steps (default 1; n = batch *
+  /// steps records when every step is an O1); quadratic-o2: 2 (one O1, one O2),
+  /// the only value; Poisson (epochs > 0): steps per epoch, n = batch * steps and
+  /// sampling rate 1/steps (default 10).
+  Index steps = 0;
   Index dim = 1;            ///< d
   /// spider-tree-periodic only: steps per tree phase q (one O1, then q - 1 O2
   /// steps on 2b records each); 1 = every step an O1 of its own.
   Index phase_length = 1;
+  /// dpsgd only: epochs > 0 audits multi-epoch Poisson sampling (planned steps
+  /// ceil(epochs * steps)) with the zero-out neighbours it is accounted for.
+  double epochs = 0;
   double G = 1.0;           ///< the clip norm of the honest runs
-  double canary_norm = 10;  ///< the canary's gradient norm, in units of G (> 1: clipping is exercised)
+  /// The canary's gradient (difference, for quadratic-o2) in units of its clip
+  /// (> 1: clipping is exercised).
+  double canary_norm = 10;
   double confidence = 0.95; ///< of the lower bound
-  std::uint64_t seed = 1;   ///< run i on dataset k uses a seed derived from (seed, k, i)
+  std::uint64_t seed = 1;   ///< run i on dataset k uses a seed and key derived from (seed, k, i)
   int threads = 0;          ///< runs in parallel (0 = all cores); never changes results
   Tampering tampering = Tampering::kNone;
-  /// Throws Error naming the field when a value is invalid.
+  /// Throws Error naming the field, or the combination that does not apply.
   void Validate() const;
 };
 
 struct AuditResult {
   std::string algorithm;
   std::string tampering;
+  std::string canary;
+  std::string adjacency;       ///< of the neighbours D, D': "replace-one" or "zero-out" (Poisson)
   double claimed_epsilon = 0;  ///< epsilon the honest configuration reports (the claim under test)
-  double reported_epsilon = 0; ///< epsilon the audited runs themselves report (differs when tampered)
+  double reported_epsilon = 0; ///< largest epsilon the audited runs themselves report (differs when tampered)
   double delta = 0;
-  double claimed_mu = 0;       ///< GDP mu of the claim
+  double claimed_mu = 0;       ///< GDP mu of the claim (0 for Poisson dpsgd, accounted by RDP)
   double epsilon_lower_bound = 0;  ///< the audit's result (0 when there is no evidence)
   double confidence = 0;
-  // The test, chosen on the first half of the runs.
+  // The test, chosen on the first half of the runs among every score.
+  std::string score;           ///< the score it thresholds (docs/privacy.md lists them)
+  std::vector<std::string> scores;  ///< every score the attacker computed
   double threshold = 0;
-  bool reject_high = true;     ///< "with canary" when score > threshold (else when score <= threshold)
-  // Its counts on the second half: positives among runs with / without the canary.
+  bool reject_high = true;     ///< the test fires when score > threshold (else when score <= threshold)
+  /// The test names D' (the dataset with the canary) when it fires; false: it
+  /// names D (DP bounds both orderings of the pair alike).
+  bool positive_is_canary = true;
+  // Its counts on the second half: positives on the named dataset, and on the other.
   Index measure_runs = 0, true_positives = 0, false_positives = 0;
   double tpr_lower = 0, fpr_upper = 0;  ///< Clopper-Pearson, each at (1 - confidence)/2
-  /// Point estimate of the output's GDP mu: the shift of the mean score over
-  /// its standard deviation, from all runs (not a bound; compare with claimed_mu).
+  /// Point estimate of the shift of the "trajectory" score's mean over its
+  /// standard deviation, from all runs that did not fail (not a bound; for the
+  /// linear canary, compare with claimed_mu).
   double empirical_mu = 0;
+  /// Runs that threw, on D and on D'. A failure is an outcome the attacker sees:
+  /// every score of such a run is +infinity.
+  Index failures_without = 0, failures_with = 0;
+  std::string first_failure;   ///< the message of one failed run ("" if none)
   Index n = 0, dim = 0, steps = 0, phase_length = 1;
+  double epochs = 0;
   double seconds = 0;
 };
 
-/// Runs the audit. Each run starts at x0 = 0 on a linear loss f(x; z) = <z, x>
-/// whose gradient z does not depend on x; every record is z = 0 except the
-/// canary, -canary_norm*G*e1 in D and +canary_norm*G*e1 in D'. So the only
-/// signal in the output is the canary's clipped gradient, replacing it is the
-/// worst case of replace-one adjacency (the clipped difference has norm 2G), and
-/// the score -x_T[0] is the best statistic for it. Every step calls O1
-/// (max_phase_length = 1) on its own batch; the SPIDER algorithms get overrides
-/// that make 2G/b their largest node sensitivity (docs/privacy.md).
+/// Runs the audit (docs/privacy.md: canaries, neighbours, configurations,
+/// scores). Every run starts at x0 = 0 and records its trajectory; a run that
+/// throws is recorded as an outcome, never aborts the audit. Throws Error only
+/// for invalid options or when the honest configuration cannot be set up.
 AuditResult run_audit(const AuditOptions& options);
+
+/// The public seed and secret key of run `run` on D (dataset 0) or D' (1).
+struct RunRandomness {
+  std::uint64_t seed;
+  NoiseKey key;
+};
+RunRandomness run_randomness(const AuditOptions& options, int dataset, Index run);
+
+/// One run of the audited configuration (its tampering included) on D
+/// (with_canary = false) or D' (true), with the given seed and key and the
+/// trajectory recorded: what run_audit scores, for tests that compare the
+/// reports of D and D' under the same randomness. Throws what the run throws.
+Summary run_once(const AuditOptions& options, bool with_canary, const RunRandomness& randomness);
 
 /// One-sided Clopper-Pearson bounds on a binomial proportion from k successes in
 /// n trials: the lower bound holds with probability >= 1 - alpha, as does the upper.

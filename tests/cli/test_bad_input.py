@@ -227,6 +227,17 @@ CASES = [
     ("audit non-private algo", ["audit", "--algo", "sgd"], "not a private algorithm"),
     ("audit runs 1", ["audit", "--runs", "1"], "--runs"),
     ("audit bad tampering", ["audit", "--tamper", "half"], "unknown tampering"),
+    ("audit bad canary", ["audit", "--canary", "cubic"], "unknown canary"),
+    ("audit quadratic-o2 with dpsgd", ["audit", "--algo", "dpsgd", "--canary", "quadratic-o2"], "needs an O2 step"),
+    ("audit quadratic-o2 with 3 steps", ["audit", "--canary", "quadratic-o2", "--steps", "3"], "exactly 2 steps"),
+    ("audit unclipped-o2 with the linear canary", ["audit", "--tamper", "unclipped-o2"], "unclipped-o2 applies"),
+    ("audit unclipped-o2 with spider-gauss-fixed",
+     ["audit", "--algo", "spider-gauss-fixed", "--canary", "quadratic-o2", "--tamper", "unclipped-o2"],
+     "unclipped-o2 applies"),
+    ("audit clip-off with quadratic-o2", ["audit", "--canary", "quadratic-o2", "--tamper", "clip-off"], "clip-off"),
+    ("audit extreme-fails with the linear canary", ["audit", "--tamper", "extreme-fails"], "needs canary extreme"),
+    ("audit epochs with a spider algorithm", ["audit", "--epochs", "1"], "dpsgd only"),
+    ("audit negative epochs", ["audit", "--algo", "dpsgd", "--epochs", "-1"], "--epochs"),
 ]
 
 # Cases that pass --out: the existing results file must survive.

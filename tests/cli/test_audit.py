@@ -1,0 +1,73 @@
+"""`dpsosp audit` with the canaries, neighbours and tamperings of docs/privacy.md:
+the JSON it prints, and that each broken variant is caught from the CLI. The
+library's statistical tests are in tests/audit_test.cpp; the cases here are
+exact (a replay that matches or not, a run that fails or not) or far from the
+claim, so few runs do.
+"""
+import json
+import os
+import subprocess
+import unittest
+
+BIN = os.environ.get("DPSOSP_BIN", "build/dpsosp")
+
+
+def audit(*args):
+    p = subprocess.run([BIN, "audit", "--seed", "20241008", "--threads", "2", *args], capture_output=True, text=True,
+                       timeout=300)
+    if p.returncode != 0:
+        raise AssertionError("dpsosp audit %s failed: %s" % (" ".join(args), p.stderr))
+    return json.loads(p.stdout)
+
+
+class AuditCli(unittest.TestCase):
+    def test_report_names_canary_neighbours_score_and_failures(self):
+        j = audit("--runs", "100")
+        for key in ["algo", "tampering", "canary", "adjacency", "claimed_epsilon", "reported_epsilon",
+                    "epsilon_lower_bound", "violation", "empirical_mu", "test", "scores", "failures", "runs", "n",
+                    "steps", "epochs"]:
+            self.assertIn(key, j)
+        self.assertEqual(j["canary"], "linear")
+        self.assertEqual(j["adjacency"], "replace-one")
+        self.assertIn(j["test"]["score"], j["scores"])
+        for key in ["score", "threshold", "positive", "if", "canary_if", "measure_runs", "true_positives",
+                    "false_positives", "tpr_lower", "fpr_upper"]:
+            self.assertIn(key, j["test"])
+        self.assertIn("trajectory", j["scores"])
+        self.assertIn("x", j["scores"])
+        self.assertEqual(j["failures"], {"without_canary": 0, "with_canary": 0, "first": ""})
+
+    def test_published_key_is_caught_by_replay(self):
+        j = audit("--tamper", "published-key", "--runs", "100")
+        self.assertEqual(j["test"]["score"], "replay")
+        self.assertTrue(j["violation"])
+        self.assertEqual(j["reported_epsilon"], j["claimed_epsilon"])
+
+    def test_unclipped_o2_is_caught(self):
+        j = audit("--canary", "quadratic-o2", "--tamper", "unclipped-o2", "--runs", "2000")
+        self.assertEqual(j["steps"], 2)
+        self.assertTrue(j["violation"], j)
+        self.assertGreater(j["reported_epsilon"], j["claimed_epsilon"])
+
+    def test_a_run_that_fails_is_an_outcome_not_an_abort(self):
+        j = audit("--canary", "extreme", "--tamper", "extreme-fails", "--runs", "100")
+        self.assertEqual(j["failures"]["without_canary"], 100)
+        self.assertEqual(j["failures"]["with_canary"], 0)
+        self.assertIn("overflowed", j["failures"]["first"])
+        self.assertTrue(j["violation"])
+
+    def test_extreme_record_ends_normally(self):
+        j = audit("--canary", "extreme", "--algo", "dpsgd", "--runs", "200")
+        self.assertEqual(j["failures"]["without_canary"], 0)
+        self.assertFalse(j["violation"])
+
+    def test_poisson_dpsgd_uses_zero_out_neighbours(self):
+        j = audit("--algo", "dpsgd", "--epochs", "1", "--runs", "100")
+        self.assertEqual(j["adjacency"], "zero-out")
+        self.assertEqual(j["n"], 160)
+        self.assertEqual(j["steps"], 10)
+        self.assertFalse(j["violation"])
+
+
+if __name__ == "__main__":
+    unittest.main()

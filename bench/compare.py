@@ -8,8 +8,8 @@ Run from the repository root after building with -DDPSOSP_BUILD_BENCH=ON:
 In one run, on the same synthetic data (gaussian-mixture, n x d, logistic model):
 
  (a) `dpsosp run --algo dpsgd --batch-size 256`: per-example clipped gradients
-     per second (the report's gradient_evaluations / seconds; data generation
-     is in load_seconds, not in seconds), against a PyTorch peer doing the same
+     per second (the report's gradient_evaluations / diagnostics.seconds; data
+     generation is in diagnostics.load_seconds, not in seconds), against a PyTorch peer doing the same
      DP-SGD step (functorch vmap(grad) per-example gradients, clipping, the
      Gaussian noise, the update; torch.set_num_threads(threads); float64 like
      dpsosp). Goal: at least 10x.
@@ -22,7 +22,7 @@ In one run, on the same synthetic data (gaussian-mixture, n x d, logistic model)
          `dpsosp run`'s defaults (the work is checked against the CLI's
          report), i.e. measured as the floor is;
        - through `dpsosp run` (a fresh process per run): the report's
-         gradient_evaluations / seconds, which also holds the one-time costs
+         gradient_evaluations / diagnostics.seconds, which also holds the one-time costs
          of a fresh process (first touches of the run's memory, the first
          batches' timing of the thread choice) that a pass of the floor does
          not pay.
@@ -34,6 +34,10 @@ In one run, on the same synthetic data (gaussian-mixture, n x d, logistic model)
      floor's pass with the records visited in a random permutation); and a
      random-order pass that only reads every cache line of each record (one
      addition a line), what the memory system alone gives in that order.
+
+spider-tree-adaptive's batches depend on its noise, so both runs use the
+noise key of tests/data/noise.key (--noise-key-file, to `dpsosp run` and to
+dpsosp_floor alike): the same work, checked.
 
 Every measurement is repeated (--repeats, interleaved so that a burst of load
 from other processes hits all of them alike) and the medians are compared.
@@ -70,6 +74,8 @@ def load_average():
 
 
 CHILD_ENV = dict(os.environ)
+# The noise key of both `dpsosp run` and dpsosp_floor's runs: the same noise, so the same work.
+NOISE_KEY = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "tests", "data", "noise.key")
 
 
 def run_dpsosp(binary, args, time_v=True):
@@ -92,7 +98,8 @@ def run_dpsosp(binary, args, time_v=True):
 
 def run_floor(binary, spec, threads, repeats, dpsgd_batch=0, spider_runs=0):
     proc = subprocess.run([binary, "--synthetic", spec, "--threads", str(threads), "--repeats", str(repeats),
-                           "--dpsgd-batch", str(dpsgd_batch), "--spider", str(spider_runs)],
+                           "--dpsgd-batch", str(dpsgd_batch), "--spider", str(spider_runs),
+                           "--noise-key-file", os.path.normpath(NOISE_KEY)],
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=CHILD_ENV)
     if proc.returncode != 0:
         sys.exit("compare.py: %s failed:\n%s" % (binary, proc.stderr[-2000:]))
@@ -161,7 +168,7 @@ def main():
             sys.exit("compare.py: %s not found; build with -DDPSOSP_BUILD_BENCH=ON and pass --build" % b)
     spec = "gaussian-mixture:n=%d,d=%d" % (a.n, a.d)
     common = ["--model", "logistic", "--synthetic", spec, "--epsilon", "1", "--delta", "1e-6", "--seed", "1",
-              "--threads", str(a.threads)]
+              "--threads", str(a.threads), "--noise-key-file", os.path.normpath(NOISE_KEY)]
     data_bytes = a.n * a.d * 8
     load_before = load_average()
     print("machine: %d cores (nproc), %s; load average %.2f %.2f %.2f" %
@@ -184,10 +191,11 @@ def main():
         if r == 0:
             library_memory = f
         rep, kb = run_dpsosp(dpsosp, common + ["--algo", "dpsgd", "--batch-size", "256"])
-        dpsgd.append(rep["gradient_evaluations"] / rep["seconds"])
+        dpsgd.append(rep["gradient_evaluations"] / rep["diagnostics"]["seconds"])
         rss.append(kb)
         rep, _ = run_dpsosp(dpsosp, common + ["--algo", "spider-tree-adaptive"], time_v=False)
-        sta.append((rep["gradient_evaluations"] / rep["seconds"], rep["samples_used"] / rep["seconds"]))
+        seconds = rep["diagnostics"]["seconds"]
+        sta.append((rep["gradient_evaluations"] / seconds, rep["samples_used"] / seconds))
         if (rep["gradient_evaluations"], rep["steps"]) != sta_lib[-1][2:]:
             sys.exit("compare.py: the floor's spider-tree-adaptive runs did other work than `dpsosp run` "
                      "(%d gradients in %d steps against %d in %d)" % (sta_lib[-1][2], sta_lib[-1][3],

@@ -1,6 +1,7 @@
 // dpsosp_floor: the memory-stream floor of a single-pass method on a dataset.
 //
 //   dpsosp_floor --synthetic SPEC [--repeats R] [--threads T] [--dpsgd-batch B] [--spider S]
+//                [--noise-key-file F]
 //
 // Builds the same records as `dpsosp run --synthetic SPEC --seed 1` (stored in
 // seed 1's sample order, as that command stores them) and times one pass
@@ -29,7 +30,9 @@
 // fresh process that `dpsosp run` pays inside its timer. Then S runs more on
 // the same records generated again in their own order (as `dpsosp run` keeps
 // a --data file's), which the run reads in a random order
-// (spider_own_order_seconds; the same work, checked).
+// (spider_own_order_seconds; the same work, checked). The runs' noise key is
+// --noise-key-file's (default: the key of tests/data/noise.key); compare.py
+// passes the CLI the same file, so that both do the same work.
 #include <omp.h>
 #include <sys/resource.h>
 
@@ -49,7 +52,8 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 int usage() {
   std::fprintf(stderr,
-               "usage: dpsosp_floor --synthetic SPEC [--repeats R] [--threads T] [--dpsgd-batch B] [--spider S]\n");
+               "usage: dpsosp_floor --synthetic SPEC [--repeats R] [--threads T] [--dpsgd-batch B] [--spider S] "
+               "[--noise-key-file F]\n");
   return 2;
 }
 
@@ -98,6 +102,7 @@ int main(int argc, char** argv) {
   int threads = omp_get_max_threads();
   long dpsgd_batch = 0;
   int spider_runs = 0;
+  std::string noise_key_file;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (i + 1 >= argc) return usage();
@@ -111,6 +116,8 @@ int main(int argc, char** argv) {
       dpsgd_batch = std::max(0L, std::atol(argv[++i]));
     } else if (arg == "--spider") {
       spider_runs = std::max(0, std::atoi(argv[++i]));
+    } else if (arg == "--noise-key-file") {
+      noise_key_file = argv[++i];
     } else {
       return usage();
     }
@@ -160,14 +167,17 @@ int main(int argc, char** argv) {
     const auto model = dpsosp::make_model("logistic", static_cast<dpsosp::Index>(d));
     // What `dpsosp run --model logistic --epsilon 1 --delta 1e-6 --seed 1
     // --threads T` sets (compare.py checks that the work matches the CLI's).
-    const auto run_options = [threads](dpsosp::Algorithm algorithm) {
+    // The key of tests/data/noise.key unless --noise-key-file names another.
+    const dpsosp::NoiseKey noise_key = noise_key_file.empty()
+                                           ? dpsosp::NoiseKey::from_hex("5f3c0a9d2e7b41c68a1d0f93b7e2c455")
+                                           : dpsosp::NoiseKey::from_file(noise_key_file);
+    const auto run_options = [threads, &noise_key](dpsosp::Algorithm algorithm) {
       dpsosp::RunOptions o;
       o.algorithm = algorithm;
       o.privacy.epsilon = 1;
       o.privacy.delta = 1e-6;
       o.seed = 1;
-      // The key of tests/data/noise.key, which compare.py passes to the CLI: the same work.
-      o.noise_key = dpsosp::NoiseKey::from_hex("5f3c0a9d2e7b41c68a1d0f93b7e2c455");
+      o.noise_key = noise_key;
       o.threads = threads;
       return o;
     };

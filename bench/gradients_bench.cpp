@@ -7,7 +7,7 @@
 #include <omp.h>
 
 #include "bench_data.hpp"
-#include "work_sharing.hpp"
+#include "engine/work_sharing.hpp"
 
 namespace dpsosp::bench {
 namespace {

@@ -12,7 +12,7 @@
 
 #include <vector>
 
-#include "aes_ctr.hpp"  // detail::aes_ni_turn_off_for_tests
+#include "random/aes_ctr.hpp"  // detail::aes_ni_turn_off_for_tests
 #include "dpsosp/dpsosp.hpp"
 
 namespace dpsosp::bench {

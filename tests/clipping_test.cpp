@@ -14,8 +14,8 @@
 
 #include "dpsosp/dpsosp.hpp"
 #include "test_data.hpp"
-#include "wide_kernels.hpp"
-#include "work_sharing.hpp"
+#include "engine/wide_kernels.hpp"
+#include "engine/work_sharing.hpp"
 
 namespace dpsosp {
 namespace {

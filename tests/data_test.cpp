@@ -11,7 +11,7 @@
 #include "dpsosp/data.hpp"
 #include "dpsosp/error.hpp"
 #include "dpsosp/noise.hpp"
-#include "sample_order.hpp"
+#include "data/sample_order.hpp"
 
 namespace dpsosp {
 namespace {

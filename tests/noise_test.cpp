@@ -8,9 +8,9 @@
 // are checked for both kinds (GaussianStreamKinds).
 #include "dpsosp/noise.hpp"
 
-#include "aes_ctr.hpp"
+#include "random/aes_ctr.hpp"
 #include "dpsosp/error.hpp"
-#include "philox_blocks.hpp"
+#include "random/philox_blocks.hpp"
 #include "test_keys.hpp"
 
 #include <gtest/gtest.h>

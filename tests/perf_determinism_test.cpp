@@ -26,8 +26,8 @@
 #include <gtest/gtest.h>
 #include <omp.h>
 
-#include "wide_kernels.hpp"
-#include "work_sharing.hpp"
+#include "engine/wide_kernels.hpp"
+#include "engine/work_sharing.hpp"
 #endif
 
 namespace dpsosp {

@@ -1,4 +1,4 @@
-// The AVX2 inner loops (src/wide_kernels.hpp) give the bits of the Eigen
+// The AVX2 inner loops (src/engine/wide_kernels.hpp) give the bits of the Eigen
 // expressions they replace in this (SSE2) build: reductions in Eigen's SSE2
 // summation order, elementwise operations entry for entry. The engine's
 // checksums (perf_determinism_test.cpp) run through them wherever
@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "dpsosp/types.hpp"
-#include "eigen_order.hpp"
-#include "wide_kernels.hpp"
+#include "engine/eigen_order.hpp"
+#include "engine/wide_kernels.hpp"
 
 namespace dpsosp::detail {
 namespace {

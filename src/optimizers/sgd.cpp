@@ -3,7 +3,7 @@
 #include <cmath>
 #include <sstream>
 
-#include "baselines.hpp"
+#include "optimizers/baselines.hpp"
 #include "dpsosp/error.hpp"
 #include "dpsosp/noise.hpp"
 #include "dpsosp/oracles.hpp"

@@ -7,8 +7,8 @@
 // so every product costs O(nnz(a_i)) and no d x d matrix is ever formed.
 #include <cmath>
 
-#include "clipped_sum.hpp"
-#include "model_internal.hpp"
+#include "engine/clipped_sum.hpp"
+#include "models/model_internal.hpp"
 
 namespace dpsosp {
 namespace detail {

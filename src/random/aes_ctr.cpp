@@ -1,5 +1,5 @@
-// AES-128 in counter mode: dispatch between AES-NI and OpenSSL (src/aes_ctr.hpp).
-#include "aes_ctr.hpp"
+// AES-128 in counter mode: dispatch between AES-NI and OpenSSL (src/random/aes_ctr.hpp).
+#include "random/aes_ctr.hpp"
 
 #include <openssl/evp.h>
 

@@ -1,7 +1,7 @@
 // ThreadChoice: whether a batch is shared between threads, chosen by timing
 // (see work_sharing.hpp). The sharing itself is an OpenMP team in the engine
 // (clipped_sum.hpp).
-#include "work_sharing.hpp"
+#include "engine/work_sharing.hpp"
 
 #include <omp.h>
 

@@ -8,7 +8,7 @@
 #include "dpsosp/error.hpp"
 #include "dpsosp/model.hpp"
 #include "dpsosp/types.hpp"
-#include "wide_kernels.hpp"
+#include "engine/wide_kernels.hpp"
 
 namespace dpsosp {
 namespace detail {
@@ -75,7 +75,7 @@ class MarginModel : public Model {
   /// operations of gradient(), so the rows agree with it bit for bit.
   void batch_gradients(const Vec& x, const Dataset& data, const IndexList& idx,
                        RowMatrix& out) const final;
-  /// One fused pass (src/clipped_sum.hpp); each row is phi'(z) a_i computed
+  /// One fused pass (src/engine/clipped_sum.hpp); each row is phi'(z) a_i computed
   /// as in gradient() (see fused_row), for O2 both margins from one read.
   ClippedSum clipped_gradient_sum(const Vec& x, const Dataset& data, const IndexList& idx,
                                   double clip) const final;
@@ -99,7 +99,7 @@ class MarginModel : public Model {
  private:
   // out = phi'(z_i) a_i, shared by gradient() and batch_gradients().
   void gradient_kernel(const Vec& x, const Dataset& data, Index i, Eigen::Ref<Vec> out) const;
-  // The fused engine's rows (src/clipped_sum.hpp) for count <= kGroup records:
+  // The fused engine's rows (src/engine/clipped_sum.hpp) for count <= kGroup records:
   // out[j] = s a_j (O1), out[j] = s1 a_j - s0 a_j (O2, dense records), the
   // margins as row_dot computes them and each product s a_jk rounded as in
   // gradient().

@@ -7,8 +7,8 @@
 #include <cstring>
 #include <vector>
 
-#include "eigen_order.hpp"
-#include "wide_kernels.hpp"
+#include "engine/eigen_order.hpp"
+#include "engine/wide_kernels.hpp"
 
 namespace dpsosp::detail::wide {
 namespace {

@@ -45,7 +45,7 @@
 
 #include "dpsosp/error.hpp"
 #include "dpsosp/noise.hpp"
-#include "sample_order.hpp"
+#include "data/sample_order.hpp"
 
 namespace dpsosp {
 

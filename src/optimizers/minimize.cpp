@@ -8,11 +8,11 @@
 #include <cmath>
 #include <sstream>
 
-#include "baselines.hpp"
+#include "optimizers/baselines.hpp"
 #include "dpsosp/error.hpp"
 #include "dpsosp/noise.hpp"
 #include "dpsosp/privacy.hpp"
-#include "spider_core.hpp"
+#include "optimizers/spider_core.hpp"
 
 namespace dpsosp {
 

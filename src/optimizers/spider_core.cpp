@@ -1,5 +1,5 @@
 // The SpiderBoost core (paper Algorithm 2 with the decisions of SPEC section 2).
-#include "spider_core.hpp"
+#include "optimizers/spider_core.hpp"
 
 #include <omp.h>
 
@@ -10,8 +10,8 @@
 
 #include "dpsosp/error.hpp"
 #include "dpsosp/oracles.hpp"
-#include "work_sharing.hpp"
-#include "wide_kernels.hpp"
+#include "engine/work_sharing.hpp"
+#include "engine/wide_kernels.hpp"
 
 namespace dpsosp::detail {
 

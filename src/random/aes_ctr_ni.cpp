@@ -1,11 +1,11 @@
-// AES-128 with AES-NI through Random123's AESNI4x32 (src/aes_ctr.hpp). This
+// AES-128 with AES-NI through Random123's AESNI4x32 (src/random/aes_ctr.hpp). This
 // file alone is built with -maes (CMakeLists.txt); aes_ctr.cpp calls it only
 // where the processor has AES-NI.
 #include <immintrin.h>
 
 #include <cstring>
 
-#include "aes_ctr.hpp"
+#include "random/aes_ctr.hpp"
 
 #ifndef R123_USE_AES_NI
 #define R123_USE_AES_NI 1

@@ -1,7 +1,7 @@
 // The AVX2 inner loops (see wide_kernels.hpp). No Eigen here: every function
 // is compiled for AVX2 by its target attribute and called only when
 // wide::enabled() says the processor has it.
-#include "wide_kernels.hpp"
+#include "engine/wide_kernels.hpp"
 
 #include <immintrin.h>
 

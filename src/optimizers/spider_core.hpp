@@ -7,7 +7,7 @@
 #include <memory>
 
 #include "dpsosp/optimizer.hpp"
-#include "release_noise.hpp"
+#include "mechanisms/release_noise.hpp"
 
 namespace dpsosp::detail {
 

@@ -4,14 +4,14 @@
 // kernel (Model::clipped_gradient_sum / clipped_difference_sum) computes the
 // clipped sum: every per-example vector clipped by clip_to_norm, then added in
 // record order, with bits that do not depend on the thread count
-// (src/clipped_sum.hpp). Here the sum is divided by the batch size.
+// (src/engine/clipped_sum.hpp). Here the sum is divided by the batch size.
 #include "dpsosp/oracles.hpp"
 
 #include <cmath>
 #include <limits>
 #include <utility>
 
-#include "clipped_sum.hpp"
+#include "engine/clipped_sum.hpp"
 #include "dpsosp/error.hpp"
 
 namespace dpsosp {

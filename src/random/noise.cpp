@@ -26,10 +26,10 @@
 #include <random>
 #include <sstream>
 
-#include "aes_ctr.hpp"
+#include "random/aes_ctr.hpp"
 #include "dpsosp/error.hpp"
-#include "philox_blocks.hpp"
-#include "wide_kernels.hpp"
+#include "random/philox_blocks.hpp"
+#include "engine/wide_kernels.hpp"
 
 namespace dpsosp {
 namespace {

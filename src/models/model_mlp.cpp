@@ -15,8 +15,8 @@
 // batch_gradients() (their results must agree bit for bit).
 #include <cmath>
 
-#include "clipped_sum.hpp"
-#include "model_internal.hpp"
+#include "engine/clipped_sum.hpp"
+#include "models/model_internal.hpp"
 
 namespace dpsosp {
 namespace detail {
@@ -125,7 +125,7 @@ class MlpModel final : public Model {
     }
   }
 
-  /// One fused, threaded pass (src/clipped_sum.hpp), each row by gradient()'s
+  /// One fused, threaded pass (src/engine/clipped_sum.hpp), each row by gradient()'s
   /// kernel; an O2 row runs both passes on the record while it is in cache.
   ClippedSum clipped_gradient_sum(const Vec& x, const Dataset& data, const IndexList& idx,
                                   double clip) const override {

@@ -1,5 +1,5 @@
 // The one-time check that eigen_order's sums are Eigen's (see eigen_order.hpp).
-#include "eigen_order.hpp"
+#include "engine/eigen_order.hpp"
 
 #include <cmath>
 #include <cstdint>

@@ -4,8 +4,8 @@
 //   grad W_k = (pi_k - [k = y]) a.
 //   The Hessian in the logits is diag(pi) - pi pi^T, so for a direction V
 //   (K x p, same layout) with u = V a: hess v rows = (pi ⊙ u - pi <pi, u>)_k a.
-#include "clipped_sum.hpp"
-#include "model_internal.hpp"
+#include "engine/clipped_sum.hpp"
+#include "models/model_internal.hpp"
 
 namespace dpsosp {
 namespace detail {
@@ -74,7 +74,7 @@ class SoftmaxModel final : public Model {
     }
   }
 
-  /// One fused, threaded pass (src/clipped_sum.hpp), each row by gradient()'s kernel.
+  /// One fused, threaded pass (src/engine/clipped_sum.hpp), each row by gradient()'s kernel.
   ClippedSum clipped_gradient_sum(const Vec& x, const Dataset& data, const IndexList& idx,
                                   double clip) const override {
     check_point(*this, x, "clipped_gradient_sum");

@@ -1,7 +1,7 @@
 // Each algorithm as a configuration of the shared SpiderBoost core (or of the
 // SGD loop), with the accounting of its mechanism. Parameter formulas are in
 // docs/parameters.md, which marks what we derived ourselves.
-#include "baselines.hpp"
+#include "optimizers/baselines.hpp"
 
 #include <cmath>
 #include <sstream>
@@ -9,7 +9,7 @@
 #include "dpsosp/error.hpp"
 #include "dpsosp/oracles.hpp"
 #include "dpsosp/privacy.hpp"
-#include "spider_core.hpp"
+#include "optimizers/spider_core.hpp"
 
 namespace dpsosp::detail {
 namespace {

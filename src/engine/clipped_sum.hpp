@@ -49,9 +49,9 @@
 #include "dpsosp/model.hpp"
 #include "dpsosp/oracles.hpp"
 #include "dpsosp/types.hpp"
-#include "eigen_order.hpp"
-#include "wide_kernels.hpp"
-#include "work_sharing.hpp"
+#include "engine/eigen_order.hpp"
+#include "engine/wide_kernels.hpp"
+#include "engine/work_sharing.hpp"
 
 namespace dpsosp::detail {
 

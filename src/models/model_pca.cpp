@@ -7,8 +7,8 @@
 //   Everything is O(p r^2 + r nnz(z)); no p x p matrix is formed.
 //   The model is unsupervised: validate() refuses labelled data, because a
 //   label column read as a label would silently drop a coordinate of z.
-#include "clipped_sum.hpp"
-#include "model_internal.hpp"
+#include "engine/clipped_sum.hpp"
+#include "models/model_internal.hpp"
 
 namespace dpsosp {
 namespace detail {
@@ -50,7 +50,7 @@ class PcaModel final : public Model {
     gradient_kernel(u, gram, data, i, out);
   }
 
-  /// One fused, threaded pass (src/clipped_sum.hpp). G = U^T U does not depend
+  /// One fused, threaded pass (src/engine/clipped_sum.hpp). G = U^T U does not depend
   /// on the record, so each kernel computes it once (by the same expression,
   /// hence the same bits) instead of once per record.
   ClippedSum clipped_gradient_sum(const Vec& x, const Dataset& data, const IndexList& idx,

@@ -8,10 +8,10 @@
 #include <cstdlib>
 #include <limits>
 
-#include "clipped_sum.hpp"
+#include "engine/clipped_sum.hpp"
 #include "dpsosp/oracles.hpp"
-#include "eigen_order.hpp"
-#include "model_internal.hpp"
+#include "engine/eigen_order.hpp"
+#include "models/model_internal.hpp"
 
 namespace dpsosp {
 

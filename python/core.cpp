@@ -75,17 +75,19 @@ py::dict summary_dict(const Summary& s) {
   d["algo"] = s.algorithm;
   d["seed"] = s.seed;
   d["noise_key"] = s.noise_key_source;
-  d["epsilon"] = s.epsilon;
-  d["delta"] = s.delta;
-  d["mu"] = s.mu;
-  d["sigma"] = s.sigma;
-  d["sensitivity"] = s.sensitivity;
-  d["noise_multiplier"] = s.noise_multiplier;
-  d["epsilon_rdp"] = s.epsilon_rdp;
-  d["zcdp_rho"] = s.zcdp_rho;
-  d["depth"] = s.depth;
-  d["accounting"] = s.accounting;
-  d["adjacency"] = s.adjacency;
+  const PrivacyRecord& p = s.privacy;
+  d["epsilon"] = p.epsilon;
+  d["delta"] = p.delta;
+  d["mu"] = p.mu;
+  d["sigma"] = p.sigma;
+  d["sensitivity"] = p.sensitivity;
+  d["noise_multiplier"] = p.noise_multiplier;
+  d["epsilon_rdp"] = p.epsilon_rdp;
+  d["zcdp_rho"] = p.zcdp_rho;
+  d["depth"] = p.depth;
+  d["mechanism"] = mechanism_name(p.mechanism);
+  d["accounting"] = p.accounting();
+  d["adjacency"] = adjacency_name(p.adjacency);
   d["samples_used"] = s.samples_used;
   d["gradient_evaluations"] = s.gradient_evaluations ? py::cast(*s.gradient_evaluations) : py::none();
   d["steps"] = s.steps;
@@ -93,8 +95,8 @@ py::dict summary_dict(const Summary& s) {
   d["perturbations"] = s.perturbations;
   d["phase_lengths"] = s.phase_lengths;
   d["params"] = s.params;
-  d["termination"] = s.termination;
-  d["interrupted"] = s.interrupted;
+  d["termination"] = termination_name(s.termination);
+  d["interrupted"] = s.interrupted();
   return d;
 }
 
@@ -119,22 +121,38 @@ PYBIND11_MODULE(_core, m) {
   m.def(
       "run",
       [](const std::string& model_name, const Eigen::Ref<const RowMatrix>& X,
-         const std::optional<Eigen::Ref<const Vec>>& y, const std::string& algo, double epsilon, double delta,
-         double G, double M, double rho, double B, std::optional<std::uint64_t> seed, double alpha_scale,
-         Index batch_size, std::optional<Vec> x0, Index max_steps, Index max_phase_length, double epochs,
-         int threads, Index classes, Index hidden, Index rank, const std::optional<py::bytes>& noise_key,
-         const std::optional<std::string>& noise_key_file, bool release_only) {
+         const std::optional<Eigen::Ref<const Vec>>& y, const std::string& algo, std::optional<double> epsilon,
+         double delta, double G, double M, double rho, double B, std::optional<std::uint64_t> seed,
+         std::optional<double> alpha_scale, std::optional<Index> batch_size, std::optional<Index> period,
+         std::optional<double> epochs, std::optional<double> learning_rate, std::optional<Vec> x0, Index max_steps,
+         std::optional<Index> max_phase_length, int threads, Index classes, Index hidden, Index rank,
+         const std::optional<py::bytes>& noise_key, const std::optional<std::string>& noise_key_file,
+         bool release_only) {
         RunOptions o;
         o.algorithm = parse_algorithm(algo);
+        // epsilon: 1 by default for a private algorithm (as the CLI's --epsilon);
+        // a non-private one takes none, and refuses a finite one (Validate).
+        if (epsilon || is_private_algorithm(o.algorithm)) o.privacy = PrivacyTarget{epsilon.value_or(1.0), delta};
+        o.constants = {G, M, rho, B};
+        o.alpha_scale = alpha_scale;
+        o.batch_size = batch_size;
+        o.period = period;
+        o.epochs = epochs;
+        o.learning_rate = learning_rate;
+        o.max_steps = max_steps;
+        o.max_phase_length = max_phase_length;
+        o.threads = threads;
+        // The same rules, and words, as the CLI's (before the records are copied).
+        o.Validate();
         check_finite_arrays(X, y);
         o.noise_key = noise_key_of(noise_key, noise_key_file);
         // Every algorithm but dpsgd with epochs (Poisson sampling) reads each
         // record once, in the seed's sample order: the records are copied in
         // that order, so the run reads them front to back (the same results).
         if (!seed) seed = secure_random_seed();
-        const bool single_pass = !(o.algorithm == Algorithm::kDpsgd && epochs > 0);
+        o.seed = seed;
         Dataset data;
-        if (single_pass && X.rows() <= std::numeric_limits<std::uint32_t>::max()) {
+        if (o.single_pass() && X.rows() <= std::numeric_limits<std::uint32_t>::max()) {
           data = y ? copy_in_sample_order(X, *y, *seed) : copy_in_sample_order(X, Vec(), *seed);
         } else {
           data = make_dataset(X, y);
@@ -144,16 +162,6 @@ PYBIND11_MODULE(_core, m) {
         mo.hidden = hidden;
         mo.rank = rank;
         const auto model = make_model(model_name, data.cols(), mo, &data);
-        o.privacy = {epsilon, delta};
-        o.constants = {G, M, rho, B};
-        o.seed = seed;
-        o.alpha_scale = alpha_scale;
-        o.batch_size = batch_size;
-        o.max_steps = max_steps;
-        o.max_phase_length = max_phase_length;
-        o.epochs = epochs;
-        o.threads = threads;
-        if (!is_private_algorithm(o.algorithm)) o.privacy.epsilon = std::numeric_limits<double>::infinity();
         const Vec start = x0 ? *x0 : Vec::Zero(static_cast<Eigen::Index>(model->dim()));
         Summary s;
         {
@@ -165,16 +173,18 @@ PYBIND11_MODULE(_core, m) {
         return result;
       },
       py::arg("model"), py::arg("X"), py::arg("y") = py::none(), py::arg("algo") = "spider-tree-adaptive",
-      py::arg("epsilon") = 1.0, py::arg("delta") = 1e-6, py::arg("G") = 1.0, py::arg("M") = 1.0,
-      py::arg("rho") = 1.0, py::arg("B") = 1.0, py::arg("seed") = py::none(), py::arg("alpha_scale") = 1.0,
-      py::arg("batch_size") = 0, py::arg("x0") = py::none(), py::arg("max_steps") = 0,
-      py::arg("max_phase_length") = 0, py::arg("epochs") = 0.0, py::arg("threads") = 0, py::arg("classes") = 0,
+      py::arg("epsilon") = py::none(), py::arg("delta") = 1e-6, py::arg("G") = 1.0, py::arg("M") = 1.0,
+      py::arg("rho") = 1.0, py::arg("B") = 1.0, py::arg("seed") = py::none(), py::arg("alpha_scale") = py::none(),
+      py::arg("batch_size") = py::none(), py::arg("period") = py::none(), py::arg("epochs") = py::none(),
+      py::arg("learning_rate") = py::none(), py::arg("x0") = py::none(), py::arg("max_steps") = 0,
+      py::arg("max_phase_length") = py::none(), py::arg("threads") = 0, py::arg("classes") = 0,
       py::arg("hidden") = 32, py::arg("rank") = 1, py::arg("noise_key") = py::none(),
       py::arg("noise_key_file") = py::none(), py::arg("release_only") = false,
       "Run an optimizer on the records X (n x p) with labels y; returns the report as a dict. Everything but "
-      "its 'diagnostics' is covered by the privacy guarantee. seed keys the public randomness (sample order, "
-      "perturbations); the privacy noise is keyed by noise_key (16 secret bytes) or noise_key_file, by default "
-      "a fresh key from the OS that is kept nowhere.");
+      "its 'diagnostics' is covered by the privacy guarantee. epsilon defaults to 1 for a private algorithm; "
+      "options an algorithm does not read are refused (dpsosp.algorithms() lists what each reads). seed keys "
+      "the public randomness (sample order, perturbations); the privacy noise is keyed by noise_key (16 secret "
+      "bytes) or noise_key_file, by default a fresh key from the OS that is kept nowhere.");
 
   m.def(
       "generate_noise_key", [] {
@@ -244,5 +254,31 @@ PYBIND11_MODULE(_core, m) {
         py::arg("steps"), py::arg("delta"), "epsilon of Poisson-subsampled DP-SGD (RDP, add/remove-one).");
   m.def("gdp_epsilon", &privacy::gdp_epsilon, py::arg("mu"), py::arg("delta"), "Exact mu-GDP to (eps, delta).");
   m.def("algorithms", &algorithm_names, "Names accepted by run(algo=...).");
+  m.def(
+      "algorithm_table",
+      [] {
+        // The algorithm table: each row's name, whether it is private, its
+        // mechanism and the options it reads.
+        py::list rows;
+        const std::pair<Knob, const char*> knobs[] = {
+            {kKnobBatchSize, "batch_size"}, {kKnobPeriod, "period"},           {kKnobEpochs, "epochs"},
+            {kKnobLearningRate, "learning_rate"}, {kKnobAlphaScale, "alpha_scale"},
+            {kKnobMaxPhaseLength, "max_phase_length"}};
+        for (const AlgorithmInfo& info : algorithm_table()) {
+          py::dict r;
+          r["name"] = info.name;
+          r["description"] = info.description;
+          r["private"] = info.is_private;
+          r["mechanism"] = mechanism_name(info.mechanism);
+          py::list options;
+          for (const auto& [knob, name] : knobs)
+            if (info.knobs & knob) options.append(name);
+          r["options"] = options;
+          r["overrides"] = override_names(info.overrides);
+          rows.append(r);
+        }
+        return rows;
+      },
+      "The algorithm table: a dict per algorithm (name, description, private, mechanism, options, overrides).");
   m.def("models", &model_names, "Names accepted by run(model=...).");
 }

@@ -148,19 +148,19 @@ void expect_same_outside_iterates(const Summary& a, const Summary& b, const std:
   EXPECT_EQ(a.algorithm, b.algorithm);
   EXPECT_EQ(a.seed, b.seed);
   EXPECT_EQ(a.noise_key_source, b.noise_key_source);
-  EXPECT_EQ(a.epsilon, b.epsilon);
-  EXPECT_EQ(a.delta, b.delta);
-  EXPECT_EQ(a.mu, b.mu);
-  EXPECT_EQ(a.sigma, b.sigma);
-  EXPECT_EQ(a.sensitivity, b.sensitivity);
-  EXPECT_EQ(a.noise_multiplier, b.noise_multiplier);
-  EXPECT_EQ(a.epsilon_rdp, b.epsilon_rdp);
-  EXPECT_EQ(a.zcdp_rho, b.zcdp_rho);
-  EXPECT_EQ(a.depth, b.depth);
-  EXPECT_EQ(a.accounting, b.accounting);
-  EXPECT_EQ(a.adjacency, b.adjacency);
+  EXPECT_EQ(a.privacy.epsilon, b.privacy.epsilon);
+  EXPECT_EQ(a.privacy.delta, b.privacy.delta);
+  EXPECT_EQ(a.privacy.mu, b.privacy.mu);
+  EXPECT_EQ(a.privacy.sigma, b.privacy.sigma);
+  EXPECT_EQ(a.privacy.sensitivity, b.privacy.sensitivity);
+  EXPECT_EQ(a.privacy.noise_multiplier, b.privacy.noise_multiplier);
+  EXPECT_EQ(a.privacy.epsilon_rdp, b.privacy.epsilon_rdp);
+  EXPECT_EQ(a.privacy.zcdp_rho, b.privacy.zcdp_rho);
+  EXPECT_EQ(a.privacy.depth, b.privacy.depth);
+  EXPECT_EQ(a.privacy.accounting(), b.privacy.accounting());
+  EXPECT_EQ(a.privacy.adjacency, b.privacy.adjacency);
   EXPECT_EQ(a.params, b.params);
-  EXPECT_EQ(a.interrupted, b.interrupted);
+  EXPECT_EQ(a.interrupted(), b.interrupted());
   // Allowed to differ (functions of the iterates): x, trajectory, steps,
   // o1_calls, perturbations, samples_used, gradient_evaluations,
   // phase_lengths, termination. Where they differ, they must be consistent.

@@ -52,7 +52,7 @@ TEST(SpiderTreeAdaptive, NonPrivateEscapesAndReachesSmallGap) {
   const Summary s = minimize(*pr.model, pr.problem.data, pr.problem.saddle, o);
   EXPECT_LT(pr.gap(s.x), 0.05);
   EXPECT_EQ(s.diagnostics.clipped_o1 + s.diagnostics.clipped_o2, 0u);  // no clipping without privacy
-  EXPECT_FALSE(std::isfinite(s.epsilon));
+  EXPECT_FALSE(std::isfinite(s.privacy.epsilon));
   EXPECT_LE(s.samples_used, 1000000u);
 }
 
@@ -63,7 +63,7 @@ TEST(SpiderTreeAdaptive, PrivateReachesGapBelowQuarterForSeveralSeeds) {
     const Summary s = minimize(*pr.model, pr.problem.data, pr.problem.saddle, issue_options(2.0, seed));
     const double gap = pr.gap(s.x);
     EXPECT_LT(gap, 0.25) << "seed " << seed;
-    EXPECT_NEAR(s.epsilon, 2.0, 1e-9) << "seed " << seed;
+    EXPECT_NEAR(s.privacy.epsilon, 2.0, 1e-9) << "seed " << seed;
   }
 }
 
@@ -75,17 +75,17 @@ TEST(SpiderTreeAdaptive, PrivacyReportIsTheAPrioriGuaranteeAndRecomputes) {
   PhaseRetrieval pr(200000);
   const Summary s = minimize(*pr.model, pr.problem.data, pr.problem.saddle, issue_options(1.0, 3));
   ASSERT_GT(s.steps, 10u);
-  EXPECT_NEAR(s.epsilon, 1.0, 1e-9);
+  EXPECT_NEAR(s.privacy.epsilon, 1.0, 1e-9);
   const auto max_phase_length = static_cast<std::uint64_t>(s.params.at("max_phase_length"));
   std::uint64_t longest = 0;
   for (auto L : s.phase_lengths) longest = std::max(longest, L);
   EXPECT_LE(longest, max_phase_length);
-  EXPECT_LT(privacy::tree_depth(longest), s.depth) << "this run's phases should stay below the cap for the test "
+  EXPECT_LT(privacy::tree_depth(longest), s.privacy.depth) << "this run's phases should stay below the cap for the test "
                                                       "to tell the a-priori figure from an ex-post one";
-  EXPECT_EQ(s.depth, privacy::tree_depth(max_phase_length));
-  const privacy::TreeAccount again = privacy::account_tree(s.sigma / s.sensitivity, {max_phase_length}, s.delta);
-  EXPECT_DOUBLE_EQ(again.epsilon_gdp, s.epsilon);
-  EXPECT_NEAR(s.mu, s.sensitivity * std::sqrt(static_cast<double>(s.depth)) / s.sigma, 1e-12);
+  EXPECT_EQ(s.privacy.depth, privacy::tree_depth(max_phase_length));
+  const privacy::TreeAccount again = privacy::account_tree(s.privacy.sigma / s.privacy.sensitivity, {max_phase_length}, s.privacy.delta);
+  EXPECT_DOUBLE_EQ(again.epsilon_gdp, s.privacy.epsilon);
+  EXPECT_NEAR(s.privacy.mu, s.privacy.sensitivity * std::sqrt(static_cast<double>(s.privacy.depth)) / s.privacy.sigma, 1e-12);
   // The phases and O1 calls agree, and the steps are the phases' total.
   std::uint64_t total = 0;
   for (auto L : s.phase_lengths) total += L;
@@ -99,8 +99,8 @@ TEST(SpiderTreeAdaptive, PhaseCapForcesO1AndBoundsDepth) {
   o.max_phase_length = 7;
   const Summary s = minimize(*pr.model, pr.problem.data, pr.problem.saddle, o);
   for (auto L : s.phase_lengths) EXPECT_LE(L, 7u);
-  EXPECT_EQ(s.depth, 3);
-  EXPECT_NEAR(s.epsilon, 2.0, 1e-9);
+  EXPECT_EQ(s.privacy.depth, 3);
+  EXPECT_NEAR(s.privacy.epsilon, 2.0, 1e-9);
 }
 
 // A model wrapper that records which records each batch call touched.
@@ -150,7 +150,8 @@ TEST(SinglePass, EveryRecordUsedAtMostOnceByEverySinglePassAlgorithm) {
     CountingModel counting(*pr.model);
     RunOptions o = issue_options(4.0, 5);
     o.algorithm = parse_algorithm(algo);
-    o.alpha_scale = 3.0;
+    if (!is_private_algorithm(o.algorithm)) o.privacy.reset();  // the references take no target
+    if (algorithm_info(o.algorithm).knobs & kKnobAlphaScale) o.alpha_scale = 3.0;
     const Summary s = minimize(counting, pr.problem.data, pr.problem.saddle, o);
     SCOPED_TRACE(algo);
     EXPECT_GT(s.steps, 0u);
@@ -174,7 +175,7 @@ TEST(Determinism, SameSeedSameBitsAcrossThreadCounts) {
   ASSERT_EQ(a.x.size(), b.x.size());
   for (Eigen::Index i = 0; i < a.x.size(); ++i) EXPECT_EQ(a.x[i], b.x[i]);
   EXPECT_EQ(a.steps, b.steps);
-  EXPECT_EQ(a.epsilon, b.epsilon);
+  EXPECT_EQ(a.privacy.epsilon, b.privacy.epsilon);
   o.seed = 12;
   const Summary c = minimize(*pr.model, pr.problem.data, pr.problem.saddle, o);
   EXPECT_NE((a.x - c.x).norm(), 0.0);
@@ -226,7 +227,7 @@ TEST(RunValidation, ClearErrors) {
     EXPECT_NE(std::string(e.what()).find("need n >="), std::string::npos) << e.what();
   }
   EXPECT_THROW(minimize(*pr.model, pr.problem.data, Vec::Zero(3), o), Error);
-  o.privacy.epsilon = -1;
+  o.privacy = PrivacyTarget{-1, 1e-6};
   EXPECT_THROW(minimize(*pr.model, pr.problem.data, pr.problem.saddle, o), Error);
   o.privacy = {1.0, 1.5};
   EXPECT_THROW(minimize(*pr.model, pr.problem.data, pr.problem.saddle, o), Error);
@@ -272,13 +273,13 @@ TEST(Baselines, EachPrivateAlgorithmStaysWithinTargetAndRecomputes) {
     o.algorithm = parse_algorithm(algo);
     const Summary s = minimize(*pr.model, pr.problem.data, pr.problem.saddle, o);
     EXPECT_GT(s.steps, 0u);
-    EXPECT_NEAR(s.epsilon, 2.0, 1e-9);
-    if (s.accounting == "gdp-tree") {
+    EXPECT_NEAR(s.privacy.epsilon, 2.0, 1e-9);
+    if (s.privacy.accounting() == "gdp-tree") {
       const auto q = static_cast<std::uint64_t>(s.params.at("q"));
-      EXPECT_DOUBLE_EQ(privacy::account_tree(s.sigma / s.sensitivity, {q}, s.delta).epsilon_gdp, s.epsilon);
+      EXPECT_DOUBLE_EQ(privacy::account_tree(s.privacy.sigma / s.privacy.sensitivity, {q}, s.privacy.delta).epsilon_gdp, s.privacy.epsilon);
     } else {
-      EXPECT_EQ(s.accounting, "gdp-gaussian");
-      EXPECT_DOUBLE_EQ(privacy::gdp_epsilon(1.0 / s.noise_multiplier, s.delta), s.epsilon);
+      EXPECT_EQ(s.privacy.accounting(), "gdp-gaussian");
+      EXPECT_DOUBLE_EQ(privacy::gdp_epsilon(1.0 / s.privacy.noise_multiplier, s.privacy.delta), s.privacy.epsilon);
     }
   }
 }
@@ -290,13 +291,13 @@ TEST(Baselines, PoissonDpsgdAccountsByRdp) {
   o.epochs = 2;
   o.batch_size = 200;
   const Summary s = minimize(*pr.model, pr.problem.data, pr.problem.saddle, o);
-  EXPECT_EQ(s.accounting, "rdp-poisson");
+  EXPECT_EQ(s.privacy.accounting(), "rdp-poisson");
   // Accounted as add/remove-one; with n public what holds is zero-out.
-  EXPECT_EQ(s.adjacency, "zero-out");
+  EXPECT_EQ(s.privacy.adjacency, Adjacency::kZeroOut);
   EXPECT_EQ(s.steps, 200u);
-  EXPECT_NEAR(s.epsilon, 3.0, 1e-6);
-  EXPECT_LE(s.epsilon, 3.0);
-  EXPECT_NEAR(privacy::dpsgd_poisson_epsilon(0.01, s.noise_multiplier, 200, 1e-6), s.epsilon, 1e-12);
+  EXPECT_NEAR(s.privacy.epsilon, 3.0, 1e-6);
+  EXPECT_LE(s.privacy.epsilon, 3.0);
+  EXPECT_NEAR(privacy::dpsgd_poisson_epsilon(0.01, s.privacy.noise_multiplier, 200, 1e-6), s.privacy.epsilon, 1e-12);
   // The batch sizes come from the secret sampling: their total is no part of the release.
   EXPECT_FALSE(s.gradient_evaluations.has_value());
   EXPECT_GT(s.diagnostics.gradient_evaluations, 0u);
@@ -308,7 +309,7 @@ TEST(Baselines, NonPrivateReferencesReachSmallGap) {
     SCOPED_TRACE(algo);
     RunOptions o = issue_options(kInf, 9);
     o.algorithm = parse_algorithm(algo);
-    o.alpha_scale = 0.5;  // spider, as spider-tree-adaptive above; sgd ignores it
+    if (algorithm_info(o.algorithm).knobs & kKnobAlphaScale) o.alpha_scale = 0.5;  // spider, as above
     const Summary s = minimize(*pr.model, pr.problem.data, pr.problem.saddle, o);
     EXPECT_LT(pr.gap(s.x), 0.05);
   }

@@ -351,15 +351,14 @@ RunOptions whole_run_options(const std::string& algo, double epochs, std::uint64
                              Index max_steps) {
   RunOptions o;
   o.algorithm = parse_algorithm(algo);
-  o.privacy.epsilon = is_private_algorithm(o.algorithm) ? 2.0 : kInf;
-  o.privacy.delta = 1e-6;
+  if (is_private_algorithm(o.algorithm)) o.privacy = PrivacyTarget{2.0, 1e-6};
   o.seed = seed;
   o.noise_key = testing::test_noise_key();
   o.constants.G = G;
   o.constants.M = M;
   o.constants.rho = 6;
-  o.epochs = epochs;
-  o.batch_size = algo == "spider-tree-adaptive" ? 0 : 300;
+  if (epochs > 0) o.epochs = epochs;
+  if (algo != "spider-tree-adaptive") o.batch_size = 300;
   o.max_steps = max_steps;
   return o;
 }
@@ -401,7 +400,7 @@ TEST(PerfDeterminism, EveryAlgorithmGivesTheSameBitsAloneAndShared) {
         EXPECT_EQ(alone.steps, shared.steps);
         EXPECT_EQ(alone.gradient_evaluations, shared.gradient_evaluations);
         EXPECT_EQ(alone.diagnostics.clipped_o1 + alone.diagnostics.clipped_o2, shared.diagnostics.clipped_o1 + shared.diagnostics.clipped_o2);
-        EXPECT_EQ(alone.epsilon, shared.epsilon);
+        EXPECT_EQ(alone.privacy.epsilon, shared.privacy.epsilon);
         ASSERT_EQ(alone.x.size(), shared.x.size());
         EXPECT_EQ(std::memcmp(alone.x.data(), shared.x.data(), sizeof(double) * static_cast<std::size_t>(alone.x.size())), 0);
       }

@@ -253,27 +253,29 @@ nlohmann::json certificate_json(const Certificate& c) {
 
 nlohmann::json release_json(const Summary& s) {
   nlohmann::json j;
-  const bool is_private = std::isfinite(s.epsilon);
+  const PrivacyRecord& p = s.privacy;
+  const bool is_private = p.is_private();
   j["x"] = std::vector<double>(s.x.data(), s.x.data() + s.x.size());
   j["algo"] = s.algorithm;
   j["private"] = is_private;
   if (is_private) {
     char text[160];
-    std::snprintf(text, sizeof text, "(%.6g, %.3g)-DP for %s adjacency, fixed before the run", s.epsilon, s.delta,
-                  s.adjacency.c_str());
+    std::snprintf(text, sizeof text, "(%.6g, %.3g)-DP for %s adjacency, fixed before the run", p.epsilon, p.delta,
+                  adjacency_name(p.adjacency).c_str());
     j["guarantee"] = text;
   }
-  j["epsilon"] = number(s.epsilon);
-  j["delta"] = s.delta;
-  j["mu"] = number(s.mu);
-  j["sigma"] = s.sigma;
-  j["sensitivity"] = s.sensitivity;
-  j["noise_multiplier"] = s.noise_multiplier;
-  j["epsilon_rdp"] = number(s.epsilon_rdp);
-  j["zcdp_rho"] = number(s.zcdp_rho);
-  j["depth"] = s.depth;
-  j["accounting"] = s.accounting;
-  j["adjacency"] = s.adjacency;
+  j["epsilon"] = number(p.epsilon);
+  j["delta"] = p.delta;
+  j["mu"] = number(p.mu);
+  j["sigma"] = p.sigma;
+  j["sensitivity"] = p.sensitivity;
+  j["noise_multiplier"] = p.noise_multiplier;
+  j["epsilon_rdp"] = number(p.epsilon_rdp);
+  j["zcdp_rho"] = number(p.zcdp_rho);
+  j["depth"] = p.depth;
+  j["mechanism"] = mechanism_name(p.mechanism);
+  j["accounting"] = p.accounting();
+  j["adjacency"] = adjacency_name(p.adjacency);
   j["seed"] = s.seed;
   j["noise_key"] = s.noise_key_source;
   j["samples_used"] = s.samples_used;
@@ -289,8 +291,8 @@ nlohmann::json release_json(const Summary& s) {
   nlohmann::json params = nlohmann::json::object();
   for (const auto& [k, v] : s.params) params[k] = number(v);
   j["params"] = params;
-  j["termination"] = s.termination;
-  j["interrupted"] = s.interrupted;
+  j["termination"] = termination_name(s.termination);
+  j["interrupted"] = s.interrupted();
   if (!s.trajectory.empty()) {
     nlohmann::json t = nlohmann::json::array();
     for (const auto& v : s.trajectory) t.push_back(std::vector<double>(v.data(), v.data() + v.size()));

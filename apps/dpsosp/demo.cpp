@@ -54,7 +54,8 @@ void setup_demo(CLI::App& app) {
                 static_cast<size_t>(s.samples_used), static_cast<size_t>(problem.data.rows()), s.diagnostics.seconds);
     std::printf("  privacy   (%.4g, %.0e)-DP, replace-one, fixed before the run: mu = %.4f GDP, tree depth %d "
                 "(phases of at most %.0f steps), noise sigma = %.4g\n",
-                s.epsilon, s.delta, s.mu, s.depth, s.params.at("max_phase_length"), s.sigma);
+                s.privacy.epsilon, s.privacy.delta, s.privacy.mu, s.privacy.depth, s.params.at("max_phase_length"),
+                s.privacy.sigma);
     std::printf("  keys      seed %llu (public: sample order, perturbations); noise key %s\n",
                 static_cast<unsigned long long>(s.seed),
                 key ? "from --noise-key-file (secret)" : "fresh from the OS, kept nowhere (results vary run to run)");

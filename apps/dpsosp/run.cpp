@@ -8,6 +8,7 @@
 #include <csignal>
 #include <cstdio>
 #include <limits>
+#include <cstring>
 #include <set>
 
 #include "cli.hpp"
@@ -107,32 +108,16 @@ struct RunArgs {
   bool given(const std::string& option) const { return app->count(option) > 0; }
 };
 
-// Options that only some algorithms read: giving one to another algorithm is an
-// error, not a silently ignored setting.
-void check_applicable(const RunArgs& a, Algorithm algo, bool is_private_run) {
-  const std::string name = algorithm_name(algo);
-  const bool sgd_family = algo == Algorithm::kDpsgd || algo == Algorithm::kSgd;
-  if (a.given("--batch-size") && algo == Algorithm::kSpiderTreeAdaptive && is_private_run)
-    throw Error("--batch-size: spider-tree-adaptive sizes its batches itself (b from the theory, b_t adaptive); "
-                "use --set b=... for the O1 batch, or --algo spider-gauss-fixed, spider-tree-periodic, dpsgd");
-  if (a.given("--period") && algo != Algorithm::kSpiderTreePeriodic)
-    throw Error("--period: applies to spider-tree-periodic, not " + name);
-  if (a.given("--epochs") && algo != Algorithm::kDpsgd) throw Error("--epochs: applies to dpsgd, not " + name);
-  if (a.given("--learning-rate") && !sgd_family)
-    throw Error("--learning-rate: applies to dpsgd and sgd, not " + name + " (its step is eta = 1/M; use --set eta=...)");
-  if (a.given("--alpha-scale") && sgd_family) throw Error("--alpha-scale: applies to the SPIDER algorithms, not " + name);
-  if (a.given("--max-phase-length") && sgd_family)
-    throw Error("--max-phase-length: applies to the SPIDER algorithms, not " + name);
-}
-
 Index parse_index_value(const std::string& text, const std::string& option) {
   // 2^53: exactly representable, and far above any batch a dataset could fill.
   return static_cast<Index>(parse_count(text, option, 1, std::uint64_t{1} << 53));
 }
 
-void apply_overrides(const std::vector<std::string>& items, Algorithm algo, bool is_private_run,
-                     ParameterOverrides& o) {
-  static const std::vector<std::string> kNames = {"alpha", "kappa", "sigma", "eta", "zeta", "threshold", "b", "T", "Gamma"};
+// --set name=value into the overrides; which names the algorithm reads is the
+// library's to check (RunOptions::Validate).
+void parse_overrides(const std::vector<std::string>& items, ParameterOverrides& o) {
+  static const std::vector<std::string> kNames = {"alpha", "kappa", "sigma", "noise_multiplier", "eta",
+                                                  "zeta",  "threshold", "b", "T", "Gamma"};
   std::set<std::string> seen;
   for (const auto& kv : items) {
     const auto eq = kv.find('=');
@@ -141,12 +126,8 @@ void apply_overrides(const std::vector<std::string>& items, Algorithm algo, bool
     const std::string v = kv.substr(eq + 1);
     const std::string option = "--set " + k;
     if (std::find(kNames.begin(), kNames.end(), k) == kNames.end())
-      throw Error("--set: unknown parameter " + quote_token(k) + " (alpha, kappa, sigma, eta, zeta, threshold, b, T, Gamma)");
+      throw Error("--set: unknown parameter " + quote_token(k) + " (" + override_names(~0u) + ")");
     if (!seen.insert(k).second) throw Error(option + ": given twice");
-    if (algo == Algorithm::kSgd) throw Error(option + ": sgd has none of these parameters");
-    if (algo == Algorithm::kDpsgd && k != "sigma")
-      throw Error(option + ": dpsgd takes only --set sigma=Z (its noise multiplier)");
-    if (k == "sigma" && !is_private_run) throw Error(option + ": a non-private run adds no noise");
     if (k == "b") o.b = parse_index_value(v, option);
     else if (k == "T") o.T = parse_index_value(v, option);
     else if (k == "Gamma") o.Gamma = parse_index_value(v, option);
@@ -155,11 +136,33 @@ void apply_overrides(const std::vector<std::string>& items, Algorithm algo, bool
       if (k == "alpha") o.alpha = x;
       else if (k == "kappa") o.kappa = x;
       else if (k == "sigma") o.sigma = x;
+      else if (k == "noise_multiplier") o.noise_multiplier = x;
       else if (k == "eta") o.eta = x;
       else if (k == "zeta") o.zeta = x;
       else o.threshold = x;
     }
   }
+}
+
+// The library's words for a refused RunOptions field, with the field named as
+// the command line names it ("RunOptions: batch_size: ..." -> "--batch-size: ...").
+[[noreturn]] void refuse_in_cli_words(const Error& e) {
+  static const std::pair<const char*, const char*> kFields[] = {
+      {"privacy.epsilon", "--epsilon"}, {"privacy", "--epsilon"},      {"batch_size", "--batch-size"},
+      {"period", "--period"},           {"epochs", "--epochs"},        {"learning_rate", "--learning-rate"},
+      {"alpha_scale", "--alpha-scale"}, {"max_phase_length", "--max-phase-length"},
+      {"threads", "--threads"},         {"overrides.", "--set "}};
+  std::string m = e.what();
+  const std::string prefix = "RunOptions: ";
+  if (m.compare(0, prefix.size(), prefix) != 0) throw e;
+  m = m.substr(prefix.size());
+  for (const auto& [field, option] : kFields) {
+    if (m.compare(0, std::strlen(field), field) == 0) {
+      m = option + m.substr(std::strlen(field));
+      break;
+    }
+  }
+  throw Error(m);
 }
 
 Vec parse_x0(const std::string& spec, const LoadedProblem& p) {
@@ -185,35 +188,43 @@ int do_run(const RunArgs& a) {
   // Everything that needs no data is checked first, so a typo fails at once.
   RunOptions o;
   o.algorithm = parse_algorithm(a.algo);
-  o.privacy.epsilon = parse_real(a.epsilon, "--epsilon", Range::kPositiveOrInf);
-  o.privacy.delta = parse_real(a.delta, "--delta", Range::kOpenUnit);
-  if (!is_private_algorithm(o.algorithm)) {
-    if (a.given("--epsilon") && o.privacy.is_private())
-      throw Error("--epsilon " + a.epsilon + ": " + a.algo + " is non-private (epsilon = inf); drop --epsilon or "
-                  "choose a private algorithm");
-    o.privacy.epsilon = std::numeric_limits<double>::infinity();
-  } else if (!o.privacy.is_private() && o.algorithm != Algorithm::kSpiderTreeAdaptive) {
-    throw Error("--epsilon inf: " + a.algo + " is a private algorithm; use --algo spider or sgd for non-private runs");
-  }
-  const bool is_private_run = o.privacy.is_private();
-  check_applicable(a, o.algorithm, is_private_run);
+  const AlgorithmInfo& info = algorithm_info(o.algorithm);
+  // The target: --epsilon (default 1) for a private algorithm; a non-private
+  // one takes none unless given (and then the library refuses a finite one).
+  const double epsilon = parse_real(a.epsilon, "--epsilon", Range::kPositiveOrInf);
+  const double delta = parse_real(a.delta, "--delta", Range::kOpenUnit);
+  if (info.is_private || a.given("--epsilon")) o.privacy = PrivacyTarget{epsilon, delta};
   o.constants.G = parse_real(a.G, "--G", Range::kPositive);
   o.constants.M = parse_real(a.M, "--M", Range::kPositive);
   o.constants.rho = parse_real(a.rho, "--rho", Range::kPositive);
   o.constants.B = parse_real(a.B, "--B", Range::kPositive);
-  o.alpha_scale = parse_real(a.alpha_scale, "--alpha-scale", Range::kPositive);
+  if (a.given("--alpha-scale")) o.alpha_scale = parse_real(a.alpha_scale, "--alpha-scale", Range::kPositive);
   if (a.given("--batch-size")) o.batch_size = parse_index_value(a.batch_size, "--batch-size");
   if (a.given("--period")) o.period = parse_index_value(a.period, "--period");
   o.max_steps = static_cast<Index>(parse_count(a.max_steps, "--max-steps", 0, std::numeric_limits<std::uint64_t>::max()));
-  o.max_phase_length = static_cast<Index>(
-      parse_count(a.max_phase_length, "--max-phase-length", 0, std::numeric_limits<std::uint64_t>::max()));
-  o.epochs = parse_real(a.epochs, "--epochs", Range::kNonNegative);
-  if (o.epochs > 1e9) throw Error("--epochs: expected at most 1e9 epochs, got " + quote_token(a.epochs));
+  if (a.given("--max-phase-length")) {
+    const auto L = static_cast<Index>(
+        parse_count(a.max_phase_length, "--max-phase-length", 0, std::numeric_limits<std::uint64_t>::max()));
+    if (L > 0) o.max_phase_length = L;  // 0: automatic
+    else if (!(info.knobs & kKnobMaxPhaseLength))
+      throw Error("--max-phase-length: applies to " + algorithms_reading(kKnobMaxPhaseLength) + ", not " + info.name);
+  }
+  if (a.given("--epochs")) {
+    o.epochs = parse_real(a.epochs, "--epochs", Range::kNonNegative);
+    if (*o.epochs > 1e9) throw Error("--epochs: expected at most 1e9 epochs, got " + quote_token(a.epochs));
+  }
   if (a.given("--learning-rate")) o.learning_rate = parse_real(a.learning_rate, "--learning-rate", Range::kPositive);
   o.threads = static_cast<int>(parse_count(a.threads, "--threads", 0, kMaxThreads));
   o.record_trajectory = a.trajectory;
-  apply_overrides(a.overrides, o.algorithm, is_private_run, o.overrides);
+  parse_overrides(a.overrides, o.overrides);
   if (a.given("--seed")) o.seed = parse_count(a.seed, "--seed", 0, std::numeric_limits<std::uint64_t>::max());
+  // What applies to which algorithm is the library's rule, in its words.
+  try {
+    o.Validate();
+  } catch (const Error& e) {
+    refuse_in_cli_words(e);
+  }
+  const bool is_private_run = o.is_private_run();
   if (a.given("--noise-key-file") && !is_private_run)
     throw Error("--noise-key-file: a non-private run draws no privacy noise");
   o.noise_key = read_noise_key_option(a.noise_key_file, a.given("--noise-key-file"));
@@ -221,7 +232,6 @@ int do_run(const RunArgs& a) {
     throw Error("--eval: its metrics and certificate are diagnostics, which --release-only leaves out");
   if (a.given("--eval-labels") && !a.given("--eval")) throw Error("--eval-labels: applies with --eval");
   if (a.given("--eval-labels") && a.eval_labels.empty()) throw Error("--eval-labels: empty file name");
-  o.Validate();
   if (a.given("--out")) check_writable(a.out);
   check_not_input(a.out, a.source.data_path, "--data");
   check_not_input(a.out, a.eval, "--eval");
@@ -233,16 +243,15 @@ int do_run(const RunArgs& a) {
   // --synthetic records in that order, so the run reads them front to back.
   // The results are the same bits either way (docs/performance.md).
   if (!o.seed) o.seed = secure_random_seed();
-  const bool single_pass = !(o.algorithm == Algorithm::kDpsgd && o.epochs > 0);
-  LoadedProblem p = load_problem(a.source, single_pass ? o.seed : std::nullopt);
+  LoadedProblem p = load_problem(a.source, o.single_pass() ? o.seed : std::nullopt);
   const Index n = p.data.rows();
-  if (o.batch_size > n)
-    throw Error("--batch-size " + std::to_string(o.batch_size) + ": more than the " + std::to_string(n) + " records");
+  if (o.batch_size && *o.batch_size > n)
+    throw Error("--batch-size " + std::to_string(*o.batch_size) + ": more than the " + std::to_string(n) + " records");
   if (o.overrides.b && *o.overrides.b > n)
     throw Error("--set b=" + std::to_string(*o.overrides.b) + ": more than the " + std::to_string(n) + " records");
-  if (o.epochs > 0) {
-    const Index batch = o.batch_size > 0 ? o.batch_size : std::min<Index>(256, n);
-    if (o.epochs * static_cast<double>(n) / static_cast<double>(batch) > 1e10)
+  if (o.poisson()) {
+    const Index batch = o.batch_size ? *o.batch_size : std::min<Index>(256, n);
+    if (*o.epochs * static_cast<double>(n) / static_cast<double>(batch) > 1e10)
       throw Error("--epochs " + a.epochs + ": more than 1e10 Poisson steps at this batch size");
   }
   const Vec x0 = a.given("--x0") ? parse_x0(a.x0, p) : Vec::Zero(static_cast<Eigen::Index>(p.model->dim()));
@@ -252,7 +261,8 @@ int do_run(const RunArgs& a) {
   const auto start = std::chrono::steady_clock::now();
   auto last = start;
   o.stop_flag = &g_stop;
-  o.on_step = [&](Index step, const Vec&) {
+  o.on_step = [&](const Iteration& it) {
+    const Index step = it.step;
     const auto now = std::chrono::steady_clock::now();
     if (std::chrono::duration<double>(now - last).count() >= 1.0) {
       last = now;
@@ -263,7 +273,7 @@ int do_run(const RunArgs& a) {
   };
   StopOnSignal stop_on_signal;  // until the report is written
   const Summary s = minimize(*p.model, p.data, x0, o);
-  const bool interrupted = s.interrupted || g_stop.load();
+  const bool interrupted = s.interrupted() || g_stop.load();
 
   // The release (covered by the guarantee) and, apart, the diagnostics
   // computed from the private data (SPEC section 8).
@@ -274,7 +284,8 @@ int do_run(const RunArgs& a) {
   j["n"] = n;
   j["d"] = p.model->dim();
   diagnostics["load_seconds"] = p.load_seconds;
-  j["target"] = {{"epsilon", number(o.privacy.epsilon)}, {"delta", o.privacy.delta}};
+  j["target"] = {{"epsilon", number(o.privacy ? o.privacy->epsilon : std::numeric_limits<double>::infinity())},
+                 {"delta", o.privacy ? o.privacy->delta : delta}};
   j["constants"] = {{"G", o.constants.G}, {"M", o.constants.M}, {"rho", o.constants.rho}, {"B", o.constants.B}};
   if (eval) {  // before the certificate, which may take long on large models
     IndexList all(eval->rows());

@@ -8,7 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "dpsosp/algorithm.hpp"
 #include "dpsosp/data.hpp"
+#include "dpsosp/mechanism.hpp"
 #include "dpsosp/model.hpp"
 #include "dpsosp/noise.hpp"
 #include "dpsosp/params.hpp"
@@ -16,36 +18,56 @@
 
 namespace dpsosp {
 
-enum class Algorithm {
-  kSpiderTreeAdaptive,  ///< Liu & Talwar: tree noise, adaptive O2 batches (the default)
-  kSpiderGaussFixed,    ///< Ganesh et al. 2023: Gaussian noise per release, fixed batches
-  kSpiderTreePeriodic,  ///< Arora et al. 2023: O1 every q steps, tree noise, no perturbation
-  kDpsgd,               ///< clipped per-example gradients plus Gaussian noise
-  kSpider,              ///< non-private SpiderBoost reference
-  kSgd,                 ///< non-private SGD reference
+/// Why a run ended.
+enum class Termination {
+  kMaxSteps,       ///< RunOptions::max_steps reached
+  kDataExhausted,  ///< the unused records cannot fill the next batch (single pass)
+  kPlannedSteps,   ///< the planned steps of Poisson dpsgd are done
+  kInterrupted,    ///< RunOptions::stop_flag was set (a signal)
+  kCallback,       ///< RunOptions::on_step returned false
 };
-Algorithm parse_algorithm(const std::string& name);
-std::string algorithm_name(Algorithm a);
-std::vector<std::string> algorithm_names();
-bool is_private_algorithm(Algorithm a);
+/// "max-steps", "data-exhausted", "planned-steps", "interrupted", "callback".
+std::string termination_name(Termination t);
 
+/// What the callback sees after each step: the released iterate and what the
+/// step did (all of it a function of the release and public sizes).
+struct Iteration {
+  Index step = 0;          ///< steps done, this one included
+  const Vec* x = nullptr;  ///< the iterate after the step
+  bool o1 = false;         ///< the step called O1 (a new phase)
+  Index batch = 0;         ///< records this step drew
+  double release_norm = 0; ///< ||released estimate|| (SPIDER), ||noisy gradient|| (SGD)
+  bool perturbed = false;  ///< a saddle perturbation was added
+};
+
+/// How to run. Options that only some algorithms read are optional: setting
+/// one that the chosen algorithm does not read is an error (Validate), never
+/// silently ignored. The algorithm table (algorithm.hpp) says which reads what.
 struct RunOptions {
   Algorithm algorithm = Algorithm::kSpiderTreeAdaptive;
-  PrivacyTarget privacy;             ///< ignored (eps = inf) by spider and sgd
+  /// The target of a private algorithm (required); a non-private one takes
+  /// none, or epsilon = inf. spider-tree-adaptive with epsilon = inf runs as
+  /// the non-private reference.
+  std::optional<PrivacyTarget> privacy;
   ProblemConstants constants;
-  double alpha_scale = 1.0;          ///< multiplies the theory's alpha
+  /// SPIDER algorithms: multiplies the theory's alpha (default 1).
+  std::optional<double> alpha_scale;
   ParameterOverrides overrides;
-  /// Fixed batch of the fixed-batch algorithms (O2 batch for spider-gauss-fixed and
-  /// spider-tree-periodic, the batch of dpsgd and sgd). 0 = the algorithm's default.
-  Index batch_size = 0;
-  /// spider-tree-periodic: O1 every q steps (0 = default).
-  Index period = 0;
+  /// The fixed batch: O2 batch of spider-gauss-fixed and spider-tree-periodic,
+  /// O2 batch of the non-private spider (default adaptive), batch of dpsgd and
+  /// sgd (default 256).
+  std::optional<Index> batch_size;
+  /// spider-tree-periodic: O1 every q steps (default from the theory).
+  std::optional<Index> period;
   /// dpsgd: epochs > 0 selects multi-epoch Poisson sampling (RDP accounting,
-  /// add/remove-one, so zero-out with n public); 0 = single pass over disjoint
-  /// batches (exact GDP, replace-one).
-  double epochs = 0;
-  /// Step size of sgd / dpsgd (0 = 1/M).
-  double learning_rate = 0;
+  /// add/remove-one, so zero-out with n public); 0 or unset = single pass over
+  /// disjoint batches (exact GDP, replace-one).
+  std::optional<double> epochs;
+  /// Step size of sgd / dpsgd (default 1/M).
+  std::optional<double> learning_rate;
+  /// L_max of the tree phases of the SPIDER algorithms (default automatic,
+  /// docs/parameters.md).
+  std::optional<Index> max_phase_length;
   /// Seed of the public random streams: the single-pass sample order and the
   /// saddle perturbations (privacy holds for any fixed order, and the
   /// perturbation is post-processing). Unset = drawn from the OS; reported.
@@ -56,14 +78,25 @@ struct RunOptions {
   /// secret as the data: the same (seed, noise_key) gives the same bits.
   std::optional<NoiseKey> noise_key;
   Index max_steps = 0;               ///< 0 = until the data run out
-  Index max_phase_length = 0;        ///< L_max of the tree phases; 0 = automatic (docs/parameters.md)
   int threads = 0;                   ///< 0 = all cores; never changes results
   bool record_trajectory = false;
   /// Set by a signal handler to stop early; the summary then says interrupted.
   const std::atomic<bool>* stop_flag = nullptr;
-  /// Called every step with (step, x); return false to stop.
-  std::function<bool(Index, const Vec&)> on_step;
+  /// Called before every step with the record of the step just done (step 0:
+  /// the start, x0); return false to stop.
+  std::function<bool(const Iteration&)> on_step;
+
+  /// Throws Error "RunOptions: FIELD = VALUE: RULE" (the field as named here)
+  /// for a value out of range, a target a private algorithm lacks or a
+  /// non-private one has, and an option or override the algorithm does not read.
   void Validate() const;
+  // The values a run uses (defaults filled in).
+  double alpha_scale_or_default() const { return alpha_scale.value_or(1.0); }
+  bool is_private_run() const;  ///< the algorithm is private and epsilon is finite
+  bool poisson() const { return epochs.value_or(0.0) > 0; }
+  /// Whether records are drawn in the seed's sample order, each once
+  /// (every algorithm but Poisson dpsgd).
+  bool single_pass() const { return !poisson(); }
 };
 
 /// What a run computed from the private data that its (eps, delta) guarantee
@@ -94,22 +127,17 @@ struct Summary {
   /// Where the secret noise key came from: "generated" (fresh from the OS,
   /// kept nowhere) or "supplied" (RunOptions::noise_key). Never the key.
   std::string noise_key_source;
-  // The guarantee, fixed before the run (eps = inf for the references):
-  // (epsilon, delta)-DP for `adjacency`.
-  double epsilon = 0, delta = 0, mu = 0, sigma = 0, sensitivity = 0, noise_multiplier = 0;
-  double epsilon_rdp = 0, zcdp_rho = 0;
-  int depth = 0;                      ///< tree depth of the guarantee: depth(L_max), 1 without a tree
-  std::string accounting;             ///< e.g. "gdp-tree", "gdp-gaussian", "rdp-poisson"
-  std::string adjacency;              ///< "replace-one", or "zero-out" (Poisson dpsgd; n public)
+  /// The guarantee, fixed before the run (mechanism kNone for the references).
+  PrivacyRecord privacy;
   // Work, all of it a function of the released iterates and public sizes.
   Index samples_used = 0, steps = 0, o1_calls = 0, perturbations = 0;
   /// Per-example gradients computed; unset where the count is not public
   /// (Poisson sampling: Diagnostics::gradient_evaluations has it).
   std::optional<Index> gradient_evaluations;
   std::vector<std::uint64_t> phase_lengths;
-  std::map<std::string, double> params;
-  std::string termination;            ///< "max-steps", "data-exhausted", "planned-steps", "interrupted", "callback"
-  bool interrupted = false;
+  std::map<std::string, double> params;  ///< the parameters the run used, by name (the report's table)
+  Termination termination = Termination::kMaxSteps;
+  bool interrupted() const { return termination == Termination::kInterrupted; }
   Diagnostics diagnostics;            ///< not covered by the guarantee
 };
 

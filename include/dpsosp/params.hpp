@@ -27,10 +27,19 @@ struct PrivacyTarget {
   void Validate() const;
 };
 
-/// Optional overrides of any computed parameter (unset = computed).
+/// Optional overrides of any computed parameter (unset = computed). Which
+/// algorithm reads which is in its row of the algorithm table (algorithm.hpp);
+/// RunOptions::Validate refuses the others.
 struct ParameterOverrides {
-  std::optional<double> alpha, kappa, sigma, eta, zeta, threshold;
+  std::optional<double> alpha, kappa;
+  /// The tree algorithms' node noise (per coordinate), instead of calibrating it.
+  std::optional<double> sigma;
+  /// Every private algorithm's z = sigma / sensitivity, instead of calibrating it.
+  std::optional<double> noise_multiplier;
+  std::optional<double> eta, zeta, threshold;
   std::optional<Index> b, T, Gamma;
+  /// The OverrideBit bits (algorithm.hpp) of the entries that are set.
+  unsigned set_bits() const;
 };
 
 /// Every parameter of spider-tree-adaptive (paper Theorem 3.11, hidden constants 1,

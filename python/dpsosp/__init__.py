@@ -15,8 +15,8 @@ noise_key (see generate_noise_key) or noise_key_file is given.
 
 Every function raises ValueError with a one-line message on bad input.
 """
-from ._core import (algorithms, certify, certify_population, gdp_epsilon, generate_noise_key, models,
+from ._core import (algorithm_table, algorithms, certify, certify_population, gdp_epsilon, generate_noise_key, models,
                     privacy_poisson, privacy_tree, run, synthetic)
 
 __all__ = ["run", "certify", "certify_population", "synthetic", "privacy_tree", "privacy_poisson",
-           "gdp_epsilon", "generate_noise_key", "algorithms", "models"]
+           "gdp_epsilon", "generate_noise_key", "algorithms", "algorithm_table", "models"]

@@ -61,6 +61,21 @@ class PythonModule(unittest.TestCase):
         self.assertNotIn("diagnostics", bare)
         np.testing.assert_array_equal(bare["x"], r["x"])
 
+    def test_refuses_what_the_cli_refuses_in_the_same_words(self):
+        X = np.random.default_rng(1).standard_normal((2000, 3))
+        y = (X[:, 0] > 0).astype(float)
+        with self.assertRaisesRegex(ValueError, "spider is non-private"):
+            dpsosp.run("logistic", X, y, algo="spider", epsilon=1.0)
+        with self.assertRaisesRegex(ValueError, "batch_size: applies to .*not spider-tree-adaptive"):
+            dpsosp.run("logistic", X, y, batch_size=64)
+        with self.assertRaisesRegex(ValueError, "epochs: applies to dpsgd, not spider-gauss-fixed"):
+            dpsosp.run("logistic", X, y, algo="spider-gauss-fixed", epochs=2)
+        r = dpsosp.run("logistic", X, y, algo="sgd", batch_size=64, noise_key=None)
+        self.assertEqual(r["accounting"], "none (non-private)")
+        table = {row["name"]: row for row in dpsosp.algorithm_table()}
+        self.assertIn("epochs", table["dpsgd"]["options"])
+        self.assertNotIn("batch_size", table["spider-tree-adaptive"]["options"])
+
     def test_not_numbers_are_refused_naming_the_entry(self):
         X = np.ones((20, 3))
         X[7, 2] = np.inf

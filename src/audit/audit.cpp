@@ -29,209 +29,22 @@
 #include "dpsosp/error.hpp"
 #include "dpsosp/model.hpp"
 #include "dpsosp/privacy.hpp"
+#include "audit/canaries.hpp"
+#include "audit/statistics.hpp"
+#include "optimizers/registry.hpp"
 
 namespace dpsosp::audit {
 namespace {
 
+using detail::BoundTable;
+using detail::LinearCanaryModel;
+using detail::QuadraticCanaryModel;
+using detail::Test;
+using detail::count_positive;
+using detail::run_key;
+using detail::run_seed;
+
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-// f(x; z) = scale * <z, x>: the gradient scale * z does not depend on x, so
-// zero records carry no signal at any iterate and O2 differences vanish; only
-// the canary's clipped gradient reaches the output. scale = 1 but for the
-// extreme canary, whose records are stored divided by scale = 2^1000 so that a
-// finite record (2^30) overflows to infinity inside the model while the others
-// come out exactly. fail_on_overflow: the run throws instead (a broken build).
-class LinearCanaryModel final : public Model {
- public:
-  LinearCanaryModel(Index d, double scale, bool fail_on_overflow)
-      : d_(d), scale_(scale), fail_on_overflow_(fail_on_overflow) {}
-  std::string name() const override { return "audit-linear"; }
-  Index dim() const override { return d_; }
-  Index features() const override { return d_; }
-  void validate(const Dataset& data) const override {
-    if (data.cols() != d_) throw Error("audit-linear: the data have " + std::to_string(data.cols()) + " features, expected " + std::to_string(d_));
-  }
-  double loss(const Vec& x, const Dataset& data, Index i) const override { return scale_ * data.row_dot(i, x); }
-  void gradient(const Vec&, const Dataset& data, Index i, Eigen::Ref<Vec> out) const override {
-    data.row_dense(i, out);
-    if (scale_ != 1.0) out *= scale_;
-    if (fail_on_overflow_ && !out.allFinite())
-      throw Error("audit-linear: a per-example gradient overflowed and this build gives up (tampering extreme-fails)");
-  }
-  void hvp(const Vec&, const Dataset&, Index, const Vec&, Eigen::Ref<Vec> out) const override { out.setZero(); }
-
- private:
-  Index d_;
-  double scale_;
-  bool fail_on_overflow_;
-};
-
-// f(x; z) = sum_j z_j x_j^2 / 2 + w x_1. The drift w e1 is the same for every
-// record and the same at every x: it moves the first step by a public amount
-// (so that the O2 step after it is long enough to saturate the batch rule) and
-// cancels in gradient differences. The rest, z .* x, is zero at x = 0 and for
-// z = 0; between two iterates it differs by z .* (x_t - x_{t-1}).
-class QuadraticCanaryModel final : public Model {
- public:
-  QuadraticCanaryModel(Index d, double w) : d_(d), w_(w) {}
-  std::string name() const override { return "audit-quadratic"; }
-  Index dim() const override { return d_; }
-  Index features() const override { return d_; }
-  void validate(const Dataset& data) const override {
-    if (data.cols() != d_) throw Error("audit-quadratic: the data have " + std::to_string(data.cols()) + " features, expected " + std::to_string(d_));
-  }
-  double loss(const Vec& x, const Dataset& data, Index i) const override {
-    Vec z(d_);
-    data.row_dense(i, z);
-    return 0.5 * (z.array() * x.array().square()).sum() + w_ * x[0];
-  }
-  void gradient(const Vec& x, const Dataset& data, Index i, Eigen::Ref<Vec> out) const override {
-    data.row_dense(i, out);
-    out.array() *= x.array();
-    out[0] += w_;
-  }
-  void hvp(const Vec&, const Dataset& data, Index i, const Vec& v, Eigen::Ref<Vec> out) const override {
-    data.row_dense(i, out);
-    out.array() *= v.array();
-  }
-
- private:
-  Index d_;
-  double w_;
-};
-
-std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
-// Distinct for every (base seed, algorithm, dataset, run).
-std::uint64_t run_seed(std::uint64_t base, Algorithm algorithm, int dataset, Index run) {
-  const std::uint64_t stream = splitmix64(base) ^ splitmix64(0x5eedULL + static_cast<std::uint64_t>(algorithm));
-  return splitmix64(stream ^ splitmix64((static_cast<std::uint64_t>(run) << 1) | static_cast<std::uint64_t>(dataset)));
-}
-
-// The noise key of run `run` on dataset `dataset`: a function of the audit's
-// seed, so that an audit is reproducible. The audit's scores never read it
-// (the attacker does not hold the key), except where a tampering publishes it.
-NoiseKey run_key(std::uint64_t base, Algorithm algorithm, int dataset, Index run) {
-  const std::uint64_t a = splitmix64(run_seed(base, algorithm, dataset, run) ^ 0x6b6579ULL);
-  const std::uint64_t b = splitmix64(a);
-  std::array<std::uint8_t, 16> bytes{};
-  for (int i = 0; i < 8; ++i) {
-    bytes[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(a >> (8 * i));
-    bytes[static_cast<std::size_t>(8 + i)] = static_cast<std::uint8_t>(b >> (8 * i));
-  }
-  return NoiseKey::from_bytes(bytes);
-}
-
-// Continued fraction of the incomplete beta function (modified Lentz).
-double beta_continued_fraction(double a, double b, double x) {
-  constexpr double kTiny = 1e-300;
-  constexpr double kEps = 1e-15;
-  const double qab = a + b, qap = a + 1, qam = a - 1;
-  double c = 1, d = 1 - qab * x / qap;
-  if (std::abs(d) < kTiny) d = kTiny;
-  d = 1 / d;
-  double h = d;
-  for (int m = 1; m <= 100000; ++m) {
-    const double m2 = 2.0 * m;
-    double aa = m * (b - m) * x / ((qam + m2) * (a + m2));
-    d = 1 + aa * d;
-    if (std::abs(d) < kTiny) d = kTiny;
-    c = 1 + aa / c;
-    if (std::abs(c) < kTiny) c = kTiny;
-    d = 1 / d;
-    h *= d * c;
-    aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2));
-    d = 1 + aa * d;
-    if (std::abs(d) < kTiny) d = kTiny;
-    c = 1 + aa / c;
-    if (std::abs(c) < kTiny) c = kTiny;
-    d = 1 / d;
-    const double delta = d * c;
-    h *= delta;
-    if (std::abs(delta - 1) < kEps) return h;
-  }
-  throw Error("incomplete_beta: the continued fraction did not converge (a = " + std::to_string(a) +
-              ", b = " + std::to_string(b) + ", x = " + std::to_string(x) + ")");
-}
-
-// The p with I_p(a, b) = target, by bisection (I is increasing in p).
-double beta_quantile(double a, double b, double target) {
-  double lo = 0, hi = 1;
-  for (int i = 0; i < 200 && hi - lo > 1e-16; ++i) {
-    const double mid = 0.5 * (lo + hi);
-    if (incomplete_beta(a, b, mid) < target) lo = mid; else hi = mid;
-  }
-  return 0.5 * (lo + hi);
-}
-
-double bound_from_rates(double tpr_lower, double fpr_upper, double delta) {
-  if (!(tpr_lower > delta)) return 0;
-  return std::max(0.0, std::log((tpr_lower - delta) / fpr_upper));
-}
-
-// Clopper-Pearson bounds for k = 0..n, computed once each (the test search
-// asks for the same counts many times).
-class BoundTable {
- public:
-  BoundTable(double delta, double alpha) : delta_(delta), alpha_(alpha) {}
-  double bound(Index tp, Index positives, Index fp, Index negatives) {
-    return bound_from_rates(cached(lower_, tp, positives, true), cached(upper_, fp, negatives, false), delta_);
-  }
-
- private:
-  double cached(std::map<Index, std::vector<double>>& table, Index k, Index n, bool lower) {
-    std::vector<double>& v = table[n];
-    if (v.empty()) v.assign(static_cast<std::size_t>(n) + 1, std::numeric_limits<double>::quiet_NaN());
-    double& x = v[static_cast<std::size_t>(k)];
-    if (std::isnan(x)) x = lower ? clopper_pearson_lower(k, n, alpha_) : clopper_pearson_upper(k, n, alpha_);
-    return x;
-  }
-  double delta_, alpha_;
-  std::map<Index, std::vector<double>> lower_, upper_;
-};
-
-struct Test {
-  std::size_t score = 0;
-  double threshold = 0;
-  bool reject_high = true;      // positive when score > threshold (else <= threshold)
-  bool positive_is_with = true; // the positive dataset is D' (else D)
-  double bound = -kInf;
-};
-
-// Positives of a test among sorted scores.
-Index count_positive(const std::vector<double>& sorted, double t, bool reject_high) {
-  const auto above = static_cast<Index>(sorted.end() - std::upper_bound(sorted.begin(), sorted.end(), t));
-  return reject_high ? above : static_cast<Index>(sorted.size()) - above;
-}
-
-// The best of the four tests of one score (either dataset positive, either
-// direction) on the selection half. Only thresholds at a score of the null
-// side can be optimal (the FPR changes only there).
-void choose_test(std::size_t score, std::vector<double> without, std::vector<double> with, BoundTable& table,
-                 Test& best) {
-  std::sort(without.begin(), without.end());
-  std::sort(with.begin(), with.end());
-  for (const bool positive_is_with : {true, false}) {
-    const std::vector<double>& alt_scores = positive_is_with ? with : without;
-    const std::vector<double>& null_scores = positive_is_with ? without : with;
-    for (const bool high : {true, false}) {
-      for (std::size_t j = 0; j < null_scores.size(); ++j) {
-        if (j > 0 && null_scores[j] == null_scores[j - 1]) continue;  // the same test again
-        // high: t at a null score (positives > t exclude it); low: just below it.
-        const double threshold = high ? null_scores[j] : std::nextafter(null_scores[j], -kInf);
-        const Index fp = count_positive(null_scores, threshold, high);
-        const Index tp = count_positive(alt_scores, threshold, high);
-        const double b = table.bound(tp, alt_scores.size(), fp, null_scores.size());
-        if (b > best.bound) best = {score, threshold, high, positive_is_with, b};
-      }
-    }
-  }
-}
 
 bool same_release(const Summary& a, const Summary& b) {
   auto same = [](const Vec& u, const Vec& v) { return u.size() == v.size() && (u.array() == v.array()).all(); };
@@ -271,37 +84,20 @@ Index resolved_steps(const AuditOptions& a) {
   return 1;
 }
 
-bool is_tree(Algorithm a) { return a == Algorithm::kSpiderTreeAdaptive || a == Algorithm::kSpiderTreePeriodic; }
-
-// The linear canary's configuration: one O1 per step on its own batch (or
-// phases of one O1 and q - 1 O2 steps for spider-tree-periodic), every node's
-// sensitivity 2G/b.
+// The linear canary's configuration, from the algorithm's row: one O1 per
+// step on its own batch (or phases of one O1 and q - 1 O2 steps where the
+// algorithm reads a period), every node's sensitivity 2G/b.
 void configure_linear(const AuditOptions& a, RunOptions& o, double G) {
-  const double b = static_cast<double>(a.batch);
-  switch (a.algorithm) {
-    case Algorithm::kDpsgd: o.batch_size = a.batch; break;
-    case Algorithm::kSpiderGaussFixed: o.overrides.b = a.batch; break;
-    case Algorithm::kSpiderTreeAdaptive:
-      // s = max(2G/b, 2/bt_slope) with bt_slope >= kappa/alpha^2 = 2b/G: s = 2G/b.
-      o.overrides.b = a.batch;
-      o.overrides.alpha = G;
-      o.overrides.kappa = 2.0 * b * G;
-      break;
-    case Algorithm::kSpiderTreePeriodic:
-      // s = max(2G/b1, 4G/b2) = 2G/b1 with b2 = 2 b1; O1 every q steps.
-      o.overrides.b = a.batch;
-      o.batch_size = 2 * a.batch;
-      o.period = a.phase_length;
-      break;
-    default: break;
-  }
+  ::dpsosp::detail::algorithm_row(a.algorithm).audit.linear(o, a.batch, G, a.phase_length);
 }
 
 Setup::Setup(const AuditOptions& options) : a(options) {
   a.Validate();
   a.steps = resolved_steps(options);
+  const AlgorithmInfo& info = algorithm_info(a.algorithm);
+  const ::dpsosp::detail::AuditHooks& hooks = ::dpsosp::detail::algorithm_row(a.algorithm).audit;
   poisson = a.epochs > 0;
-  tree = is_tree(a.algorithm);
+  tree = info.mechanism == MechanismKind::kTree;
   const Index d = a.dim, b = a.batch;
   const double G = a.G, c = a.canary_norm;
   const bool quadratic = a.canary == Canary::kQuadraticO2;
@@ -318,10 +114,9 @@ Setup::Setup(const AuditOptions& options) : a(options) {
   honest.noise_key = run_key(a.seed, a.algorithm, 0, ~Index{0});
   honest.threads = 1;
   honest.record_trajectory = true;
-  // quadratic-o2, spider-tree-adaptive: the factor by which unclipped-o2 raises
-  // M (just above the canary's c), and the drift budget kappa.
-  const double raise = 1.01 * c;
-  double kappa = 0;
+  // quadratic-o2: the factor by which unclipped-o2 raises M (just above the canary's c).
+  const ::dpsosp::detail::QuadraticAudit quadratic_audit{b, d, G, M, 1.01 * c, a.privacy};
+  ::dpsosp::detail::QuadraticAuditSetup quadratic_setup;
   if (poisson) {
     // Poisson sampling reads no order: the canary is any row.
     n = b * a.steps;
@@ -335,7 +130,6 @@ Setup::Setup(const AuditOptions& options) : a(options) {
     const Index phases = (a.steps + q - 1) / q;
     n = phases * (b + 2 * b * (q - 1));
     honest.max_steps = a.steps;
-    honest.max_phase_length = q;
     configure_linear(a, honest, G);
   } else {
     // Step 1 is an O1 at x0 = 0, where every record's gradient is the drift
@@ -343,87 +137,42 @@ Setup::Setup(const AuditOptions& options) : a(options) {
     // starts at the canary (position b of the order).
     canary_position = b;
     honest.max_steps = 2;
-    honest.max_phase_length = 2;
+    if (info.knobs & kKnobMaxPhaseLength) honest.max_phase_length = 2;
     honest.overrides.b = b;
-    switch (a.algorithm) {
-      case Algorithm::kSpiderTreeAdaptive: {
-        // bt_slope S = kappa/alpha^2 = b/G: the O2 term 2/S of the node
-        // sensitivity s equals the O1 term 2G/b, and b_t = ceil(M |x_1| S) is
-        // about b (M |x_1| = |G + node noise| with eta = 1/M), large enough that
-        // 2 M |x_1| / b_t is close to s. kappa (the drift |released_1| that
-        // forces an O1) exceeds G + 20 node noises even after unclipped-o2
-        // divides it by `raise`, and alpha is large enough that kappa/alpha^2
-        // stays the larger term of bt_slope then.
-        const double S = static_cast<double>(b) / G;
-        const double mu = privacy::gdp_mu(a.privacy.epsilon, a.privacy.delta);
-        const double sigma_estimate = (2.0 / S) * std::sqrt(2.0) / mu;
-        const double alpha = std::max(std::sqrt(raise * (G + 20.0 * sigma_estimate) / S),
-                                      2.0 * raise * std::sqrt(static_cast<double>(d)) / (S * a.privacy.epsilon));
-        kappa = S * alpha * alpha;
-        honest.overrides.alpha = alpha;
-        honest.overrides.kappa = kappa;
-        honest.overrides.threshold = 0.0;  // no saddle perturbation
-        // Room for b_t up to ceil((G + 8 node noises) S).
-        const SpiderParameters p =
-            spider_tree_adaptive_parameters(b + 1, d, a.privacy, honest.constants, 1.0, honest.overrides, 2);
-        n = b + static_cast<Index>(std::ceil((G + 8.0 * p.sigma) * p.bt_slope)) + 1;
-        break;
-      }
-      case Algorithm::kSpiderTreePeriodic:
-        // O2 batch 2: s = max(2G/b, 2 M max_step / 2) = 2G. The O2 clip is
-        // M min(|x_1|, max_step) = min(M |x_1|, 2G): eta = 4/M makes M |x_1| =
-        // 4 |G + noise|, mostly above 2G, so the clip is mostly 2G and the
-        // canary's shift 2G = s.
-        honest.batch_size = 2;
-        honest.period = 2;
-        honest.overrides.eta = 4.0 / M;
-        max_step = 2.0 * G / M;
-        n = b + 2;
-        break;
-      case Algorithm::kSpiderGaussFixed:
-        // O2 batch 2, with its own Gaussian noise z * 2 M |x_1| / 2; no restart.
-        honest.batch_size = 2;
-        honest.overrides.kappa = std::numeric_limits<double>::max();
-        honest.overrides.threshold = 0.0;
-        n = b + 2;
-        break;
-      default: break;
-    }
+    quadratic_setup = hooks.quadratic(honest, quadratic_audit);
+    n = quadratic_setup.n;
+    max_step = quadratic_setup.max_step;
   }
   const Vec x0 = Vec::Zero(static_cast<Eigen::Index>(d));
   reference = minimize(*model, data(false, 0, true), x0, honest);
-  const bool noise_is_multiplier = a.algorithm == Algorithm::kDpsgd || a.algorithm == Algorithm::kSpiderGaussFixed;
-  // overrides.sigma is the noise multiplier for dpsgd and spider-gauss-fixed and
-  // the node noise for the tree algorithms.
-  const double honest_noise = noise_is_multiplier ? reference.noise_multiplier : reference.sigma;
+  // The noise knob of every private algorithm: its z (the tree's node sigma is z s).
+  const double honest_z = reference.privacy.noise_multiplier;
 
   audited = honest;
   // Poisson dpsgd calibrates its noise multiplier by a search over the RDP
   // accountant (tens of milliseconds a run); every run would find the same
   // number, so the runs take the reference's.
-  if (poisson) audited.overrides.sigma = reference.noise_multiplier;
+  if (poisson) audited.overrides.noise_multiplier = honest_z;
   switch (a.tampering) {
     case Tampering::kNone:
     case Tampering::kPublishedKey:  // the mechanism is honest; its key is not secret
     case Tampering::kExtremeFails:  // the model gives up on an overflow
       break;
-    case Tampering::kNoiseDividedBy10: audited.overrides.sigma = honest_noise / 10.0; break;
+    case Tampering::kNoiseDividedBy10:
+      audited.overrides.noise_multiplier = honest_z / 10.0;
+      audited.overrides.sigma.reset();
+      break;
     case Tampering::kClippingOff: {
-      // Clip above the canary's norm; keep the noise the honest clip G calls for.
+      // Clip above the canary's norm; keep the noise the honest clip G calls
+      // for (every release's sensitivity scales with G, so z G / G_off).
       const double G_off = c * G * 1.01;
       audited.constants.G = G_off;
       if (!poisson) configure_linear(a, audited, G_off);
-      audited.overrides.sigma = noise_is_multiplier ? honest_noise * G / G_off : honest_noise;
+      audited.overrides.noise_multiplier = honest_z * G / G_off;
       break;
     }
     case Tampering::kUnclippedO2:
-      // M' = raise * M: the O2 clip M' |dx| is above the canary's c M |dx|.
-      // kappa / raise keeps b_t = ceil(M' |dx| kappa / (raise alpha^2)) as
-      // honest, eta = 1/M the step, and sigma the honest node noise.
-      audited.constants.M = raise * M;
-      audited.overrides.kappa = kappa / raise;
-      audited.overrides.eta = 1.0 / M;
-      audited.overrides.sigma = reference.sigma;
+      hooks.unclipped_o2(audited, quadratic_audit, quadratic_setup, reference.privacy.sigma);
       break;
   }
 
@@ -515,13 +264,8 @@ std::vector<double> Setup::scores(const Summary& s) const {
   v.push_back(static_cast<double>(s.samples_used));
   v.push_back(s.gradient_evaluations ? static_cast<double>(*s.gradient_evaluations) : -1.0);
   v.push_back(static_cast<double>(s.phase_lengths.size()));
-  double termination = 0;
-  for (const char* t : {"max-steps", "data-exhausted", "planned-steps", "interrupted", "callback"}) {
-    if (s.termination == t) break;
-    ++termination;
-  }
-  v.push_back(termination);
-  v.push_back(s.epsilon);
+  v.push_back(static_cast<double>(s.termination));
+  v.push_back(s.privacy.epsilon);
   return v;
 }
 
@@ -568,7 +312,18 @@ void AuditOptions::Validate() const {
   const Index s = resolved_steps(*this);
   const double records = static_cast<double>(batch) * static_cast<double>(s) * static_cast<double>(dim) *
                          (phase_length > 1 ? 2.0 : 1.0);
-  if (!is_private_algorithm(algorithm)) os << "algorithm " << algorithm_name(algorithm) << " is not private";
+  const AlgorithmInfo& info = algorithm_info(algorithm);
+  const ::dpsosp::detail::AuditHooks& hooks = ::dpsosp::detail::algorithm_row(algorithm).audit;
+  // Which algorithms a canary or tampering applies to, from the table.
+  const auto having = [](auto member) {
+    std::string list;
+    for (const AlgorithmInfo& i : algorithm_table())
+      if (::dpsosp::detail::algorithm_row(i.id).audit.*member)
+        list += (list.empty() ? "" : ", ") + i.name;
+    return list;
+  };
+  if (!info.is_private) os << "algorithm " << info.name << " is not private";
+  else if (hooks.linear == nullptr) os << "algorithm " << info.name << " has no audit configuration";
   else if (!privacy.is_private()) os << "epsilon must be finite";
   else if (runs < 4) os << "runs must be at least 4, got " << runs;
   else if (runs > 100000000) os << "runs must be at most 1e8, got " << runs;
@@ -581,17 +336,18 @@ void AuditOptions::Validate() const {
   else if (threads < 0) os << "threads must be >= 0, got " << threads;
   else if (phase_length < 1 || phase_length > 1000000) os << "phase_length must be in [1, 1e6], got " << phase_length;
   else if (!(epochs >= 0) || !std::isfinite(epochs)) os << "epochs must be >= 0 and finite, got " << epochs;
-  else if (epochs > 0 && algorithm != Algorithm::kDpsgd)
-    os << "epochs > 0 (Poisson sampling) applies to dpsgd only, got " << algorithm_name(algorithm);
+  else if (epochs > 0 && !(info.knobs & kKnobEpochs))
+    os << "epochs > 0 (Poisson sampling) applies to " << algorithms_reading(kKnobEpochs) << " only, got " << algorithm_name(algorithm);
   else if (epochs > 0 && std::ceil(epochs * static_cast<double>(s)) > 1e6)
     os << "epochs * steps (the planned Poisson steps) must be at most 1e6, got " << epochs << " * " << s;
-  else if (phase_length > 1 && (algorithm != Algorithm::kSpiderTreePeriodic || quadratic))
-    os << "phase_length > 1 applies to spider-tree-periodic with a linear or extreme canary only (its O2 batch is "
+  else if (phase_length > 1 && (!(info.knobs & kKnobPeriod) || quadratic))
+    os << "phase_length > 1 applies to " << algorithms_reading(kKnobPeriod)
+       << " with a linear or extreme canary only (its O2 batch is "
           "fixed), got "
        << phase_length << " for " << algorithm_name(algorithm) << " with canary " << canary_name(canary);
-  else if (quadratic && algorithm == Algorithm::kDpsgd)
-    os << "canary quadratic-o2 needs an O2 step (spider-tree-adaptive, spider-gauss-fixed or spider-tree-periodic); "
-          "dpsgd has none";
+  else if (quadratic && hooks.quadratic == nullptr)
+    os << "canary quadratic-o2 needs an O2 step (" << having(&::dpsosp::detail::AuditHooks::quadratic) << "); "
+       << info.name << " has none";
   else if (quadratic && steps != 0 && steps != 2)
     os << "canary quadratic-o2 runs exactly 2 steps (one O1, one O2): steps must be 0 (default) or 2, got " << steps;
   else if (quadratic && !(canary_norm > 1))
@@ -599,9 +355,9 @@ void AuditOptions::Validate() const {
   else if (canary == Canary::kExtreme && !(canary_norm * G >= 0x1p-20 && canary_norm * G <= 0x1p20))
     os << "canary extreme needs canary_norm * G in [2^-20, 2^20] (the model scales records by 2^1000), got "
        << canary_norm * G;
-  else if (tampering == Tampering::kUnclippedO2 && (!quadratic || algorithm != Algorithm::kSpiderTreeAdaptive))
-    os << "tampering unclipped-o2 applies to spider-tree-adaptive with canary quadratic-o2 only (the other algorithms "
-          "tie the O2 noise or sensitivity to M), got "
+  else if (tampering == Tampering::kUnclippedO2 && (!quadratic || hooks.unclipped_o2 == nullptr))
+    os << "tampering unclipped-o2 applies to " << having(&::dpsosp::detail::AuditHooks::unclipped_o2)
+       << " with canary quadratic-o2 only (the other algorithms tie the O2 noise or sensitivity to M), got "
        << algorithm_name(algorithm) << " with canary " << canary_name(canary);
   else if (tampering == Tampering::kClippingOff && quadratic)
     os << "tampering clip-off raises the O1 clip G, which the quadratic-o2 canary never meets (use unclipped-o2)";
@@ -621,39 +377,6 @@ RunRandomness run_randomness(const AuditOptions& options, int dataset, Index run
 Summary run_once(const AuditOptions& options, bool with_canary, const RunRandomness& randomness) {
   const Setup setup(options);
   return setup.run(with_canary, randomness);
-}
-
-double incomplete_beta(double a, double b, double x) {
-  if (!(a > 0) || !(b > 0) || !(x >= 0 && x <= 1))
-    throw Error("incomplete_beta: expected a > 0, b > 0, x in [0, 1], got a = " + std::to_string(a) +
-                ", b = " + std::to_string(b) + ", x = " + std::to_string(x));
-  if (x == 0) return 0;
-  if (x == 1) return 1;
-  const double front =
-      std::exp(std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) + b * std::log1p(-x));
-  if (x < (a + 1) / (a + b + 2)) return front * beta_continued_fraction(a, b, x) / a;
-  return 1 - front * beta_continued_fraction(b, a, 1 - x) / b;
-}
-
-double clopper_pearson_lower(Index k, Index n, double alpha) {
-  if (n == 0 || k > n || !(alpha > 0 && alpha < 1))
-    throw Error("clopper_pearson_lower: expected 0 <= k <= n, n >= 1, alpha in (0, 1)");
-  if (k == 0) return 0;
-  return beta_quantile(static_cast<double>(k), static_cast<double>(n - k + 1), alpha);
-}
-
-double clopper_pearson_upper(Index k, Index n, double alpha) {
-  if (n == 0 || k > n || !(alpha > 0 && alpha < 1))
-    throw Error("clopper_pearson_upper: expected 0 <= k <= n, n >= 1, alpha in (0, 1)");
-  if (k == n) return 1;
-  return beta_quantile(static_cast<double>(k + 1), static_cast<double>(n - k), 1 - alpha);
-}
-
-double epsilon_lower_bound(Index true_positives, Index positives_trials, Index false_positives,
-                           Index negatives_trials, double delta, double alpha) {
-  const double tpr = clopper_pearson_lower(true_positives, positives_trials, alpha);
-  const double fpr = clopper_pearson_upper(false_positives, negatives_trials, alpha);
-  return bound_from_rates(tpr, fpr, delta);
 }
 
 AuditResult run_audit(const AuditOptions& options) {
@@ -685,7 +408,7 @@ AuditResult run_audit(const AuditOptions& options) {
         const Summary s = setup.run(ds == 1, randomness);
         const std::vector<double> v = setup.scores(s);
         std::copy(v.begin(), v.end(), out);
-        reported[ds][run] = s.epsilon;
+        reported[ds][run] = s.privacy.epsilon;
         if (published) {
           // The attacker holds the seed and the key: it replays the run on D
           // and on D' and sees which reproduces the release bit for bit.
@@ -722,10 +445,10 @@ AuditResult run_audit(const AuditOptions& options) {
   r.algorithm = algorithm_name(a.algorithm);
   r.tampering = tampering_name(a.tampering);
   r.canary = canary_name(a.canary);
-  r.adjacency = setup.poisson ? "zero-out" : "replace-one";
-  r.claimed_epsilon = setup.reference.epsilon;
+  r.adjacency = adjacency_name(setup.reference.privacy.adjacency);
+  r.claimed_epsilon = setup.reference.privacy.epsilon;
   r.delta = a.privacy.delta;
-  r.claimed_mu = setup.reference.mu;
+  r.claimed_mu = setup.reference.privacy.mu;
   r.confidence = a.confidence;
   r.scores = setup.names;
   r.n = setup.n;
@@ -754,7 +477,7 @@ AuditResult run_audit(const AuditOptions& options) {
     return v;
   };
   Test test;
-  for (std::size_t j = 0; j < k; ++j) choose_test(j, column(0, j, 0, half), column(1, j, 0, half), table, test);
+  for (std::size_t j = 0; j < k; ++j) detail::choose_test(j, column(0, j, 0, half), column(1, j, 0, half), table, test);
   std::vector<double> measure0 = column(0, test.score, half, runs), measure1 = column(1, test.score, half, runs);
   std::sort(measure0.begin(), measure0.end());
   std::sort(measure1.begin(), measure1.end());

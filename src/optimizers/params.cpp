@@ -2,6 +2,7 @@
 // Theorem 3.11 with every hidden constant set to 1; SPEC section 2).
 // docs/parameters.md gives each formula with the paper line it comes from.
 #include "dpsosp/params.hpp"
+#include "dpsosp/mechanism.hpp"
 
 #include <cmath>
 #include <sstream>
@@ -100,10 +101,11 @@ SpiderParameters compute(Index n, Index d, const PrivacyTarget& privacy, const P
   // for depth D instead of a far larger fixed cap (docs/parameters.md).
   p.max_phase_length = max_phase_length > 0 ? max_phase_length : automatic_phase_length(p.kappa, a);
   p.depth = privacy::tree_depth(p.max_phase_length);
-  p.sigma = o.sigma ? *o.sigma
-                    : (privacy.is_private() ? privacy::calibrate_tree_sigma(p.sensitivity, p.max_phase_length,
-                                                                            eps, privacy.delta)
-                                            : 0.0);
+  // The tree mechanism's calibration (mechanism.hpp), or the override.
+  p.sigma = o.sigma              ? *o.sigma
+            : o.noise_multiplier ? *o.noise_multiplier * p.sensitivity
+            : privacy.is_private() ? tree_noise_sigma(p.sensitivity, p.max_phase_length, privacy)
+                                   : 0.0;
   p.eta = o.eta ? *o.eta : 1.0 / c.M;
   // Proposition 3.4: T = B / (eta alpha^2) = B M / alpha^2.
   p.T = o.T ? *o.T : ceil_index(c.B * c.M / (a * a));

@@ -10,10 +10,45 @@
 
 #include "dpsosp/error.hpp"
 #include "dpsosp/oracles.hpp"
+#include "optimizers/registry.hpp"
 #include "engine/work_sharing.hpp"
 #include "engine/wide_kernels.hpp"
 
 namespace dpsosp::detail {
+
+SpiderConfig spider_config(const RunOptions& o, const SpiderParameters& p, bool is_private) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  SpiderConfig c;
+  c.b1 = p.b;
+  c.clip_o1 = is_private ? o.constants.G : kInf;
+  c.clip_o2 = is_private;
+  c.M = o.constants.M;
+  c.eta = p.eta;
+  c.max_phase_length = p.max_phase_length > 0 ? p.max_phase_length : std::numeric_limits<Index>::max();
+  c.perturbation = {true, p.threshold, p.zeta, p.Gamma};
+  return c;
+}
+
+void report_spider_params(Summary& s, const SpiderParameters& p) {
+  s.params["alpha"] = p.alpha;
+  s.params["b"] = static_cast<double>(p.b);
+  s.params["kappa"] = p.kappa;
+  s.params["bt_slope"] = p.bt_slope;
+  s.params["sensitivity"] = p.sensitivity;
+  s.params["sigma"] = p.sigma;
+  s.params["eta"] = p.eta;
+  s.params["T"] = static_cast<double>(p.T);
+  s.params["Gamma"] = static_cast<double>(p.Gamma);
+  s.params["zeta"] = p.zeta;
+  s.params["threshold"] = p.threshold;
+  s.params["max_phase_length"] = static_cast<double>(p.max_phase_length);
+}
+
+std::optional<double> tree_sigma_override(const ParameterOverrides& o, double sensitivity_bound) {
+  if (o.sigma) return o.sigma;
+  if (o.noise_multiplier) return *o.noise_multiplier * sensitivity_bound;
+  return std::nullopt;
+}
 
 Index BatchSchedule::o2_batch(double u) const {
   if (!adaptive) return fixed;
@@ -38,7 +73,7 @@ constexpr std::size_t kAheadCap = std::size_t{1} << 20;  // 8 MiB of doubles
 constexpr std::size_t kRefill = std::size_t{1} << 15;    // 256 KiB
 
 SamplePool& order_and_noise(std::optional<SamplePool>& pool, const Dataset& data, Index d, std::uint64_t seed,
-                            ReleaseNoise& noise) {
+                            Mechanism& noise) {
   const Index n = data.rows();
   const int threads = available_threads();
   if (threads < 2 || !noise.draws_ahead()) {
@@ -73,22 +108,12 @@ SamplePool& order_and_noise(std::optional<SamplePool>& pool, const Dataset& data
   return *pool;
 }
 
-bool should_stop(const RunOptions& options, Index step, const Vec& x, SpiderTrace& trace) {
-  if (options.stop_flag != nullptr && options.stop_flag->load()) {
-    trace.termination = "interrupted";
-    return true;
-  }
-  if (options.on_step && !options.on_step(step, x)) {
-    trace.termination = "callback";
-    return true;
-  }
-  return false;
-}
 }  // namespace
 
-SpiderTrace run_spider(const Model& model, const Dataset& data, const SpiderConfig& config, ReleaseNoise& noise,
-                       std::uint64_t seed, const RunOptions& options, Summary& summary) {
-  SpiderTrace trace;
+void run_spider(const Model& model, const Dataset& data, const SpiderConfig& config, Mechanism& noise,
+                const RunOptions& options, Summary& summary) {
+  const std::uint64_t seed = summary.seed;
+  Diagnostics& diag = summary.diagnostics;
   std::optional<SamplePool> pool_storage;
   SamplePool& pool = order_and_noise(pool_storage, data, model.dim(), seed, noise);
   GradientOracles oracles(model, data, pool);
@@ -101,49 +126,49 @@ SpiderTrace run_spider(const Model& model, const Dataset& data, const SpiderConf
   long long frozen = 1;  // frozen_{-1} = 1 (Algorithm 2 line 2)
   if (options.record_trajectory) summary.trajectory.push_back(x);
 
+  Index steps = 0;
+  Iteration record;
+  record.x = &x;
   for (;;) {
-    if (config.max_steps > 0 && trace.steps >= config.max_steps) {
-      trace.termination = "max-steps";
-      break;
-    }
-    if (should_stop(options, trace.steps, x, trace)) break;
-    bool restart = trace.steps == 0 || phase_length >= config.max_phase_length;
+    if (stop_requested(options, steps, record, summary.termination)) break;
+    bool restart = steps == 0 || phase_length >= config.max_phase_length;
     switch (config.restart.kind) {
       case RestartRule::Kind::kDriftNorm:
       case RestartRule::Kind::kDriftSquared: restart = restart || drift >= config.restart.kappa; break;
       case RestartRule::Kind::kPeriodic: restart = restart || phase_length >= config.restart.period; break;
     }
     double sensitivity = 0;
+    Index batch = 0;
     if (restart) {
-      if (pool.remaining() < config.b1) {
-        trace.termination = "data-exhausted";
+      batch = config.b1;
+      if (pool.remaining() < batch) {
+        summary.termination = Termination::kDataExhausted;
         break;
       }
-      const OracleOutput o = oracles.o1(x, config.b1, config.clip_o1);
+      const OracleOutput o = oracles.o1(x, batch, config.clip_o1);
       nabla = o.value;
-      trace.clipped_o1 += o.clipped;
-      trace.nonfinite_o1 += o.nonfinite;
-      sensitivity = 2.0 * config.clip_o1 / static_cast<double>(config.b1);
-      if (phase_length > 0) trace.phase_lengths.push_back(phase_length);
+      diag.clipped_o1 += o.clipped;
+      diag.nonfinite_o1 += o.nonfinite;
+      sensitivity = 2.0 * config.clip_o1 / static_cast<double>(batch);
+      if (phase_length > 0) summary.phase_lengths.push_back(phase_length);
       phase_length = 0;
       drift = 0;
-      ++trace.o1_calls;
+      ++summary.o1_calls;
     } else {
       const double step = (x - x_prev).norm();
       const double u = config.M * step;
-      const Index bt = config.batch.o2_batch(u);
-      if (pool.remaining() < bt) {
-        trace.termination = "data-exhausted";
+      batch = config.batch.o2_batch(u);
+      if (pool.remaining() < batch) {
+        summary.termination = Termination::kDataExhausted;
         break;
       }
       const double clip = config.clip_o2 ? config.M * std::min(step, config.max_step)
                                          : std::numeric_limits<double>::infinity();
-      const OracleOutput o = oracles.o2(x, x_prev, bt, clip);
+      const OracleOutput o = oracles.o2(x, x_prev, batch, clip);
       nabla += o.value;
-      trace.clipped_o2 += o.clipped;
-      trace.nonfinite_o2 += o.nonfinite;
-      sensitivity = 2.0 * clip / static_cast<double>(bt);
-      trace.max_o2_sensitivity = std::max(trace.max_o2_sensitivity, config.clip_o2 ? sensitivity : 0.0);
+      diag.clipped_o2 += o.clipped;
+      diag.nonfinite_o2 += o.nonfinite;
+      sensitivity = 2.0 * clip / static_cast<double>(batch);
     }
     ++phase_length;
     noise.release(nabla, restart, sensitivity, released);
@@ -152,11 +177,13 @@ SpiderTrace run_spider(const Model& model, const Dataset& data, const SpiderConf
     // drift is NOT reset here (SPEC 2.5).
     const long long frozen_prev = frozen;
     frozen = frozen_prev - 1;
+    bool perturbed = false;
     if (config.perturbation.enabled && last_release_norm <= config.perturbation.threshold && frozen_prev <= 0) {
       perturbation_stream.fill(g, config.perturbation.zeta / std::sqrt(static_cast<double>(d)));
       released += g;
       frozen = static_cast<long long>(config.perturbation.Gamma);
-      ++trace.perturbations;
+      ++summary.perturbations;
+      perturbed = true;
     }
 
     x_prev = x;
@@ -168,15 +195,17 @@ SpiderTrace run_spider(const Model& model, const Dataset& data, const SpiderConf
       drift += release_norm;
     }
     last_release_norm = release_norm;
-    ++trace.steps;
+    ++steps;
     if (options.record_trajectory) summary.trajectory.push_back(x);
-    if (!x.allFinite()) throw Error("minimize: the iterate became non-finite at step " + std::to_string(trace.steps) +
+    if (!x.allFinite()) throw Error("minimize: the iterate became non-finite at step " + std::to_string(steps) +
                                     " (step size too large for the data? check M)");
+    record = Iteration{steps, &x, restart, batch, release_norm, perturbed};
   }
-  if (phase_length > 0) trace.phase_lengths.push_back(phase_length);
-  trace.samples_used = pool.used();
-  trace.gradient_evaluations = oracles.gradient_evaluations();
-  return trace;
+  if (phase_length > 0) summary.phase_lengths.push_back(phase_length);
+  summary.steps = steps;
+  summary.samples_used = pool.used();
+  summary.gradient_evaluations = oracles.gradient_evaluations();  // a function of the released step lengths
+  diag.gradient_evaluations = oracles.gradient_evaluations();
 }
 
 }  // namespace dpsosp::detail

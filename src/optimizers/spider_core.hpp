@@ -1,13 +1,13 @@
 // Internal: the one SpiderBoost core that spider-tree-adaptive, spider-gauss-fixed,
 // spider-tree-periodic and the non-private spider reference share. Each algorithm
-// is a SpiderConfig: a restart rule, a batch schedule, a release-noise strategy
-// and a perturbation rule.
+// is a SpiderConfig (a restart rule, a batch schedule, a perturbation rule) and
+// a Mechanism (mechanism.hpp) that privatises the running estimate.
 #pragma once
 #include <limits>
 #include <memory>
 
 #include "dpsosp/optimizer.hpp"
-#include "mechanisms/release_noise.hpp"
+#include "dpsosp/mechanism.hpp"
 
 namespace dpsosp::detail {
 
@@ -50,20 +50,22 @@ struct SpiderConfig {
   BatchSchedule batch;
   PerturbationRule perturbation;
   Index max_phase_length = 1024;
-  Index max_steps = 0;          ///< 0 = until the data run out
 };
 
-/// What the core did; the caller turns it (with its mechanism) into a Summary.
-struct SpiderTrace {
-  Index steps = 0, o1_calls = 0, perturbations = 0, clipped_o1 = 0, clipped_o2 = 0;
-  Index nonfinite_o1 = 0, nonfinite_o2 = 0;
-  Index samples_used = 0, gradient_evaluations = 0;
-  double max_o2_sensitivity = 0;  ///< largest 2*clip/b_t seen (for the report)
-  std::vector<std::uint64_t> phase_lengths;
-  std::string termination;
-};
+/// The configuration every SPIDER algorithm starts from: O1 batch b, clip G
+/// (and the O2 clip) when private, step eta, L_max, the perturbation rule.
+SpiderConfig spider_config(const RunOptions& options, const SpiderParameters& p, bool is_private);
+/// Puts p's figures into the summary's parameter table.
+void report_spider_params(Summary& summary, const SpiderParameters& p);
+/// The override of the tree's node noise, if the options give one: sigma
+/// itself, or noise_multiplier times the sensitivity bound.
+std::optional<double> tree_sigma_override(const ParameterOverrides& o, double sensitivity_bound);
 
-SpiderTrace run_spider(const Model& model, const Dataset& data, const SpiderConfig& config, ReleaseNoise& noise,
-                       std::uint64_t seed, const RunOptions& options, Summary& summary);
+/// Runs the core from summary.x (x0) and fills the summary's work, its
+/// termination and its diagnostics; the caller adds the parameters and the
+/// guarantee (mechanism.account()). The sample order and the perturbations
+/// come from the public summary.seed.
+void run_spider(const Model& model, const Dataset& data, const SpiderConfig& config, Mechanism& mechanism,
+                const RunOptions& options, Summary& summary);
 
 }  // namespace dpsosp::detail

@@ -18,6 +18,6 @@ int main() {
   o.seed = 1;
   o.alpha_scale = 2.0;
   const auto s = dpsosp::minimize(*model, problem.data, problem.saddle, o);
-  std::printf("consumer: eps %.4f <= 4, %zu steps\n", s.epsilon, static_cast<size_t>(s.steps));
-  return s.epsilon <= 4.0 + 1e-9 && s.steps > 0 ? 0 : 1;
+  std::printf("consumer: eps %.4f <= 4, %zu steps\n", s.privacy.epsilon, static_cast<size_t>(s.steps));
+  return s.privacy.epsilon <= 4.0 + 1e-9 && s.steps > 0 ? 0 : 1;
 }

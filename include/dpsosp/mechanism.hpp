@@ -1,0 +1,114 @@
+// dpsosp: privacy mechanisms. A mechanism owns its calibration (the noise for
+// a target, a sensitivity bound and a schedule), its releases, and its
+// accounting (the guarantee, fixed before the run). SPEC sections 3 and 8.
+#pragma once
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "dpsosp/noise.hpp"
+#include "dpsosp/params.hpp"
+#include "dpsosp/types.hpp"
+
+namespace dpsosp {
+
+enum class MechanismKind {
+  kNone,             ///< no noise (the non-private references)
+  kTree,             ///< binary tree mechanism, a fresh tree per phase (exact GDP)
+  kGaussian,         ///< Gaussian noise on every release, accumulated within a phase (exact GDP)
+  kPoissonGaussian,  ///< Poisson-subsampled Gaussian releases of clipped sums (RDP)
+};
+std::string mechanism_name(MechanismKind kind);  ///< "none", "tree", "gaussian", "poisson-gaussian"
+
+/// The neighbouring relation a guarantee holds for.
+enum class Adjacency {
+  kNone,        ///< no guarantee (non-private)
+  kReplaceOne,  ///< one record replaced by another (the single-pass methods; n public)
+  kZeroOut,     ///< one record replaced by a null record (Poisson dpsgd: accounted as add/remove, n public)
+};
+std::string adjacency_name(Adjacency a);  ///< "none", "replace-one", "zero-out"
+
+/// The guarantee a run states, fixed before it starts: (epsilon, delta)-DP for
+/// `adjacency`, with the figures that reproduce it (docs/privacy-accounting.md).
+struct PrivacyRecord {
+  MechanismKind mechanism = MechanismKind::kNone;
+  Adjacency adjacency = Adjacency::kNone;
+  double epsilon = 0, delta = 0;
+  double mu = 0;                ///< GDP parameter (0 where the accounting is RDP)
+  double epsilon_rdp = 0;       ///< the RDP/zCDP figure at delta, for comparison with other tools
+  double zcdp_rho = 0;          ///< zCDP rho (0 where it does not apply)
+  double sigma = 0;             ///< per-coordinate noise of a release at the sensitivity bound
+  double sensitivity = 0;       ///< the calibrated L2 sensitivity bound of a release
+  double noise_multiplier = 0;  ///< sigma / sensitivity
+  int depth = 0;                ///< tree depth of the guarantee (1 without a tree)
+  bool is_private() const { return mechanism != MechanismKind::kNone; }
+  /// "gdp-tree", "gdp-gaussian", "rdp-poisson" or "none (non-private)".
+  std::string accounting() const;
+};
+
+/// A mechanism over releases of d-vectors. release() adds noise to an exact
+/// value whose L2 sensitivity (under the mechanism's adjacency) is
+/// `sensitivity`; a release above the calibrated bound is refused with an
+/// Error (it would be a bug in the caller, never an effect of the data: the
+/// bound follows from clip norms and batch sizes). account() states the
+/// guarantee, fixed at calibration.
+class Mechanism {
+ public:
+  virtual ~Mechanism() = default;
+  virtual MechanismKind kind() const = 0;
+  /// released = exact + noise. `restart` starts a new phase (the tree: a
+  /// fresh tree; the Gaussian mechanism: the accumulated noise is dropped).
+  virtual void release(const Vec& exact, bool restart, double sensitivity, Vec& released) = 0;
+  virtual PrivacyRecord account() const = 0;
+  /// Draws `count` of the noise's numbers now (on up to `threads` threads),
+  /// and later ones `refill` at a time: the same noise, earlier (the tree only).
+  virtual bool draws_ahead() const { return false; }
+  virtual void draw_ahead(std::size_t /*count*/, std::size_t /*refill*/, int /*threads*/) {}
+};
+
+/// No noise, no guarantee.
+std::unique_ptr<Mechanism> make_no_mechanism();
+
+// Calibration, one rule per mechanism (the makers below use them; parameter
+// reports call them for their sigma).
+/// The tree's node noise: s sqrt(depth(max_phase_length)) / gdp_mu(eps, delta).
+double tree_noise_sigma(double sensitivity_bound, Index max_phase_length, const PrivacyTarget& target);
+/// The Gaussian mechanism's z with one release per record: 1 / gdp_mu(eps, delta).
+double gaussian_noise_multiplier(const PrivacyTarget& target);
+
+/// The tree mechanism (SPEC 2.4, 3): every release a leaf of its phase's tree,
+/// every node N(0, sigma^2 I), sensitivity at most `sensitivity_bound`, phases
+/// of at most `max_phase_length` steps. sigma is calibrated so that the run is
+/// (target.epsilon, target.delta)-DP for replace-one with depth(max_phase_length),
+/// unless `sigma` (the node noise) is given.
+std::unique_ptr<Mechanism> make_tree_mechanism(Index dim, const NoiseKey& key, double sensitivity_bound,
+                                               Index max_phase_length, const PrivacyTarget& target,
+                                               std::optional<double> sigma = std::nullopt);
+
+/// The Gaussian mechanism of spider-gauss-fixed and single-pass dpsgd: each
+/// release gets N(0, (z * its sensitivity)^2 I), accumulated until a restart;
+/// every record is in one release, so the run is (1/z)-GDP for replace-one
+/// whatever each release's sensitivity. z is calibrated to the target unless
+/// given; `reported_sensitivity` (the first release's, e.g. 2G/b) only sets the
+/// record's sigma and sensitivity.
+std::unique_ptr<Mechanism> make_gaussian_mechanism(Index dim, const NoiseKey& key, const PrivacyTarget& target,
+                                                   double reported_sensitivity,
+                                                   std::optional<double> noise_multiplier = std::nullopt);
+
+/// Poisson-subsampled Gaussian (multi-epoch dpsgd): `steps` releases of
+/// clipped sums (sensitivity at most the clip C under add/remove), each
+/// sampled at rate q, noise N(0, (z C)^2 I); RDP-accounted, zero-out with n
+/// public. z is calibrated to the target over `steps` unless given.
+/// The mechanism also draws the batches: sample(n) gives the records of the
+/// next step, each with probability q, from the secret key's kPoisson stream
+/// (amplification needs the batch secret).
+class PoissonGaussianMechanism : public Mechanism {
+ public:
+  virtual IndexList sample(Index n) = 0;
+};
+std::unique_ptr<PoissonGaussianMechanism> make_poisson_gaussian_mechanism(
+    Index dim, const NoiseKey& key, double clip, double sampling_rate, std::uint64_t steps,
+    const PrivacyTarget& target, std::optional<double> noise_multiplier = std::nullopt);
+
+}  // namespace dpsosp

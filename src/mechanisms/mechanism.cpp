@@ -1,0 +1,266 @@
+// The mechanisms (include/dpsosp/mechanism.hpp): calibration, releases and
+// the guarantee, one class each. Formulas: docs/privacy-accounting.md.
+#include "dpsosp/mechanism.hpp"
+
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+#include "dpsosp/error.hpp"
+#include "dpsosp/privacy.hpp"
+#include "dpsosp/tree.hpp"
+
+namespace dpsosp {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// A release's sensitivity against the calibrated bound. Batch sizes are
+// computed in floating point (b_t = ceil(u slope)), so 2u/b_t may exceed 2/slope
+// by a rounding: a relative 1e-12 is allowed, nothing more.
+void check_sensitivity(const char* who, double sensitivity, double bound) {
+  if (sensitivity >= 0 && sensitivity <= bound * (1 + 1e-12)) return;
+  std::ostringstream os;
+  os.precision(17);
+  os << who << ": a release of L2 sensitivity " << sensitivity << " exceeds the calibrated bound " << bound
+     << " (the noise would not cover it)";
+  throw Error(os.str());
+}
+
+void check_target(const char* who, const PrivacyTarget& target) {
+  target.Validate();
+  if (!target.is_private()) throw Error(std::string(who) + ": needs a finite epsilon (a private target)");
+}
+
+class NoMechanism final : public Mechanism {
+ public:
+  MechanismKind kind() const override { return MechanismKind::kNone; }
+  void release(const Vec& exact, bool, double, Vec& released) override { released = exact; }
+  PrivacyRecord account() const override {
+    PrivacyRecord r;
+    r.epsilon = r.mu = r.epsilon_rdp = r.zcdp_rho = kInf;
+    return r;
+  }
+};
+
+// Tree: a fresh tree per phase; a record's leaf lies in depth(L_max) released
+// nodes, each with sensitivity <= bound; trees see disjoint records.
+class TreeMechanism final : public Mechanism {
+ public:
+  TreeMechanism(Index dim, const NoiseKey& key, double bound, Index max_phase_length, const PrivacyTarget& target,
+                std::optional<double> sigma)
+      : bound_(bound), max_phase_length_(max_phase_length), delta_(target.delta),
+        sigma_(sigma ? *sigma : tree_noise_sigma(bound, max_phase_length, target)),
+        tree_(dim, sigma_, GaussianStream(key, StreamPurpose::kTreeNoise)) {
+    if (!(sigma_ > 0) || !std::isfinite(sigma_)) throw Error("tree mechanism: sigma must be finite and > 0");
+  }
+  MechanismKind kind() const override { return MechanismKind::kTree; }
+  void release(const Vec& exact, bool restart, double sensitivity, Vec& released) override {
+    check_sensitivity("tree mechanism", sensitivity, bound_);
+    if (restart) tree_.restart();
+    if (tree_.step() >= max_phase_length_)
+      throw Error("tree mechanism: a phase longer than the " + std::to_string(max_phase_length_) +
+                  " steps the noise was calibrated for");
+    released = exact + tree_.next();
+  }
+  PrivacyRecord account() const override {
+    const privacy::TreeAccount a =
+        privacy::account_tree(sigma_ / bound_, {static_cast<std::uint64_t>(max_phase_length_)}, delta_);
+    PrivacyRecord r;
+    r.mechanism = MechanismKind::kTree;
+    r.adjacency = Adjacency::kReplaceOne;
+    r.delta = delta_;
+    r.epsilon = a.epsilon_gdp;
+    r.epsilon_rdp = a.epsilon_rdp;
+    r.mu = a.mu;
+    r.zcdp_rho = a.rho;
+    r.depth = a.depth;
+    r.sigma = sigma_;
+    r.sensitivity = bound_;
+    r.noise_multiplier = sigma_ / bound_;
+    return r;
+  }
+  bool draws_ahead() const override { return true; }
+  void draw_ahead(std::size_t count, std::size_t refill, int threads) override {
+    tree_.draw_ahead(count, refill, threads);
+  }
+
+ private:
+  double bound_;
+  Index max_phase_length_;
+  double delta_;
+  double sigma_;
+  TreeNoise tree_;
+};
+
+// Gaussian: each release N(0, (z s_t)^2 I), accumulated within a phase; each
+// record in one release: (1/z)-GDP.
+class GaussianMechanism final : public Mechanism {
+ public:
+  GaussianMechanism(Index dim, const NoiseKey& key, const PrivacyTarget& target, double reported_sensitivity,
+                    std::optional<double> z)
+      : z_(z ? *z : gaussian_noise_multiplier(target)), delta_(target.delta), reported_(reported_sensitivity),
+        stream_(key, StreamPurpose::kGaussianNoise), accumulated_(Vec::Zero(static_cast<Eigen::Index>(dim))),
+        draw_(static_cast<Eigen::Index>(dim)) {
+    if (!(z_ > 0) || !std::isfinite(z_)) throw Error("Gaussian mechanism: the noise multiplier must be finite and > 0");
+  }
+  MechanismKind kind() const override { return MechanismKind::kGaussian; }
+  void release(const Vec& exact, bool restart, double sensitivity, Vec& released) override {
+    // The noise scales with each release's sensitivity: any finite one is covered.
+    check_sensitivity("Gaussian mechanism", sensitivity, std::numeric_limits<double>::max());
+    if (restart) accumulated_.setZero();
+    stream_.fill(draw_, z_ * sensitivity);
+    accumulated_ += draw_;
+    released = exact + accumulated_;
+  }
+  PrivacyRecord account() const override {
+    PrivacyRecord r;
+    r.mechanism = MechanismKind::kGaussian;
+    r.adjacency = Adjacency::kReplaceOne;
+    r.delta = delta_;
+    r.noise_multiplier = z_;
+    r.mu = 1.0 / z_;
+    r.zcdp_rho = r.mu * r.mu / 2.0;
+    r.epsilon = privacy::gdp_epsilon(r.mu, delta_);
+    r.epsilon_rdp = privacy::zcdp_to_epsilon(r.zcdp_rho, delta_);
+    r.depth = 1;
+    r.sensitivity = reported_;
+    r.sigma = z_ * reported_;
+    return r;
+  }
+
+ private:
+  double z_, delta_, reported_;
+  GaussianStream stream_;
+  Vec accumulated_, draw_;
+};
+
+// Poisson-subsampled Gaussian over clipped sums: add/remove sensitivity C,
+// noise z C, RDP composed over the planned steps.
+class PoissonMechanism final : public PoissonGaussianMechanism {
+ public:
+  PoissonMechanism(Index dim, const NoiseKey& key, double clip, double q, std::uint64_t steps,
+                   const PrivacyTarget& target, std::optional<double> z)
+      : clip_(clip), q_(q), steps_(steps), delta_(target.delta),
+        z_(z ? *z : privacy::calibrate_dpsgd_noise(q, steps, target.epsilon, target.delta)),
+        noise_stream_(key, StreamPurpose::kGaussianNoise), sampling_stream_(key, StreamPurpose::kPoisson),
+        noise_(static_cast<Eigen::Index>(dim)) {
+    if (!(z_ > 0) || !std::isfinite(z_)) throw Error("Poisson mechanism: the noise multiplier must be finite and > 0");
+  }
+  MechanismKind kind() const override { return MechanismKind::kPoissonGaussian; }
+  void release(const Vec& exact, bool, double sensitivity, Vec& released) override {
+    check_sensitivity("Poisson mechanism", sensitivity, clip_);
+    noise_stream_.fill(noise_, z_ * clip_);
+    released = exact + noise_;
+  }
+  // Each record in the batch with probability q, by geometric gaps: O(q n).
+  IndexList sample(Index n) override {
+    IndexList batch;
+    if (q_ >= 1.0) {
+      batch.resize(n);
+      for (Index i = 0; i < n; ++i) batch[i] = i;
+      return batch;
+    }
+    const double log1mq = std::log1p(-q_);
+    double position = -1.0;
+    for (;;) {
+      position += 1.0 + std::floor(std::log(sampling_stream_.uniform()) / log1mq);
+      if (position >= static_cast<double>(n)) break;
+      batch.push_back(static_cast<Index>(position));
+    }
+    return batch;
+  }
+  PrivacyRecord account() const override {
+    PrivacyRecord r;
+    r.mechanism = MechanismKind::kPoissonGaussian;
+    r.adjacency = Adjacency::kZeroOut;
+    r.delta = delta_;
+    r.noise_multiplier = z_;
+    r.sigma = z_ * clip_;
+    r.sensitivity = clip_;
+    r.epsilon_rdp = privacy::dpsgd_poisson_epsilon(q_, z_, steps_, delta_);
+    r.epsilon = r.epsilon_rdp;
+    r.depth = 1;
+    return r;
+  }
+
+ private:
+  double clip_, q_;
+  std::uint64_t steps_;
+  double delta_, z_;
+  GaussianStream noise_stream_, sampling_stream_;
+  Vec noise_;
+};
+
+}  // namespace
+
+std::string mechanism_name(MechanismKind kind) {
+  switch (kind) {
+    case MechanismKind::kNone: return "none";
+    case MechanismKind::kTree: return "tree";
+    case MechanismKind::kGaussian: return "gaussian";
+    case MechanismKind::kPoissonGaussian: return "poisson-gaussian";
+  }
+  return "unknown";
+}
+
+std::string adjacency_name(Adjacency a) {
+  switch (a) {
+    case Adjacency::kNone: return "none";
+    case Adjacency::kReplaceOne: return "replace-one";
+    case Adjacency::kZeroOut: return "zero-out";
+  }
+  return "unknown";
+}
+
+std::string PrivacyRecord::accounting() const {
+  switch (mechanism) {
+    case MechanismKind::kNone: return "none (non-private)";
+    case MechanismKind::kTree: return "gdp-tree";
+    case MechanismKind::kGaussian: return "gdp-gaussian";
+    case MechanismKind::kPoissonGaussian: return "rdp-poisson";
+  }
+  return "unknown";
+}
+
+double tree_noise_sigma(double sensitivity_bound, Index max_phase_length, const PrivacyTarget& target) {
+  check_target("tree mechanism", target);
+  return privacy::calibrate_tree_sigma(sensitivity_bound, max_phase_length, target.epsilon, target.delta);
+}
+
+double gaussian_noise_multiplier(const PrivacyTarget& target) {
+  check_target("Gaussian mechanism", target);
+  return 1.0 / privacy::gdp_mu(target.epsilon, target.delta);
+}
+
+std::unique_ptr<Mechanism> make_no_mechanism() { return std::make_unique<NoMechanism>(); }
+
+std::unique_ptr<Mechanism> make_tree_mechanism(Index dim, const NoiseKey& key, double sensitivity_bound,
+                                               Index max_phase_length, const PrivacyTarget& target,
+                                               std::optional<double> sigma) {
+  check_target("tree mechanism", target);
+  if (!(sensitivity_bound > 0) || !std::isfinite(sensitivity_bound))
+    throw Error("tree mechanism: the sensitivity bound must be finite and > 0");
+  if (max_phase_length < 1) throw Error("tree mechanism: the phase length must be at least 1");
+  return std::make_unique<TreeMechanism>(dim, key, sensitivity_bound, max_phase_length, target, sigma);
+}
+
+std::unique_ptr<Mechanism> make_gaussian_mechanism(Index dim, const NoiseKey& key, const PrivacyTarget& target,
+                                                   double reported_sensitivity,
+                                                   std::optional<double> noise_multiplier) {
+  check_target("Gaussian mechanism", target);
+  return std::make_unique<GaussianMechanism>(dim, key, target, reported_sensitivity, noise_multiplier);
+}
+
+std::unique_ptr<PoissonGaussianMechanism> make_poisson_gaussian_mechanism(
+    Index dim, const NoiseKey& key, double clip, double sampling_rate, std::uint64_t steps,
+    const PrivacyTarget& target, std::optional<double> noise_multiplier) {
+  check_target("Poisson mechanism", target);
+  if (!(clip > 0) || !std::isfinite(clip)) throw Error("Poisson mechanism: the clip norm must be finite and > 0");
+  if (!(sampling_rate > 0 && sampling_rate <= 1))
+    throw Error("Poisson mechanism: the sampling rate must be in (0, 1]");
+  if (steps < 1) throw Error("Poisson mechanism: at least one step");
+  return std::make_unique<PoissonMechanism>(dim, key, clip, sampling_rate, steps, target, noise_multiplier);
+}
+
+}  // namespace dpsosp

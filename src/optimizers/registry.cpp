@@ -1,0 +1,233 @@
+// The algorithm table (include/dpsosp/algorithm.hpp, optimizers/registry.hpp)
+// and what reads it alone: names, listing, and RunOptions::Validate, which
+// refuses, naming the field, every option an algorithm does not read.
+#include "optimizers/registry.hpp"
+
+#include <cmath>
+#include <mutex>
+#include <sstream>
+
+#include "dpsosp/error.hpp"
+
+namespace dpsosp {
+namespace detail {
+namespace {
+
+struct Table {
+  std::mutex mutex;
+  std::vector<AlgorithmRow> rows;
+};
+
+// Built in on first use; register_algorithm appends. Rows are never removed
+// or moved once handed out (std::vector of rows read under the lock; a
+// reference stays valid because rows are only appended after reserve).
+Table& table() {
+  static Table* t = [] {
+    auto* table = new Table;
+    table->rows.reserve(64);
+    // The built-in algorithms: the one place that names their ids.
+    const std::pair<Algorithm, AlgorithmRow> built_in[] = {
+        {Algorithm::kSpiderTreeAdaptive, spider_tree_adaptive_row()},
+        {Algorithm::kSpiderGaussFixed, spider_gauss_fixed_row()},
+        {Algorithm::kSpiderTreePeriodic, spider_tree_periodic_row()},
+        {Algorithm::kDpsgd, dpsgd_row()},
+        {Algorithm::kSpider, spider_row()},
+        {Algorithm::kSgd, sgd_row()},
+    };
+    for (const auto& [id, row] : built_in) {
+      table->rows.push_back(row);
+      table->rows.back().info.id = id;
+    }
+    return table;
+  }();
+  return *t;
+}
+
+}  // namespace
+
+const AlgorithmRow& algorithm_row(Algorithm a) {
+  Table& t = table();
+  std::lock_guard<std::mutex> lock(t.mutex);
+  for (const AlgorithmRow& row : t.rows)
+    if (row.info.id == a) return row;
+  throw Error("algorithm: unknown algorithm id " + std::to_string(static_cast<int>(a)));
+}
+
+Algorithm register_algorithm(AlgorithmRow row) {
+  Table& t = table();
+  std::lock_guard<std::mutex> lock(t.mutex);
+  if (row.run == nullptr) throw Error("register_algorithm: " + row.info.name + " has no run function");
+  for (const AlgorithmRow& r : t.rows)
+    if (r.info.name == row.info.name) throw Error("register_algorithm: the name '" + row.info.name + "' is taken");
+  if (t.rows.size() == t.rows.capacity()) throw Error("register_algorithm: the table is full");
+  int id = 0;
+  for (const AlgorithmRow& r : t.rows) id = std::max(id, static_cast<int>(r.info.id) + 1);
+  row.info.id = static_cast<Algorithm>(id);
+  t.rows.push_back(std::move(row));
+  return t.rows.back().info.id;
+}
+
+Index batch_count(double v) {
+  if (!std::isfinite(v) || v > 9.0e18) throw Error("parameters: a batch size overflowed");
+  return std::max<Index>(1, static_cast<Index>(std::ceil(v)));
+}
+
+}  // namespace detail
+
+std::vector<AlgorithmInfo> algorithm_table() {
+  detail::Table& t = detail::table();
+  std::lock_guard<std::mutex> lock(t.mutex);
+  std::vector<AlgorithmInfo> infos;
+  for (const detail::AlgorithmRow& row : t.rows) infos.push_back(row.info);
+  return infos;
+}
+
+const AlgorithmInfo& algorithm_info(Algorithm a) { return detail::algorithm_row(a).info; }
+
+std::vector<std::string> algorithm_names() {
+  std::vector<std::string> names;
+  for (const AlgorithmInfo& info : algorithm_table()) names.push_back(info.name);
+  return names;
+}
+
+Algorithm parse_algorithm(const std::string& name) {
+  std::string list;
+  for (const AlgorithmInfo& info : algorithm_table()) {
+    if (info.name == name) return info.id;
+    list += (list.empty() ? "" : ", ") + info.name;
+  }
+  throw Error("unknown algorithm '" + name + "', expected one of: " + list);
+}
+
+std::string algorithm_name(Algorithm a) { return algorithm_info(a).name; }
+
+bool is_private_algorithm(Algorithm a) { return algorithm_info(a).is_private; }
+
+namespace {
+
+constexpr const char* kOverrideNames[] = {"alpha", "kappa", "sigma", "noise_multiplier", "eta",
+                                          "zeta",  "threshold", "b", "T", "Gamma"};
+
+struct KnobName {
+  Knob knob;
+  const char* field;
+};
+constexpr KnobName kKnobs[] = {{kKnobBatchSize, "batch_size"},       {kKnobPeriod, "period"},
+                               {kKnobEpochs, "epochs"},              {kKnobLearningRate, "learning_rate"},
+                               {kKnobAlphaScale, "alpha_scale"},     {kKnobMaxPhaseLength, "max_phase_length"}};
+
+[[noreturn]] void refuse(const std::string& what) { throw Error("RunOptions: " + what); }
+
+template <class T>
+std::string shown(const T& v) {
+  std::ostringstream os;
+  os.precision(17);
+  os << v;
+  return os.str();
+}
+
+}  // namespace
+
+std::string override_names(unsigned bits) {
+  std::string list;
+  for (unsigned i = 0; i < sizeof kOverrideNames / sizeof kOverrideNames[0]; ++i)
+    if (bits & (1u << i)) list += (list.empty() ? "" : ", ") + std::string(kOverrideNames[i]);
+  return list;
+}
+
+std::string algorithms_reading(Knob knob) {
+  std::string list;
+  for (const AlgorithmInfo& info : algorithm_table())
+    if (info.knobs & knob) list += (list.empty() ? "" : ", ") + info.name;
+  return list;
+}
+
+unsigned ParameterOverrides::set_bits() const {
+  unsigned bits = 0;
+  if (alpha) bits |= kSetAlpha;
+  if (kappa) bits |= kSetKappa;
+  if (sigma) bits |= kSetSigma;
+  if (noise_multiplier) bits |= kSetNoiseMultiplier;
+  if (eta) bits |= kSetEta;
+  if (zeta) bits |= kSetZeta;
+  if (threshold) bits |= kSetThreshold;
+  if (b) bits |= kSetB;
+  if (T) bits |= kSetT;
+  if (Gamma) bits |= kSetGamma;
+  return bits;
+}
+
+bool RunOptions::is_private_run() const {
+  return is_private_algorithm(algorithm) && privacy && privacy->is_private();
+}
+
+void RunOptions::Validate() const {
+  const AlgorithmInfo& info = algorithm_info(algorithm);
+  const std::string& name = info.name;
+  constants.Validate();
+  // The target.
+  if (info.is_private) {
+    if (!privacy) refuse("privacy: " + name + " is a private algorithm; set privacy = {epsilon, delta}");
+    privacy->Validate();
+    if (!privacy->is_private() && !info.allows_infinite_epsilon)
+      refuse("privacy.epsilon = inf: " + name + " is a private algorithm and needs a finite epsilon; for a "
+             "non-private run use spider or sgd");
+  } else if (privacy && privacy->is_private()) {
+    refuse("privacy.epsilon = " + shown(privacy->epsilon) + ": " + name +
+           " is non-private (epsilon = inf); leave privacy unset or choose a private algorithm");
+  }
+  // Options the algorithm does not read.
+  const bool given[] = {batch_size.has_value(), period.has_value(),        epochs.has_value(),
+                        learning_rate.has_value(), alpha_scale.has_value(), max_phase_length.has_value()};
+  for (std::size_t i = 0; i < sizeof kKnobs / sizeof kKnobs[0]; ++i) {
+    if (given[i] && !(info.knobs & kKnobs[i].knob))
+      refuse(std::string(kKnobs[i].field) + ": applies to " + algorithms_reading(kKnobs[i].knob) + ", not " + name);
+  }
+  const unsigned unread = overrides.set_bits() & ~info.overrides;
+  if (unread != 0) {
+    refuse("overrides." + override_names(unread & (~unread + 1)) + ": " + name +
+           (info.overrides ? " reads only " + override_names(info.overrides) : std::string(" reads none")));
+  }
+  if (overrides.sigma && overrides.noise_multiplier)
+    refuse("overrides.sigma and overrides.noise_multiplier: give one (sigma = noise_multiplier * sensitivity)");
+  if (!is_private_run() && (overrides.sigma || overrides.noise_multiplier))
+    refuse("overrides." + std::string(overrides.sigma ? "sigma" : "noise_multiplier") +
+           ": a non-private run adds no noise");
+  // Values.
+  const auto positive = [](double v) { return v > 0.0 && std::isfinite(v); };
+  if (alpha_scale && !positive(*alpha_scale))
+    refuse("alpha_scale = " + shown(*alpha_scale) + ": must be positive and finite");
+  if (batch_size && *batch_size < 1) refuse("batch_size = 0: must be at least 1");
+  if (period && *period < 1) refuse("period = 0: must be at least 1");
+  if (max_phase_length && *max_phase_length < 1) refuse("max_phase_length = 0: must be at least 1");
+  if (epochs && !(*epochs >= 0.0 && std::isfinite(*epochs)))
+    refuse("epochs = " + shown(*epochs) + ": must be >= 0 and finite");
+  if (learning_rate && !positive(*learning_rate))
+    refuse("learning_rate = " + shown(*learning_rate) + ": must be positive and finite");
+  for (const auto& [value, field] : {std::pair{overrides.alpha, "alpha"}, std::pair{overrides.kappa, "kappa"},
+                                     std::pair{overrides.sigma, "sigma"},
+                                     std::pair{overrides.noise_multiplier, "noise_multiplier"},
+                                     std::pair{overrides.eta, "eta"}, std::pair{overrides.zeta, "zeta"}}) {
+    if (value && !positive(*value)) refuse("overrides." + std::string(field) + " = " + shown(*value) + ": must be positive and finite");
+  }
+  if (overrides.threshold && !(*overrides.threshold >= 0.0 && std::isfinite(*overrides.threshold)))
+    refuse("overrides.threshold = " + shown(*overrides.threshold) + ": must be >= 0 and finite");
+  for (const auto& [value, field] :
+       {std::pair{overrides.b, "b"}, std::pair{overrides.T, "T"}, std::pair{overrides.Gamma, "Gamma"}}) {
+    if (value && *value < 1) refuse("overrides." + std::string(field) + " = 0: must be at least 1");
+  }
+  if (threads < 0) refuse("threads = " + std::to_string(threads) + ": must be >= 0 (0 = all cores)");
+}
+
+std::string termination_name(Termination t) {
+  switch (t) {
+    case Termination::kMaxSteps: return "max-steps";
+    case Termination::kDataExhausted: return "data-exhausted";
+    case Termination::kPlannedSteps: return "planned-steps";
+    case Termination::kInterrupted: return "interrupted";
+    case Termination::kCallback: return "callback";
+  }
+  return "unknown";
+}
+
+}  // namespace dpsosp

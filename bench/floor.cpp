@@ -174,8 +174,7 @@ int main(int argc, char** argv) {
     const auto run_options = [threads, &noise_key](dpsosp::Algorithm algorithm) {
       dpsosp::RunOptions o;
       o.algorithm = algorithm;
-      o.privacy.epsilon = 1;
-      o.privacy.delta = 1e-6;
+      o.privacy = dpsosp::PrivacyTarget{1, 1e-6};
       o.seed = 1;
       o.noise_key = noise_key;
       o.threads = threads;

@@ -1,0 +1,218 @@
+// One audit's setup (src/audit/setup.hpp, docs/privacy.md).
+#include "audit/setup.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "audit/canaries.hpp"
+#include "dpsosp/privacy.hpp"
+#include "optimizers/registry.hpp"
+
+namespace dpsosp::audit::detail {
+namespace {
+constexpr double kInf = std::numeric_limits<double>::infinity();
+}  // namespace
+
+using dpsosp::detail::algorithm_row;
+
+bool same_release(const Summary& a, const Summary& b) {
+  auto same = [](const Vec& u, const Vec& v) { return u.size() == v.size() && (u.array() == v.array()).all(); };
+  if (!same(a.x, b.x) || a.trajectory.size() != b.trajectory.size()) return false;
+  for (std::size_t t = 0; t < a.trajectory.size(); ++t)
+    if (!same(a.trajectory[t], b.trajectory[t])) return false;
+  return true;
+}
+
+Index resolved_steps(const AuditOptions& a) {
+  if (a.steps > 0) return a.steps;
+  if (a.canary == Canary::kQuadraticO2) return 2;
+  if (a.epochs > 0) return 10;
+  return 1;
+}
+
+// The linear canary's configuration, from the algorithm's row: one O1 per
+// step on its own batch (or phases of one O1 and q - 1 O2 steps where the
+// algorithm reads a period), every node's sensitivity 2G/b.
+void configure_linear(const AuditOptions& a, RunOptions& o, double G) {
+  dpsosp::detail::algorithm_row(a.algorithm).audit.linear(o, a.batch, G, a.phase_length);
+}
+
+Setup::Setup(const AuditOptions& options) : a(options) {
+  a.Validate();
+  a.steps = resolved_steps(options);
+  const AlgorithmInfo& info = algorithm_info(a.algorithm);
+  const dpsosp::detail::AuditHooks& hooks = dpsosp::detail::algorithm_row(a.algorithm).audit;
+  poisson = a.epochs > 0;
+  tree = info.mechanism == MechanismKind::kTree;
+  const Index d = a.dim, b = a.batch;
+  const double G = a.G, c = a.canary_norm;
+  const bool quadratic = a.canary == Canary::kQuadraticO2;
+  if (quadratic) {
+    model = std::make_unique<QuadraticCanaryModel>(d, G);
+  } else {
+    model = std::make_unique<LinearCanaryModel>(d, a.canary == Canary::kExtreme ? std::ldexp(1.0, 1000) : 1.0,
+                                                a.tampering == Tampering::kExtremeFails);
+  }
+  honest.algorithm = a.algorithm;
+  honest.privacy = a.privacy;
+  honest.constants = {G, M, 1.0, 1.0};
+  honest.seed = 0;
+  honest.noise_key = run_key(a.seed, a.algorithm, 0, ~Index{0});
+  honest.threads = 1;
+  honest.record_trajectory = true;
+  // quadratic-o2: the factor by which unclipped-o2 raises M (just above the canary's c).
+  const dpsosp::detail::QuadraticAudit quadratic_audit{b, d, G, M, 1.01 * c, a.privacy};
+  dpsosp::detail::QuadraticAuditSetup quadratic_setup;
+  if (poisson) {
+    // Poisson sampling reads no order: the canary is any row.
+    n = b * a.steps;
+    honest.batch_size = b;
+    honest.epochs = a.epochs;
+  } else if (!quadratic) {
+    // The canary sits in the row the run draws first, i.e. in the first O1
+    // batch: the sample order is a function of (n, seed) alone, independent
+    // of the noise, and the privacy analysis holds for every order.
+    const Index q = a.phase_length;
+    const Index phases = (a.steps + q - 1) / q;
+    n = phases * (b + 2 * b * (q - 1));
+    honest.max_steps = a.steps;
+    configure_linear(a, honest, G);
+  } else {
+    // Step 1 is an O1 at x0 = 0, where every record's gradient is the drift
+    // w = G e1 (unclipped, the same in D and D'); step 2 is an O2 whose batch
+    // starts at the canary (position b of the order).
+    canary_position = b;
+    honest.max_steps = 2;
+    if (info.knobs & kKnobMaxPhaseLength) honest.max_phase_length = 2;
+    honest.overrides.b = b;
+    quadratic_setup = hooks.quadratic(honest, quadratic_audit);
+    n = quadratic_setup.n;
+    max_step = quadratic_setup.max_step;
+  }
+  const Vec x0 = Vec::Zero(static_cast<Eigen::Index>(d));
+  reference = minimize(*model, data(false, 0, true), x0, honest);
+  // The noise knob of every private algorithm: its z (the tree's node sigma is z s).
+  const double honest_z = reference.privacy.noise_multiplier;
+
+  audited = honest;
+  // Poisson dpsgd calibrates its noise multiplier by a search over the RDP
+  // accountant (tens of milliseconds a run); every run would find the same
+  // number, so the runs take the reference's.
+  if (poisson) audited.overrides.noise_multiplier = honest_z;
+  switch (a.tampering) {
+    case Tampering::kNone:
+    case Tampering::kPublishedKey:  // the mechanism is honest; its key is not secret
+    case Tampering::kExtremeFails:  // the model gives up on an overflow
+      break;
+    case Tampering::kNoiseDividedBy10:
+      audited.overrides.noise_multiplier = honest_z / 10.0;
+      audited.overrides.sigma.reset();
+      break;
+    case Tampering::kClippingOff: {
+      // Clip above the canary's norm; keep the noise the honest clip G calls
+      // for (every release's sensitivity scales with G, so z G / G_off).
+      const double G_off = c * G * 1.01;
+      audited.constants.G = G_off;
+      if (!poisson) configure_linear(a, audited, G_off);
+      audited.overrides.noise_multiplier = honest_z * G / G_off;
+      break;
+    }
+    case Tampering::kUnclippedO2:
+      hooks.unclipped_o2(audited, quadratic_audit, quadratic_setup, reference.privacy.sigma);
+      break;
+  }
+
+  names = {"trajectory"};
+  if (quadratic && tree) names.emplace_back("trajectory-lr");
+  names.emplace_back("x");
+  if (a.tampering == Tampering::kPublishedKey) names.emplace_back("replay");
+  for (const char* field : {"steps", "o1_calls", "perturbations", "samples_used", "gradient_evaluations", "phases",
+                            "termination", "epsilon"})
+    names.emplace_back(field);
+}
+
+Dataset Setup::data(bool with_canary, std::uint64_t seed, bool null) const {
+  const Index d = a.dim;
+  RowMatrix z = RowMatrix::Zero(static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(d));
+  if (!null) {
+    const double c = a.canary_norm, G = a.G;
+    double value = 0;
+    switch (a.canary) {
+      case Canary::kLinear: value = with_canary ? c * G : (poisson ? 0.0 : -c * G); break;
+      case Canary::kQuadraticO2: value = (with_canary ? c : -c) * M; break;
+      // Stored divided by the model's 2^1000: c G exactly, or 2^1030 = inf.
+      case Canary::kExtreme: value = with_canary ? std::ldexp(c * G, -1000) : std::ldexp(1.0, 30); break;
+    }
+    Index row = 0;
+    if (!poisson) row = SamplePool(n, seed).draw(canary_position + 1)[static_cast<std::size_t>(canary_position)];
+    z(static_cast<Eigen::Index>(row), 0) = value;
+  }
+  return Dataset(std::move(z), Vec());
+}
+
+Summary Setup::run(bool with_canary, const RunRandomness& r) const {
+  RunOptions o = audited;
+  o.seed = r.seed;
+  o.noise_key = r.key;
+  return minimize(*model, data(with_canary, r.seed), Vec::Zero(static_cast<Eigen::Index>(a.dim)), o);
+}
+
+// The attacker's scores of one report (docs/privacy.md), in the order of
+// `names`; "replay" is left 0 here (run_audit fills it).
+std::vector<double> Setup::scores(const Summary& s) const {
+  const std::vector<Vec>& tr = s.trajectory;
+  const Index T = tr.empty() ? 0 : static_cast<Index>(tr.size()) - 1;
+  // r(t) = x_{t-1} - x_t along e1: the release of step t times the step size.
+  auto r = [&](Index t) { return tr[static_cast<std::size_t>(t - 1)][0] - tr[static_cast<std::size_t>(t)][0]; };
+  double trajectory = 0, lr = 0;
+  if (poisson) {
+    // The canary is in a secret subset of the steps: the largest release.
+    if (T > 0) {
+      trajectory = -kInf;
+      for (Index t = 1; t <= T; ++t) trajectory = std::max(trajectory, r(t));
+    }
+  } else if (a.canary == Canary::kQuadraticO2) {
+    if (T >= 2) {
+      const double step = (tr[1] - tr[0]).norm();
+      const double sign = tr[1][0] > tr[0][0] ? 1.0 : (tr[1][0] < tr[0][0] ? -1.0 : 0.0);
+      if (tree) {
+        // released_2 = O1 (= the drift G e1) + Delta + a node noise of its
+        // own; Delta's canary term is sign * M |dx| / b_t (clipped). The
+        // likelihood ratio weights each run by that shift, with b_t =
+        // samples_used - b.
+        const auto eta = s.params.find("eta");
+        trajectory = sign * (r(2) - (eta == s.params.end() ? 0.0 : eta->second) * a.G);
+        const double bt = static_cast<double>(s.samples_used > a.batch ? s.samples_used - a.batch : 1);
+        lr = trajectory * M * std::min(step, max_step) / bt;
+      } else if (step > 0) {
+        // Gaussian noise per release, scaled to M |dx|: released_2 - released_1
+        // = Delta + fresh noise, standardised by |dx|.
+        trajectory = sign * (r(2) - r(1)) / step;
+      }
+    }
+  } else if (tree) {
+    // The canary's O1 lies in the tree nodes [1, t] for t = 1, 2, 4, ... of the
+    // first phase; each is released alone as the prefix sum at t.
+    const Index first = s.phase_lengths.empty() ? T : std::min<Index>(T, s.phase_lengths[0]);
+    for (Index t = 1; t <= first; t *= 2) trajectory += r(t);
+  } else if (T > 0) {
+    trajectory = r(1);
+  }
+  std::vector<double> v;
+  v.reserve(names.size());
+  v.push_back(trajectory);
+  if (a.canary == Canary::kQuadraticO2 && tree) v.push_back(lr);
+  v.push_back(-s.x[0]);
+  if (a.tampering == Tampering::kPublishedKey) v.push_back(0.0);
+  v.push_back(static_cast<double>(s.steps));
+  v.push_back(static_cast<double>(s.o1_calls));
+  v.push_back(static_cast<double>(s.perturbations));
+  v.push_back(static_cast<double>(s.samples_used));
+  v.push_back(s.gradient_evaluations ? static_cast<double>(*s.gradient_evaluations) : -1.0);
+  v.push_back(static_cast<double>(s.phase_lengths.size()));
+  v.push_back(static_cast<double>(s.termination));
+  v.push_back(s.privacy.epsilon);
+  return v;
+}
+
+}  // namespace dpsosp::audit::detail

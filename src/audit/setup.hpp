@@ -1,0 +1,45 @@
+// Internal: one audit's setup (src/audit/setup.cpp): the model, the honest and
+// audited configurations from the algorithm table's audit hooks, the
+// neighbouring datasets and the attacker's scores (docs/privacy.md).
+#pragma once
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dpsosp/audit.hpp"
+#include "dpsosp/model.hpp"
+
+namespace dpsosp::audit::detail {
+
+/// Whether two runs released the same iterates, bit for bit.
+bool same_release(const Summary& a, const Summary& b);
+
+/// AuditOptions::steps with the mode's default for 0.
+Index resolved_steps(const AuditOptions& a);
+
+/// Everything one audit's runs share: the model, the configurations, the
+/// datasets' shape and the attacker's scores.
+struct Setup {
+  AuditOptions a;  // steps resolved
+  bool poisson = false;
+  bool tree = false;  // the algorithm's mechanism is the tree
+  Index n = 0;
+  Index canary_position = 0;  // in the sample order (single pass); row 0 for Poisson
+  double M = 1.0;             // the honest O2 smoothness constant
+  double max_step = std::numeric_limits<double>::infinity();  // spider-tree-periodic's O2 step bound 2G/M
+  std::unique_ptr<Model> model;
+  RunOptions honest, audited;
+  Summary reference;  // the honest configuration on all-zero records: the claim
+  std::vector<std::string> names;
+
+  explicit Setup(const AuditOptions& options);
+  // D (with_canary = false) or D' for a run whose public seed is `seed`;
+  // null = every record zero (the reference).
+  Dataset data(bool with_canary, std::uint64_t seed, bool null = false) const;
+  Summary run(bool with_canary, const RunRandomness& r) const;
+  std::vector<double> scores(const Summary& s) const;
+};
+
+}  // namespace dpsosp::audit::detail

@@ -1,10 +1,12 @@
 // dpsosp: the umbrella header.
 #pragma once
+#include "dpsosp/algorithm.hpp"
 #include "dpsosp/audit.hpp"
 #include "dpsosp/certify.hpp"
 #include "dpsosp/data.hpp"
 #include "dpsosp/error.hpp"
 #include "dpsosp/gradient_check.hpp"
+#include "dpsosp/mechanism.hpp"
 #include "dpsosp/model.hpp"
 #include "dpsosp/noise.hpp"
 #include "dpsosp/optimizer.hpp"

@@ -20,6 +20,7 @@
 
 #include "dpsosp/dpsosp.hpp"
 #include "test_data.hpp"
+#include "test_threads.hpp"
 #include "test_keys.hpp"
 
 #ifndef DPSOSP_RECORD_CHECKSUMS
@@ -204,21 +205,6 @@ constexpr std::uint64_t kStreamChecksum = 0xae7a7004fd50b5afull;
 constexpr std::uint64_t kTreeChecksum = 0x604b105b11eab1c1ull;
 constexpr std::uint64_t kPoolChecksum = 0x9e1e7b9492d70e07ull;
 
-// Runs with the sharing mode forced, restoring the adaptive choice after.
-class ForcedThreads {
- public:
-  ForcedThreads(int threads, int mode) : previous_(omp_get_max_threads()) {
-    omp_set_num_threads(threads);
-    detail::ThreadChoice::force(mode);
-  }
-  ~ForcedThreads() {
-    detail::ThreadChoice::force(0);
-    omp_set_num_threads(previous_);
-  }
-
- private:
-  int previous_;
-};
 
 TEST(PerfDeterminism, OracleOutputsMatchTheRecordedChecksums) {
   const auto cases = oracle_cases();
@@ -227,7 +213,7 @@ TEST(PerfDeterminism, OracleOutputsMatchTheRecordedChecksums) {
     SCOPED_TRACE(std::string(cases[i].model) + (cases[i].sparse ? " sparse" : " dense"));
     ASSERT_STREQ(cases[i].model, kOracleChecksums[i].model);
     for (int mode : {1, 2}) {
-      ForcedThreads forced(mode, mode);
+      testing::ForcedThreads forced(mode, mode);
       EXPECT_EQ(oracle_checksum(cases[i]), kOracleChecksums[i].checksum) << "threads " << mode;
     }
   }
@@ -242,7 +228,7 @@ TEST(PerfDeterminism, OracleOutputsMatchTheRecordedChecksumsWithRecordsInASample
   for (std::size_t i = 0; i < cases.size(); ++i) {
     for (const std::uint64_t stored : {std::uint64_t{5}, std::uint64_t{6}}) {
       for (const int mode : {1, 2}) {
-        ForcedThreads forced(mode, mode);
+        testing::ForcedThreads forced(mode, mode);
         EXPECT_EQ(oracle_checksum(cases[i], stored), kOracleChecksums[i].checksum)
             << cases[i].model << (cases[i].sparse ? " sparse" : " dense") << ", stored in seed " << stored
             << "'s order, threads " << mode;
@@ -263,7 +249,7 @@ TEST(PerfDeterminism, OracleOutputsMatchTheRecordedChecksumsWithoutWideKernels) 
   for (std::size_t i = 0; i < cases.size(); ++i) {
     SCOPED_TRACE(std::string(cases[i].model) + (cases[i].sparse ? " sparse" : " dense"));
     for (int mode : {1, 2}) {
-      ForcedThreads forced(mode, mode);
+      testing::ForcedThreads forced(mode, mode);
       EXPECT_EQ(oracle_checksum(cases[i]), kOracleChecksums[i].checksum) << "threads " << mode;
     }
   }
@@ -318,7 +304,7 @@ TEST(PerfDeterminism, FusedKernelsEqualTheReferenceFormAloneAndShared) {
         const ClippedSum want2 = reference_sum(*model, data, idx, x, &x_prev, clip);
         for (int mode : {1, 2}) {
           SCOPED_TRACE("batch " + std::to_string(b) + " threads " + std::to_string(mode));
-          ForcedThreads forced(mode, mode);
+          testing::ForcedThreads forced(mode, mode);
           expect_same_bits(model->clipped_gradient_sum(x, data, idx, clip), want1);
           expect_same_bits(model->clipped_difference_sum(x, x_prev, data, idx, clip), want2);
           // The base class's default (block by block over batch_gradients) too.
@@ -341,125 +327,8 @@ TEST(PerfDeterminism, KernelErrorsInsideSharedWorkBecomeExceptions) {
   const auto model = make_model("softmax", 5, o);
   IndexList idx(4000);
   for (Index i = 0; i < idx.size(); ++i) idx[i] = i;
-  ForcedThreads forced(2, 2);
+  testing::ForcedThreads forced(2, 2);
   EXPECT_THROW(model->clipped_gradient_sum(Vec::Zero(15), data, idx, 1.0), Error);
-}
-
-// The options of the whole-run tests below: algorithm `algo` (epochs > 0:
-// dpsgd with Poisson sampling), epsilon 2 for the private ones.
-RunOptions whole_run_options(const std::string& algo, double epochs, std::uint64_t seed, double G, double M,
-                             Index max_steps) {
-  RunOptions o;
-  o.algorithm = parse_algorithm(algo);
-  if (is_private_algorithm(o.algorithm)) o.privacy = PrivacyTarget{2.0, 1e-6};
-  o.seed = seed;
-  o.noise_key = testing::test_noise_key();
-  o.constants.G = G;
-  o.constants.M = M;
-  o.constants.rho = 6;
-  if (epochs > 0) o.epochs = epochs;
-  if (algo != "spider-tree-adaptive") o.batch_size = 300;
-  o.max_steps = max_steps;
-  return o;
-}
-
-TEST(PerfDeterminism, EveryAlgorithmGivesTheSameBitsAloneAndShared) {
-  const SyntheticProblem pr = make_synthetic("phase-retrieval:n=60000,d=8,seed=3");
-  const auto pr_model = make_model("phase-retrieval", 8);
-  const Dataset mix = make_data(20000, 29, Labels::kClasses, false, 4);
-  ModelOptions classes;
-  classes.classes = 3;
-  classes.hidden = 6;
-  const auto softmax = make_model("softmax", 29, classes, &mix);
-  const auto mlp = make_model("mlp", 29, classes, &mix);
-  struct Problem {
-    const Model* model;
-    const Dataset* data;
-    double G, M;
-  };
-  for (const Problem& p : {Problem{pr_model.get(), &pr.data, 6, 20}, Problem{softmax.get(), &mix, 1, 4},
-                           Problem{mlp.get(), &mix, 1, 4}}) {
-    for (const std::string& algo : algorithm_names()) {
-      for (double epochs : {0.0, 1.0}) {
-        if (epochs > 0 && algo != "dpsgd") continue;
-        SCOPED_TRACE(p.model->name() + " " + algo + (epochs > 0 ? " poisson" : ""));
-        RunOptions o = whole_run_options(algo, epochs, 17, p.G, p.M, 200);
-        const Vec x0 = Vec::Constant(static_cast<Eigen::Index>(p.model->dim()), 0.01);
-        Summary alone, shared;
-        {
-          ForcedThreads forced(1, 1);
-          o.threads = 1;
-          alone = minimize(*p.model, *p.data, x0, o);
-        }
-        {
-          ForcedThreads forced(2, 2);
-          o.threads = 2;
-          shared = minimize(*p.model, *p.data, x0, o);
-        }
-        ASSERT_GT(alone.steps, 0u);
-        EXPECT_EQ(alone.steps, shared.steps);
-        EXPECT_EQ(alone.gradient_evaluations, shared.gradient_evaluations);
-        EXPECT_EQ(alone.diagnostics.clipped_o1 + alone.diagnostics.clipped_o2, shared.diagnostics.clipped_o1 + shared.diagnostics.clipped_o2);
-        EXPECT_EQ(alone.privacy.epsilon, shared.privacy.epsilon);
-        ASSERT_EQ(alone.x.size(), shared.x.size());
-        EXPECT_EQ(std::memcmp(alone.x.data(), shared.x.data(), sizeof(double) * static_cast<std::size_t>(alone.x.size())), 0);
-      }
-    }
-  }
-}
-
-// Whole runs on records stored in a sample order (the run's own seed, as
-// `dpsosp run --synthetic` stores them, or another seed) give the bits of the
-// same runs on the records as built, for every algorithm, one thread or two.
-TEST(PerfDeterminism, EveryAlgorithmGivesTheSameBitsWithRecordsInASampleOrder) {
-  constexpr std::uint64_t kSeed = 17;
-  const std::string spec = "phase-retrieval:n=40000,d=8,seed=3";
-  const SyntheticProblem pr = make_synthetic(spec);
-  const SyntheticProblem pr_stored = make_synthetic(spec, kSeed);
-  const auto pr_model = make_model("phase-retrieval", 8);
-  const Dataset mix = make_data(12000, 29, Labels::kClasses, false, 4);
-  Dataset mix_other = mix;
-  mix_other.store_in_sample_order(kSeed + 1);
-  ModelOptions classes;
-  classes.classes = 3;
-  classes.hidden = 6;
-  const auto mlp = make_model("mlp", 29, classes, &mix);
-  const Dataset sparse = make_data(12000, 37, Labels::kBinary, true, 5);
-  Dataset sparse_stored = sparse;
-  sparse_stored.store_in_sample_order(kSeed);
-  const auto logistic = make_model("logistic", 37);
-  struct Problem {
-    const Model* model;
-    const Dataset* plain;
-    const Dataset* stored;
-    double G, M;
-  };
-  for (const Problem& p : {Problem{pr_model.get(), &pr.data, &pr_stored.data, 6, 20},
-                           Problem{mlp.get(), &mix, &mix_other, 1, 4},
-                           Problem{logistic.get(), &sparse, &sparse_stored, 1, 4}}) {
-    for (const std::string& algo : algorithm_names()) {
-      for (double epochs : {0.0, 1.0}) {
-        if (epochs > 0 && algo != "dpsgd") continue;
-        SCOPED_TRACE(p.model->name() + " " + algo + (epochs > 0 ? " poisson" : ""));
-        RunOptions o = whole_run_options(algo, epochs, kSeed, p.G, p.M, 150);
-        const Vec x0 = Vec::Constant(static_cast<Eigen::Index>(p.model->dim()), 0.01);
-        for (const int threads : {1, 2}) {
-          ForcedThreads forced(threads, threads);
-          o.threads = threads;
-          const Summary plain = minimize(*p.model, *p.plain, x0, o);
-          const Summary stored = minimize(*p.model, *p.stored, x0, o);
-          ASSERT_GT(plain.steps, 0u);
-          EXPECT_EQ(plain.steps, stored.steps) << "threads " << threads;
-          EXPECT_EQ(plain.samples_used, stored.samples_used);
-          EXPECT_EQ(plain.gradient_evaluations, stored.gradient_evaluations);
-          EXPECT_EQ(plain.diagnostics.clipped_o1 + plain.diagnostics.clipped_o2, stored.diagnostics.clipped_o1 + stored.diagnostics.clipped_o2);
-          ASSERT_EQ(plain.x.size(), stored.x.size());
-          EXPECT_EQ(std::memcmp(plain.x.data(), stored.x.data(), sizeof(double) * static_cast<std::size_t>(plain.x.size())), 0)
-              << "threads " << threads;
-        }
-      }
-    }
-  }
 }
 
 }  // namespace

@@ -1,0 +1,227 @@
+"""The bad-input corpus of test_bad_input.py: every command that must fail
+cleanly, and the substring its one error line must contain (fixtures in
+tests/data/bad/)."""
+import os
+
+DATA = os.environ.get("DPSOSP_TEST_DATA", "tests/data")
+BAD = os.path.join(DATA, "bad")
+
+
+def bad(name):
+    return os.path.join(BAD, name)
+
+
+OK = bad("ok.csv")
+LOGISTIC = ["run", "--model", "logistic", "--data", OK, "--seed", "1", "--epsilon", "2"]
+SOFTMAX = ["run", "--model", "softmax", "--seed", "1"]
+PR = ["run", "--synthetic", "phase-retrieval:n=20000,d=4,seed=1", "--seed", "1", "--max-steps", "3"]
+CERTIFY = ["certify", "--model", "logistic", "--data", OK]
+PRIVACY = ["privacy", "--noise-multiplier", "2", "--delta", "1e-5"]
+
+# (name, arguments, substring the one error line must contain)
+CASES = [
+    # --- files: missing, empty, malformed ---
+    ("missing file", ["run", "--model", "logistic", "--data", bad("no_such_file.csv")], "No such file"),
+    ("empty csv", ["run", "--model", "logistic", "--data", bad("empty.csv")], "empty file"),
+    ("only blank lines", ["run", "--model", "logistic", "--data", bad("blank_lines_only.csv")], "empty file"),
+    ("ragged rows", ["run", "--model", "logistic", "--data", bad("ragged.csv")], "expected 3 columns, got 2"),
+    ("non-numeric value", ["run", "--model", "logistic", "--data", bad("non_numeric.csv")], "non-numeric value 'abc'"),
+    ("NaN value", ["run", "--model", "logistic", "--data", bad("nan.csv")], "NaN/Inf not allowed"),
+    ("Inf value", ["run", "--model", "logistic", "--data", bad("inf.csv")], "NaN/Inf not allowed"),
+    ("overflowing value", ["run", "--model", "logistic", "--data", bad("overflow.csv")], "overflows a double"),
+    ("header line without --header", ["run", "--model", "logistic", "--data", bad("header.csv")], "pass --header"),
+    ("header only", ["run", "--model", "logistic", "--data", bad("header_only.csv"), "--header"], "no records after the header"),
+    ("label column only", ["run", "--model", "logistic", "--data", bad("one_column.csv")], "at least one feature column"),
+    ("truncated gzip", ["run", "--model", "logistic", "--data", bad("truncated.csv.gz")], "gzip"),
+    ("data is a directory", ["run", "--model", "logistic", "--data", BAD, "--format", "csv"], "load_csv"),
+    ("unknown file extension", ["run", "--model", "logistic", "--data", bad("point_array.json")], "--format"),
+    ("bogus --format", ["run", "--model", "logistic", "--data", OK, "--format", "bogus"], "unknown format 'bogus'"),
+    ("--header with libsvm", ["run", "--model", "logistic", "--data", bad("index_zero.svm"), "--header"], "--header"),
+    # --- LibSVM ---
+    ("libsvm index 0", ["run", "--model", "logistic", "--data", bad("index_zero.svm")], "1-based"),
+    ("libsvm decreasing index", ["run", "--model", "logistic", "--data", bad("index_decreasing.svm")], "strictly increasing"),
+    ("libsvm duplicate index", ["run", "--model", "logistic", "--data", bad("index_duplicate.svm")], "strictly increasing"),
+    ("libsvm index not a number", ["run", "--model", "logistic", "--data", bad("index_text.svm")], "bad feature index 'a'"),
+    ("libsvm missing colon", ["run", "--model", "logistic", "--data", bad("missing_colon.svm")], "lacks ':'"),
+    ("libsvm NaN value", ["run", "--model", "logistic", "--data", bad("value_nan.svm")], "NaN/Inf"),
+    ("libsvm text label", ["run", "--model", "logistic", "--data", bad("label_text.svm")], "bad label"),
+    ("libsvm huge index", ["run", "--model", "logistic", "--data", bad("huge_index.svm")], "feature columns"),
+    # --- IDX ---
+    ("truncated IDX", ["run", "--model", "softmax", "--data", bad("truncated-images-idx3-ubyte")], "truncated"),
+    ("IDX header promising 2^40 values", ["run", "--model", "softmax", "--data", bad("huge-images-idx3-ubyte")], "truncated"),
+    ("IDX bad magic", ["run", "--model", "softmax", "--data", bad("badmagic-images-idx3-ubyte")], "bad magic"),
+    ("IDX label count mismatch", ["run", "--model", "softmax", "--data", bad("count-images-idx3-ubyte")], "3 labels"),
+    ("IDX labels file missing", ["run", "--model", "softmax", "--data", bad("nolabels-images-idx3-ubyte")], "not found"),
+    ("--labels with csv", ["run", "--model", "logistic", "--data", OK, "--labels", bad("tiny-labels-idx1-ubyte")], "IDX"),
+    # --- labels invalid for the model ---
+    ("logistic label 3", ["run", "--model", "logistic", "--data", bad("label_3.csv")], "label of record 1"),
+    ("softmax fractional label", [*SOFTMAX, "--data", bad("softmax_label_frac.csv")], "label of record 1"),
+    ("softmax negative label", [*SOFTMAX, "--data", bad("softmax_label_negative.csv")], "label of record 1"),
+    ("softmax label above --classes", [*SOFTMAX, "--data", OK, "--classes", "2", "--eval", bad("label_3.csv")], "--eval"),
+    ("pca on synthetic labels", ["run", "--synthetic", "pca:n=1000,d=4", "--model", "logistic"], "no labels"),
+    # --- start point ---
+    ("x0 wrong dimension", [*LOGISTIC, "--x0", bad("x0_short.csv")], "expected 2 values"),
+    ("x0 NaN", [*LOGISTIC, "--x0", bad("x0_nan.csv")], "not finite"),
+    ("x0 two lines", [*LOGISTIC, "--x0", bad("x0_two_lines.csv")], "one CSV line"),
+    ("x0 trailing comma", [*LOGISTIC, "--x0", bad("x0_trailing_comma.csv")], "empty field in column 3"),
+    ("x0 text", [*LOGISTIC, "--x0", bad("x0_text.csv")], "non-numeric value 'abc'"),
+    ("x0 empty file", [*LOGISTIC, "--x0", bad("x0_empty.csv")], "empty file"),
+    ("x0 missing file", [*LOGISTIC, "--x0", bad("no_such_x0.csv")], "cannot open"),
+    ("x0 saddle on file data", [*LOGISTIC, "--x0", "saddle"], "known population"),
+    ("x0 saddle, other model", ["run", "--synthetic", "phase-retrieval:n=5000,d=4", "--model", "cauchy",
+                                "--x0", "saddle"], "known population"),
+    # --- privacy options ---
+    ("epsilon 0", [*LOGISTIC, "--epsilon", "0"], "--epsilon"),
+    ("epsilon negative", [*LOGISTIC, "--epsilon", "-1"], "--epsilon"),
+    ("epsilon nan", [*LOGISTIC, "--epsilon", "nan"], "--epsilon"),
+    ("epsilon text", [*LOGISTIC, "--epsilon", "two"], "--epsilon"),
+    ("delta 0", [*LOGISTIC, "--delta", "0"], "--delta"),
+    ("delta 1", [*LOGISTIC, "--delta", "1"], "--delta"),
+    ("delta negative", [*LOGISTIC, "--delta", "-1e-6"], "--delta"),
+    ("zero noise override", [*LOGISTIC, "--set", "sigma=0"], "--set sigma"),
+    ("epsilon with a non-private algo", [*LOGISTIC, "--algo", "sgd"], "non-private"),
+    ("epsilon inf with a private baseline", [*PR, "--algo", "dpsgd", "--epsilon", "inf"], "private algorithm"),
+    # --- the secret noise key (SPEC section 8); messages never repeat a key file's text ---
+    ("missing key file", [*PR, "--noise-key-file", bad("no_such.key")], "--noise-key-file: noise key file"),
+    ("malformed key file", [*PR, "--noise-key-file", bad("short.key")], "32 hexadecimal digits"),
+    ("empty key file name", [*PR, "--noise-key-file", ""], "--noise-key-file: empty"),
+    ("key file for a non-private run", [*PR, "--algo", "sgd", "--epsilon", "inf", "--noise-key-file",
+                                        bad("short.key")], "non-private"),
+    ("--release-only with --eval", [*LOGISTIC, "--eval", OK, "--release-only"], "--release-only"),
+    ("keygen over an existing file", ["keygen", "--out", OK], "never replaces a key"),
+    # --- model and algorithm ---
+    ("unknown model", ["run", "--model", "linear", "--data", OK], "unknown model 'linear'"),
+    ("no --model with --data", ["run", "--data", OK], "--model is required"),
+    ("unknown algo", [*LOGISTIC, "--algo", "adam"], "unknown algorithm 'adam'"),
+    ("no data source", ["run", "--model", "logistic"], "--data FILE or --synthetic"),
+    ("--data and --synthetic", ["run", "--model", "logistic", "--data", OK, "--synthetic", "pca:n=10,d=3"], "excludes"),
+    ("--classes 1", [*SOFTMAX, "--data", OK, "--classes", "1"], "--classes"),
+    ("--classes with logistic", [*LOGISTIC, "--classes", "3"], "--classes"),
+    ("--rank 0", ["run", "--synthetic", "pca:n=1000,d=4", "--rank", "0"], "--rank"),
+    ("--rank differs from spec", ["run", "--synthetic", "pca:n=1000,d=4,rank=2", "--rank", "3"], "rank=2"),
+    ("--hidden 0", ["run", "--model", "mlp", "--data", OK, "--hidden", "0"], "--hidden"),
+    ("--hidden with softmax", [*SOFTMAX, "--data", OK, "--hidden", "4"], "--hidden"),
+    ("--hidden too large", ["run", "--model", "mlp", "--data", OK, "--hidden", "2000000000"], "--hidden"),
+    # --- synthetic specs ---
+    ("unknown synthetic problem", ["run", "--synthetic", "spiral:n=100"], "unknown problem 'spiral'"),
+    ("synthetic n=0", ["run", "--synthetic", "phase-retrieval:n=0,d=4"], "key 'n'"),
+    ("synthetic d=1 phase retrieval", ["run", "--synthetic", "phase-retrieval:n=100,d=1"], "d >= 2"),
+    ("synthetic unknown key", ["run", "--synthetic", "pca:n=100,d=4,sigma=2"], "unknown key 'sigma'"),
+    ("synthetic trailing comma", ["run", "--synthetic", "pca:n=100,d=4,"], "empty key=value"),
+    ("synthetic n not a number", ["run", "--synthetic", "pca:n=ten,d=4"], "key 'n'"),
+    ("synthetic too large", ["run", "--synthetic", "phase-retrieval:n=4294967295,d=4294967295"], "--synthetic"),
+    ("synthetic empty", ["run", "--synthetic", ""], "--synthetic"),
+    # --- too few records ---
+    ("too few records for O1", ["run", "--model", "logistic", "--data", bad("tiny.csv"), "--alpha-scale", "0.01"],
+     "cannot fill one O1 batch"),
+    ("batch larger than n (dpsgd)", [*LOGISTIC, "--algo", "dpsgd", "--batch-size", "100000"], "--batch-size 100000"),
+    ("batch larger than n (gauss)", [*LOGISTIC, "--algo", "spider-gauss-fixed", "--batch-size", "100000"],
+     "--batch-size 100000"),
+    ("O1 override larger than n", [*LOGISTIC, "--set", "b=100000"], "--set b=100000"),
+    # --- numeric options ---
+    ("threads -1", [*LOGISTIC, "--threads", "-1"], "--threads"),
+    ("threads huge", [*LOGISTIC, "--threads", "100000"], "--threads"),
+    ("batch-size -1", [*LOGISTIC, "--algo", "dpsgd", "--batch-size", "-1"], "--batch-size"),
+    ("batch-size 0", [*LOGISTIC, "--algo", "dpsgd", "--batch-size", "0"], "--batch-size"),
+    ("batch-size with adaptive", [*LOGISTIC, "--batch-size", "8"], "--batch-size"),
+    ("max-steps -1", [*LOGISTIC, "--max-steps", "-1"], "--max-steps"),
+    ("max-steps 1.5", [*LOGISTIC, "--max-steps", "1.5"], "--max-steps"),
+    ("max-phase-length negative", [*LOGISTIC, "--max-phase-length", "-4"], "--max-phase-length"),
+    ("max-phase-length with dpsgd", [*LOGISTIC, "--algo", "dpsgd", "--max-phase-length", "8"], "--max-phase-length"),
+    ("G 0", [*LOGISTIC, "--G", "0"], "--G"),
+    ("G nan", [*LOGISTIC, "--G", "nan"], "--G"),
+    ("G inf", [*LOGISTIC, "--G", "inf"], "--G"),
+    ("M negative", [*LOGISTIC, "--M", "-2"], "--M"),
+    ("rho negative", [*LOGISTIC, "--rho", "-1"], "--rho"),
+    ("B text", [*LOGISTIC, "--B", "one"], "--B"),
+    ("G overflow", [*LOGISTIC, "--G", "1e999"], "out of the range"),
+    ("alpha-scale 0", [*LOGISTIC, "--alpha-scale", "0"], "--alpha-scale"),
+    ("alpha-scale with dpsgd", [*LOGISTIC, "--algo", "dpsgd", "--alpha-scale", "2"], "--alpha-scale"),
+    ("seed negative", [*LOGISTIC, "--seed", "-1"], "--seed"),
+    ("seed above 2^64", [*LOGISTIC, "--seed", "18446744073709551616"], "--seed"),
+    ("period with adaptive", [*LOGISTIC, "--period", "4"], "--period"),
+    ("period 0", [*LOGISTIC, "--algo", "spider-tree-periodic", "--period", "0"], "--period"),
+    ("epochs with spider", [*LOGISTIC, "--epochs", "2"], "--epochs"),
+    ("epochs negative", [*LOGISTIC, "--algo", "dpsgd", "--epochs", "-1"], "--epochs"),
+    ("epochs huge", [*LOGISTIC, "--algo", "dpsgd", "--epochs", "1e30"], "--epochs"),
+    ("learning-rate 0", [*LOGISTIC, "--algo", "dpsgd", "--learning-rate", "0"], "--learning-rate"),
+    ("learning-rate with spider", [*LOGISTIC, "--learning-rate", "0.1"], "--learning-rate"),
+    ("set unknown parameter", [*LOGISTIC, "--set", "beta=1"], "unknown parameter"),
+    ("set without =", [*LOGISTIC, "--set", "alpha"], "name=value"),
+    ("set b huge", [*LOGISTIC, "--set", "b=1e30"], "--set b"),
+    ("set twice", [*LOGISTIC, "--set", "alpha=1", "--set", "alpha=2"], "given twice"),
+    ("set alpha for dpsgd", [*LOGISTIC, "--algo", "dpsgd", "--set", "alpha=1"], "dpsgd"),
+    # --- command line ---
+    ("unknown command", ["train"], "unknown command 'train'"),
+    ("no command", [], "subcommand"),
+    ("unknown option", [*LOGISTIC, "--bogus"], "--bogus"),
+    ("missing option value", ["run", "--model", "logistic", "--data"], "--data"),
+    ("option given twice", [*LOGISTIC, "--G", "1", "--G", "2"], "--G"),
+    ("eval with other feature count", [*LOGISTIC, "--eval", bad("eval_3_features.csv")], "--eval"),
+    ("eval missing", [*LOGISTIC, "--eval", bad("no_such_eval.csv")], "No such file"),
+    ("eval-labels without eval", [*LOGISTIC, "--eval-labels", bad("tiny-labels-idx1-ubyte")], "--eval-labels"),
+    ("empty --x0", [*LOGISTIC, "--x0", ""], "--x0"),
+    ("empty --model", ["run", "--synthetic", "pca:n=100,d=4", "--model", ""], "--model"),
+    ("empty --format", ["run", "--model", "logistic", "--data", OK, "--format", ""], "--format"),
+    ("empty --eval", [*LOGISTIC, "--eval", ""], "--eval"),
+    ("empty --seed", ["run", "--model", "logistic", "--data", OK, "--seed", ""], "expected an integer"),
+    ("labels for pca", ["run", "--model", "pca", "--data", bad("tiny-images-idx3-ubyte"), "--labels",
+                        bad("tiny-labels-idx1-ubyte")], "pca"),
+    # --- certify ---
+    ("point malformed JSON", [*CERTIFY, "--point", bad("point_malformed.json")], "not valid JSON"),
+    ("point without x", [*CERTIFY, "--point", bad("point_no_x.json")], "no \"x\""),
+    ("point x not an array", [*CERTIFY, "--point", bad("point_x_not_array.json")], "expected an array"),
+    ("point wrong length", [*CERTIFY, "--point", bad("point_short.json")], "x has 1 entries"),
+    ("point null entry", [*CERTIFY, "--point", bad("point_null.json")], "entry 2 is null"),
+    ("point string entry", [*CERTIFY, "--point", bad("point_string.json")], "entry 2"),
+    ("point negative rho", [*CERTIFY, "--point", bad("point_rho_negative.json")], "constants.rho"),
+    ("point top-level array", [*CERTIFY, "--point", bad("point_array.json")], "JSON object"),
+    ("point missing file", [*CERTIFY, "--point", bad("no_such_point.json")], "cannot open"),
+    ("point NaN CSV", [*CERTIFY, "--point", bad("x0_nan.csv")], "--point"),
+    ("certify rho -1", [*CERTIFY, "--point", bad("x0_ok.csv"), "--rho", "-1"], "--rho"),
+    ("certify rho nan", [*CERTIFY, "--point", bad("x0_ok.csv"), "--rho", "nan"], "--rho"),
+    ("certify without --point", CERTIFY, "--point"),
+    # --- privacy ---
+    ("noise multiplier 0", ["privacy", "--noise-multiplier", "0", "--steps", "10", "--delta", "1e-5"], "--noise-multiplier"),
+    ("noise multiplier negative", ["privacy", "--noise-multiplier", "-1", "--steps", "10", "--delta", "1e-5"],
+     "--noise-multiplier"),
+    ("noise multiplier inf", ["privacy", "--noise-multiplier", "inf", "--steps", "10", "--delta", "1e-5"],
+     "--noise-multiplier"),
+    ("steps 0", [*PRIVACY, "--steps", "0"], "--steps"),
+    ("steps a,b", [*PRIVACY, "--steps", "a,b"], "--steps"),
+    ("steps trailing comma", [*PRIVACY, "--steps", "10,"], "empty entry"),
+    ("steps negative", [*PRIVACY, "--steps", "-5"], "--steps"),
+    ("steps with a space", [*PRIVACY, "--steps", " -5"], "--steps"),
+    ("steps too large", [*PRIVACY, "--steps", "100000000000000000000"], "--steps"),
+    ("privacy delta 1", ["privacy", "--noise-multiplier", "2", "--steps", "10", "--delta", "1"], "--delta"),
+    ("sampling rate 2", [*PRIVACY, "--steps", "100", "--sampling-rate", "2"], "--sampling-rate"),
+    ("sampling rate 0", [*PRIVACY, "--steps", "100", "--sampling-rate", "0"], "--sampling-rate"),
+    ("poisson form with two step counts", [*PRIVACY, "--steps", "10,20", "--sampling-rate", "0.1"], "one step count"),
+    # --- demo and audit ---
+    ("demo threads -1", ["demo", "--threads", "-1"], "--threads"),
+    ("demo seed negative", ["demo", "--seed", "-3"], "--seed"),
+    ("audit non-private algo", ["audit", "--algo", "sgd"], "not a private algorithm"),
+    ("audit runs 1", ["audit", "--runs", "1"], "--runs"),
+    ("audit bad tampering", ["audit", "--tamper", "half"], "unknown tampering"),
+    ("audit bad canary", ["audit", "--canary", "cubic"], "unknown canary"),
+    ("audit quadratic-o2 with dpsgd", ["audit", "--algo", "dpsgd", "--canary", "quadratic-o2"], "needs an O2 step"),
+    ("audit quadratic-o2 with 3 steps", ["audit", "--canary", "quadratic-o2", "--steps", "3"], "exactly 2 steps"),
+    ("audit unclipped-o2 with the linear canary", ["audit", "--tamper", "unclipped-o2"], "unclipped-o2 applies"),
+    ("audit unclipped-o2 with spider-gauss-fixed",
+     ["audit", "--algo", "spider-gauss-fixed", "--canary", "quadratic-o2", "--tamper", "unclipped-o2"],
+     "unclipped-o2 applies"),
+    ("audit clip-off with quadratic-o2", ["audit", "--canary", "quadratic-o2", "--tamper", "clip-off"], "clip-off"),
+    ("audit extreme-fails with the linear canary", ["audit", "--tamper", "extreme-fails"], "needs canary extreme"),
+    ("audit epochs with a spider algorithm", ["audit", "--epochs", "1"], "dpsgd only"),
+    ("audit negative epochs", ["audit", "--algo", "dpsgd", "--epochs", "-1"], "--epochs"),
+]
+
+# Cases that pass --out: the existing results file must survive.
+OUT_CASES = [
+    ("bad data after --out", ["run", "--model", "logistic", "--data", bad("ragged.csv")], "expected 3 columns"),
+    ("bad option after --out", [*LOGISTIC, "--G", "-1"], "--G"),
+    ("bad x0 after --out", [*LOGISTIC, "--x0", bad("x0_short.csv")], "expected 2 values"),
+    ("demo with bad threads", ["demo", "--threads", "-1"], "--threads"),
+]
+
+

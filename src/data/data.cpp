@@ -1,10 +1,8 @@
-// dpsosp: Dataset row access, file-format names and the single-pass SamplePool.
+// dpsosp: Dataset row access and the single-pass SamplePool.
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <limits>
-#include <filesystem>
 #include <numeric>
 #include <string>
 #include <utility>
@@ -22,37 +20,11 @@
 namespace dpsosp {
 namespace {
 
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
-
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 void check_labels(const char* fn, Index rows, const Vec& labels) {
   const Index n = static_cast<Index>(labels.size());
   if (n != 0 && n != rows)
     throw Error(std::string(fn) + ": got " + std::to_string(n) + " labels for " + std::to_string(rows) +
                 " rows (expected 0 or " + std::to_string(rows) + ")");
-}
-
-// "train-images-idx3-ubyte.gz" -> "train-labels-idx1-ubyte.gz" beside it; empty if
-// the name does not follow the MNIST convention.
-std::string sibling_idx_labels(const std::string& images_path) {
-  namespace fs = std::filesystem;
-  const fs::path path(images_path);
-  std::string name = path.filename().string();
-  for (const char* sep : {"-", "."}) {
-    const std::string pattern = std::string("images") + sep + "idx3";
-    const std::size_t at = name.rfind(pattern);
-    if (at != std::string::npos) {
-      name.replace(at, pattern.size(), std::string("labels") + sep + "idx1");
-      return (path.parent_path() / name).string();
-    }
-  }
-  return "";
 }
 
 }  // namespace
@@ -392,46 +364,6 @@ Dataset copy_in_sample_order(const Eigen::Ref<const RowMatrix>& features, const 
   Dataset data(std::move(rows), std::move(y));
   detail::DatasetLayout::adopt_sample_order(data, std::move(order), seed);
   return data;
-}
-
-FileFormat parse_file_format(const std::string& name) {
-  const std::string n = lower(name);
-  if (n == "csv") return FileFormat::kCsv;
-  if (n == "libsvm" || n == "svmlight" || n == "svm") return FileFormat::kLibsvm;
-  if (n == "idx") return FileFormat::kIdx;
-  throw Error("parse_file_format: unknown format '" + name + "' (expected csv, libsvm, svmlight or idx)");
-}
-
-FileFormat guess_file_format(const std::string& path) {
-  std::string name = lower(std::filesystem::path(path).filename().string());
-  if (ends_with(name, ".gz")) name.resize(name.size() - 3);
-  if (ends_with(name, ".csv")) return FileFormat::kCsv;
-  for (const char* ext : {".svm", ".libsvm", ".svmlight", ".txt"})
-    if (ends_with(name, ext)) return FileFormat::kLibsvm;
-  if (name.find("-ubyte") != std::string::npos || ends_with(name, ".idx") || ends_with(name, ".idx1") ||
-      ends_with(name, ".idx3"))
-    return FileFormat::kIdx;
-  throw Error("guess_file_format: cannot tell the format of '" + path +
-              "' from its name; pass --format csv|libsvm|idx");
-}
-
-Dataset load_dataset(const std::string& path, FileFormat format, const LoadOptions& options) {
-  switch (format) {
-    case FileFormat::kCsv: return load_csv(path, options);
-    case FileFormat::kLibsvm: return load_libsvm(path, options);
-    case FileFormat::kIdx: break;
-  }
-  // A missing images file should be reported as such, not as missing labels.
-  if (!options.labeled || !std::filesystem::exists(path)) return load_idx(path);
-  // IDX keeps labels in a second file; the CLI names one file, so take the
-  // MNIST-convention sibling, and refuse rather than silently drop the labels.
-  const std::string labels = sibling_idx_labels(path);
-  if (labels.empty())
-    throw Error("load_dataset: " + path + ": cannot derive the IDX labels file from the name (expected "
-                "'...images-idx3...' beside '...labels-idx1...'); use unlabeled data or call load_idx");
-  if (!std::filesystem::exists(labels))
-    throw Error("load_dataset: " + path + ": labels file " + labels + " not found beside the images");
-  return load_idx(path, labels);
 }
 
 SamplePool::SamplePool(Index n, std::uint64_t seed) : size_(n) { shuffle(seed); }

@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <initializer_list>
 #include <limits>
 #include <optional>
 #include <sstream>
@@ -42,26 +43,21 @@ struct ProblemRules {
   std::vector<KeyRule> keys;
 };
 
+// A problem's keys: the common n, d and seed, then its own.
+std::vector<KeyRule> keys_after_common(std::initializer_list<KeyRule> own) {
+  std::vector<KeyRule> keys = {
+      {"n", 10000, Rule::kPositiveInteger}, {"d", 10, Rule::kPositiveInteger}, {"seed", 1, Rule::kSeed}};
+  keys.insert(keys.end(), own);
+  return keys;
+}
+
 const std::vector<ProblemRules>& problem_rules() {
   static const std::vector<ProblemRules> rules = {
-      {"phase-retrieval",
-       {{"n", 10000, Rule::kPositiveInteger},
-        {"d", 10, Rule::kPositiveInteger},
-        {"seed", 1, Rule::kSeed},
-        {"noise", 0, Rule::kNonNegative},
-        {"xnorm", 1, Rule::kPositive}}},
-      {"pca",
-       {{"n", 10000, Rule::kPositiveInteger},
-        {"d", 10, Rule::kPositiveInteger},
-        {"seed", 1, Rule::kSeed},
-        {"top", 1, Rule::kPositive},
-        {"gap", 2, Rule::kAboveOne},
-        {"rank", 1, Rule::kPositiveInteger}}},
-      {"gaussian-mixture",
-       {{"n", 10000, Rule::kPositiveInteger},
-        {"d", 10, Rule::kPositiveInteger},
-        {"seed", 1, Rule::kSeed},
-        {"mu", 1, Rule::kNonNegative}}},
+      {"phase-retrieval", keys_after_common({{"noise", 0, Rule::kNonNegative}, {"xnorm", 1, Rule::kPositive}})},
+      {"pca", keys_after_common({{"top", 1, Rule::kPositive},
+                                 {"gap", 2, Rule::kAboveOne},
+                                 {"rank", 1, Rule::kPositiveInteger}})},
+      {"gaussian-mixture", keys_after_common({{"mu", 1, Rule::kNonNegative}})},
   };
   return rules;
 }

@@ -12,23 +12,12 @@
 #include "dpsosp/error.hpp"
 #include "dpsosp/noise.hpp"
 #include "data/sample_order.hpp"
+#include "test_errors.hpp"
 
 namespace dpsosp {
 namespace {
 
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected dpsosp::Error";
-  return "";
-}
-
-#define EXPECT_CONTAINS(text, part) \
-  EXPECT_NE(std::string(text).find(part), std::string::npos) << "message: " << (text)
+using testing::error_of;
 
 const std::string kData = DPSOSP_TEST_DATA_DIR;
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "dpsosp/data.hpp"
+#include "dpsosp/data_layout.hpp"
 #include "dpsosp/error.hpp"
 #include "dpsosp/noise.hpp"
 #include "data/sample_order.hpp"

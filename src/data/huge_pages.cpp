@@ -1,6 +1,8 @@
 // dpsosp: the memory a dataset's records and labels are allocated in:
 // allocate_records / allocate_labels ask for transparent huge pages (speed
 // only; docs/data-formats.md).
+#include "dpsosp/data_layout.hpp"
+
 #include <cstddef>
 #include <cstdint>
 
@@ -8,8 +10,6 @@
 #include <sys/mman.h>
 #include <unistd.h>
 #endif
-
-#include "dpsosp/data.hpp"
 
 namespace dpsosp {
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "dpsosp/data.hpp"
+#include "dpsosp/data_layout.hpp"
 #include "data/file_input.hpp"
 
 namespace dpsosp {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "dpsosp/data.hpp"
+#include "dpsosp/data_layout.hpp"
 #include "dpsosp/error.hpp"
 #include "data/sample_order.hpp"
 

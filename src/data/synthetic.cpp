@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "dpsosp/data_layout.hpp"
 #include "dpsosp/error.hpp"
 #include "dpsosp/noise.hpp"
 #include "data/sample_order.hpp"

@@ -13,7 +13,7 @@
 namespace dpsosp {
 
 namespace detail {
-struct DatasetLayout;  // src/: records generated straight into a sample order
+struct DatasetLayout;  // src/data/dataset_layout.hpp: where records are stored, for the library
 }  // namespace detail
 
 /// n records with p features each, and an optional label/target per record.
@@ -42,7 +42,7 @@ class Dataset {
   double label(Index i) const { return records_->labels[static_cast<Eigen::Index>(slot(i))]; }
   /// The stored arrays. Row k of dense() / sparse() and entry k of labels()
   /// hold record k, unless store_in_sample_order moved the records: then they
-  /// hold record record_at(k), and record i sits at slot(i).
+  /// hold the records in that sample order.
   const Vec& labels() const { return records_->labels; }
   const RowMatrix& dense() const { return records_->dense; }
   const SparseRowMatrix& sparse() const { return records_->sparse; }
@@ -63,16 +63,13 @@ class Dataset {
   /// again with another seed moves the records to that seed's order. Throws
   /// Error for more than 2^32 - 1 records.
   void store_in_sample_order(std::uint64_t seed);
-  /// The seed whose sample order the records are stored in, if any.
+
+  // Library plumbing, to become private (issue 17): the library reads these
+  // through detail::DatasetLayout (src/data/dataset_layout.hpp), which says
+  // what they are; only src/optimizers/ still calls them here.
   std::optional<std::uint64_t> sample_order_seed() const { return order_seed_; }
-  /// Where record i is stored (i itself unless store_in_sample_order moved it).
   Index slot(Index i) const { return slot_.empty() ? i : slot_[static_cast<std::size_t>(i)]; }
-  /// The record stored at row k: the inverse of slot.
   Index record_at(Index k) const { return order_.empty() ? k : order_[static_cast<std::size_t>(k)]; }
-  /// The stored rows as a dataset of their own, sharing this one's memory:
-  /// its record k is this one's record_at(k). A single-pass run over records
-  /// stored in its order reads its batches from here, by stored row, without
-  /// looking each record's slot up (the same values in the same order).
   Dataset stored_rows() const;
 
   /// <z_i, w> for feature row i (w has cols() entries).
@@ -151,17 +148,17 @@ class SamplePool {
   SamplePool(const Dataset& data, std::uint64_t seed);
   /// The next k unused records; throws Error when fewer than k remain.
   IndexList draw(Index k);
-  /// Uses the next k records without listing them: they are the ones at
-  /// positions [first, first + k) of the order; returns first. Throws as draw.
-  Index advance(Index k);
-  /// Whether the pool reads its order from `data` (the records are stored in
-  /// it): then its k-th record is data's stored row k.
-  bool reads_order_of(const Dataset& data) const {
-    return shared_ != nullptr && shared_ == data.order_.data();
-  }
   Index remaining() const { return size_ - next_; }
   Index used() const { return next_; }
   Index size() const { return size_; }
+
+  // Library plumbing, to become private (issue 17): read through
+  // detail::DatasetLayout (src/data/dataset_layout.hpp), which says what they
+  // are; only src/optimizers/oracles.cpp still calls them here.
+  Index advance(Index k);
+  bool reads_order_of(const Dataset& data) const {
+    return shared_ != nullptr && shared_ == data.order_.data();
+  }
 
  private:
   Index size_ = 0;
@@ -171,6 +168,8 @@ class SamplePool {
   const std::uint32_t* shared_ = nullptr;  // the dataset's order, when it is stored in it
   Index next_ = 0;
   void shuffle(std::uint64_t seed);  // draws the order into order32_ / order64_
+
+  friend struct detail::DatasetLayout;
 };
 
 }  // namespace dpsosp

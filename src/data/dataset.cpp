@@ -11,6 +11,7 @@
 
 #include "dpsosp/data.hpp"
 #include "dpsosp/error.hpp"
+#include "data/dataset_layout.hpp"
 
 namespace dpsosp {
 namespace {
@@ -143,7 +144,7 @@ double Dataset::row_squared_norm(Index i) const {
 void check_finite(const Dataset& data, const std::string& who) {
   const auto fail = [&](Index stored_row, const std::string& what, double v) {
     const std::string value = std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf");
-    throw Error(who + ": record " + std::to_string(data.record_at(stored_row)) + " (0-based), " + what + " is " +
+    throw Error(who + ": record " + std::to_string(detail::DatasetLayout::record_at(data, stored_row)) + " (0-based), " + what + " is " +
                 value + "; NaN and Inf are not allowed");
   };
   const Vec& labels = data.labels();

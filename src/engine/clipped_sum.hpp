@@ -44,6 +44,7 @@
 #include "dpsosp/error.hpp"
 #include "dpsosp/oracles.hpp"
 #include "dpsosp/types.hpp"
+#include "data/dataset_layout.hpp"
 #include "engine/clip_rule.hpp"
 #include "engine/row_workers.hpp"
 #include "engine/wide_kernels.hpp"
@@ -58,7 +59,7 @@ enum KernelKind : int { kMarginKernel = 0, kSoftmaxKernel = 1, kMlpKernel = 2, k
 /// start of its indices and of its values), to be brought in a step at a time
 /// while a kernel runs (wide::LinePrefetch).
 inline void queue_record(wide::LinePrefetch& lines, const Dataset& data, Index i) {
-  const Index at = data.slot(i);
+  const Index at = DatasetLayout::slot(data, i);
   if (data.has_labels()) lines.add(data.labels().data() + at, sizeof(double));
   if (!data.is_sparse()) {
     lines.add(data.dense_row(i), static_cast<std::size_t>(data.cols()) * sizeof(double));

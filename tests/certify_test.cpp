@@ -11,6 +11,7 @@
 
 #include "dpsosp/error.hpp"
 #include "dpsosp/noise.hpp"
+#include "test_errors.hpp"
 
 namespace dpsosp {
 namespace {
@@ -38,15 +39,7 @@ double dense_lambda_min(const Eigen::MatrixXd& h) {
   return Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(h, Eigen::EigenvaluesOnly).eigenvalues()[0];
 }
 
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using testing::error_of;
 
 // The solver's accuracy tests ask for more than the certificate's default tolerance.
 EigenOptions matrix_free() {

@@ -9,26 +9,18 @@
 #include <vector>
 
 #include "dpsosp/data.hpp"
+#include "dpsosp/data_layout.hpp"
 #include "dpsosp/error.hpp"
 #include "dpsosp/noise.hpp"
+#include "data/dataset_layout.hpp"
 #include "data/sample_order.hpp"
+#include "test_errors.hpp"
 
 namespace dpsosp {
 namespace {
 
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected dpsosp::Error";
-  return "";
-}
-
-#define EXPECT_CONTAINS(text, part) \
-  EXPECT_NE(std::string(text).find(part), std::string::npos) << "message: " << (text)
+using Layout = detail::DatasetLayout;
+using testing::error_of;
 
 const std::string kData = DPSOSP_TEST_DATA_DIR;
 
@@ -259,36 +251,36 @@ TEST(DatasetSampleOrderTest, RecordsKeepTheirIndicesAndMoveToTheSampleOrder) {
       const Index n = 1001;
       const Dataset as_built = numbered(n, 7, sparse, labeled);
       Dataset stored = as_built;
-      EXPECT_FALSE(stored.sample_order_seed().has_value());
-      EXPECT_EQ(stored.slot(5), 5u);
+      EXPECT_FALSE(Layout::sample_order_seed(stored).has_value());
+      EXPECT_EQ(Layout::slot(stored, 5), 5u);
       stored.store_in_sample_order(42);
-      ASSERT_EQ(stored.sample_order_seed(), std::optional<std::uint64_t>(42));
+      ASSERT_EQ(Layout::sample_order_seed(stored), std::optional<std::uint64_t>(42));
       expect_same_records(as_built, stored);
       // Row k of the stored arrays holds the k-th record of the seed's order.
       SamplePool pool(n, 42);
       const IndexList order = pool.draw(n);
       for (Index k = 0; k < n; ++k) {
-        ASSERT_EQ(stored.record_at(k), order[k]);
-        ASSERT_EQ(stored.slot(order[k]), k);
+        ASSERT_EQ(Layout::record_at(stored, k), order[k]);
+        ASSERT_EQ(Layout::slot(stored, order[k]), k);
         const double first = sparse ? stored.sparse().coeff(static_cast<Eigen::Index>(k), 0)
                                     : stored.dense()(static_cast<Eigen::Index>(k), 0);
         ASSERT_EQ(first, static_cast<double>(order[k])) << "stored row " << k;
         if (labeled) ASSERT_EQ(stored.labels()[static_cast<Eigen::Index>(k)], 1000.0 + static_cast<double>(order[k]));
       }
       // Not the identity (a layout that moved nothing would pass the above for the identity order only).
-      EXPECT_NE(stored.record_at(0) + stored.record_at(1) * n, Index{0} + Index{1} * n);
+      EXPECT_NE(Layout::record_at(stored, 0) + Layout::record_at(stored, 1) * n, Index{0} + Index{1} * n);
       // Subsets are taken by record.
       const IndexList some = {7, 0, 1000, 7, 512};
       expect_same_records(as_built.subset(some), stored.subset(some));
       // Another seed moves them on to its order; the same seed again is a no-op.
       stored.store_in_sample_order(43);
-      EXPECT_EQ(stored.sample_order_seed(), std::optional<std::uint64_t>(43));
+      EXPECT_EQ(Layout::sample_order_seed(stored), std::optional<std::uint64_t>(43));
       expect_same_records(as_built, stored);
       SamplePool other(n, 43);
-      EXPECT_EQ(stored.record_at(17), other.draw(18)[17]);
+      EXPECT_EQ(Layout::record_at(stored, 17), other.draw(18)[17]);
       const Dataset before = stored;
       stored.store_in_sample_order(43);
-      for (Index k = 0; k < n; ++k) ASSERT_EQ(stored.record_at(k), before.record_at(k));
+      for (Index k = 0; k < n; ++k) ASSERT_EQ(Layout::record_at(stored, k), Layout::record_at(before, k));
       expect_same_records(as_built, stored);
     }
   }
@@ -302,7 +294,7 @@ TEST(DatasetSampleOrderTest, EmptyAndSingleRecordDatasets) {
   EXPECT_EQ(none.remaining(), 0u);
   Dataset one = numbered(1, 3, false);
   one.store_in_sample_order(9);
-  EXPECT_EQ(one.record_at(0), 0u);
+  EXPECT_EQ(Layout::record_at(one, 0), 0u);
   EXPECT_EQ(one.label(0), 1000.0);
 }
 
@@ -312,25 +304,25 @@ TEST(DatasetSampleOrderTest, StoredRowsCopiesAndMoves) {
   for (const bool sparse : {false, true}) {
     Dataset d = numbered(300, 4, sparse);
     d.store_in_sample_order(11);
-    const Dataset rows = d.stored_rows();
-    EXPECT_FALSE(rows.sample_order_seed().has_value());
+    const Dataset rows = Layout::stored_rows(d);
+    EXPECT_FALSE(Layout::sample_order_seed(rows).has_value());
     ASSERT_EQ(rows.rows(), d.rows());
     for (Index k = 0; k < d.rows(); ++k) {
-      ASSERT_EQ(rows.label(k), d.label(d.record_at(k)));
-      ASSERT_EQ(rows.row_dot(k, Vec::Ones(4)), d.row_dot(d.record_at(k), Vec::Ones(4)));
+      ASSERT_EQ(rows.label(k), d.label(Layout::record_at(d, k)));
+      ASSERT_EQ(rows.row_dot(k, Vec::Ones(4)), d.row_dot(Layout::record_at(d, k), Vec::Ones(4)));
     }
     if (!sparse) EXPECT_EQ(rows.dense().data(), d.dense().data());  // no copy
     // Moving d's records on leaves the view (and any copy) as it was.
     const Dataset copy = d;
     d.store_in_sample_order(12);
     for (Index k = 0; k < d.rows(); ++k) {
-      ASSERT_EQ(rows.label(k), copy.label(copy.record_at(k)));
+      ASSERT_EQ(rows.label(k), copy.label(Layout::record_at(copy, k)));
       ASSERT_EQ(d.label(k), copy.label(k));
     }
     Dataset moved = std::move(d);
     EXPECT_EQ(moved.rows(), 300u);
     EXPECT_EQ(d.rows(), 0u);  // NOLINT(bugprone-use-after-move): a moved-from dataset is empty
-    EXPECT_FALSE(d.sample_order_seed().has_value());
+    EXPECT_FALSE(Layout::sample_order_seed(d).has_value());
     d = moved;
     EXPECT_EQ(d.label(7), moved.label(7));
   }
@@ -339,17 +331,17 @@ TEST(DatasetSampleOrderTest, StoredRowsCopiesAndMoves) {
 TEST(DatasetSampleOrderTest, PoolAdvanceAndReadsOrderOf) {
   Dataset d = numbered(50, 2, false);
   SamplePool plain(d, 3);
-  EXPECT_FALSE(plain.reads_order_of(d));
+  EXPECT_FALSE(Layout::reads_order_of(plain, d));
   d.store_in_sample_order(3);
   SamplePool shared(d, 3), other(d, 4);
-  EXPECT_TRUE(shared.reads_order_of(d));
-  EXPECT_FALSE(other.reads_order_of(d));
-  EXPECT_FALSE(shared.reads_order_of(Dataset(d)));  // a copy has its own order
-  EXPECT_EQ(shared.advance(10), 0u);
-  EXPECT_EQ(shared.advance(0), 10u);
-  EXPECT_EQ(shared.draw(2), (IndexList{d.record_at(10), d.record_at(11)}));
-  EXPECT_EQ(shared.advance(38), 12u);
-  EXPECT_CONTAINS(error_of([&] { shared.advance(1); }), "only 0 of 50 remain");
+  EXPECT_TRUE(Layout::reads_order_of(shared, d));
+  EXPECT_FALSE(Layout::reads_order_of(other, d));
+  EXPECT_FALSE(Layout::reads_order_of(shared, Dataset(d)));  // a copy has its own order
+  EXPECT_EQ(Layout::advance(shared, 10), 0u);
+  EXPECT_EQ(Layout::advance(shared, 0), 10u);
+  EXPECT_EQ(shared.draw(2), (IndexList{Layout::record_at(d, 10), Layout::record_at(d, 11)}));
+  EXPECT_EQ(Layout::advance(shared, 38), 12u);
+  EXPECT_CONTAINS(error_of([&] { Layout::advance(shared, 1); }), "only 0 of 50 remain");
 }
 
 // Copying records into a sample order gives what moving them there does.
@@ -358,7 +350,7 @@ TEST(DatasetSampleOrderTest, CopyInSampleOrderEqualsStoreInSampleOrder) {
   Dataset moved = built;
   moved.store_in_sample_order(21);
   const Dataset copied = copy_in_sample_order(built.dense(), built.labels(), 21);
-  EXPECT_EQ(copied.sample_order_seed(), std::optional<std::uint64_t>(21));
+  EXPECT_EQ(Layout::sample_order_seed(copied), std::optional<std::uint64_t>(21));
   EXPECT_EQ(copied.dense(), moved.dense());
   EXPECT_EQ(copied.labels(), moved.labels());
   expect_same_records(built, copied);

@@ -9,9 +9,11 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
 
 #include "dpsosp/data.hpp"
 #include "dpsosp/error.hpp"
+#include "test_errors.hpp"
 
 namespace dpsosp {
 namespace {
@@ -20,21 +22,13 @@ namespace fs = std::filesystem;
 
 const std::string kData = DPSOSP_TEST_DATA_DIR;
 
+// A loader's error is one line (it names the file and the place).
 template <class F>
 std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    const std::string msg = e.what();
-    EXPECT_EQ(msg.find('\n'), std::string::npos) << "message must be one line: " << msg;
-    return msg;
-  }
-  ADD_FAILURE() << "expected dpsosp::Error";
-  return "";
+  const std::string msg = testing::error_of(std::forward<F>(f));
+  EXPECT_EQ(msg.find('\n'), std::string::npos) << "message must be one line: " << msg;
+  return msg;
 }
-
-#define EXPECT_CONTAINS(text, part) \
-  EXPECT_NE(std::string(text).find(part), std::string::npos) << "message: " << (text)
 
 LoadOptions unlabeled() {
   LoadOptions o;

@@ -13,9 +13,12 @@
 #include "dpsosp/error.hpp"
 #include "dpsosp/model.hpp"
 #include "dpsosp/noise.hpp"
+#include "data/dataset_layout.hpp"
 
 namespace dpsosp {
 namespace {
+
+using Layout = detail::DatasetLayout;
 
 Vec random_vector(Index dim, std::uint32_t index, double scale = 1.0) {
   GaussianStream stream(2024, StreamPurpose::kTest, index);
@@ -374,8 +377,8 @@ TEST(SyntheticSampleOrder, SameRecordsStoredInTheSeedsOrder) {
     SCOPED_TRACE(spec);
     const SyntheticProblem plain = make_synthetic(spec);
     const SyntheticProblem ordered = make_synthetic(spec, std::uint64_t{77});
-    ASSERT_EQ(ordered.data.sample_order_seed(), std::optional<std::uint64_t>(77));
-    EXPECT_FALSE(plain.data.sample_order_seed().has_value());
+    ASSERT_EQ(Layout::sample_order_seed(ordered.data), std::optional<std::uint64_t>(77));
+    EXPECT_FALSE(Layout::sample_order_seed(plain.data).has_value());
     Dataset moved = plain.data;
     moved.store_in_sample_order(77);
     EXPECT_EQ(ordered.data.dense(), moved.dense());
@@ -385,7 +388,7 @@ TEST(SyntheticSampleOrder, SameRecordsStoredInTheSeedsOrder) {
     for (Index i = 0; i < plain.data.rows(); ++i) {
       ASSERT_EQ(Eigen::Map<const Vec>(ordered.data.dense_row(i), p), Eigen::Map<const Vec>(plain.data.dense_row(i), p));
       if (plain.data.has_labels()) ASSERT_EQ(ordered.data.label(i), plain.data.label(i));
-      ASSERT_EQ(ordered.data.record_at(moved.slot(i)), i);
+      ASSERT_EQ(Layout::record_at(ordered.data, Layout::slot(moved, i)), i);
     }
   }
 }

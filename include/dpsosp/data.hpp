@@ -1,5 +1,6 @@
 // dpsosp: datasets (dense or sparse features plus an optional label column),
-// file loaders and the single-pass sample pool.
+// file loaders and the single-pass sample pool. Where records sit in memory
+// (huge pages, records copied into a sample order) is data_layout.hpp's.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -12,7 +13,7 @@
 namespace dpsosp {
 
 namespace detail {
-struct DatasetLayout;  // src/: records generated straight into a sample order
+struct DatasetLayout;  // src/data/dataset_layout.hpp: where records are stored, for the library
 }  // namespace detail
 
 /// n records with p features each, and an optional label/target per record.
@@ -41,7 +42,7 @@ class Dataset {
   double label(Index i) const { return records_->labels[static_cast<Eigen::Index>(slot(i))]; }
   /// The stored arrays. Row k of dense() / sparse() and entry k of labels()
   /// hold record k, unless store_in_sample_order moved the records: then they
-  /// hold record record_at(k), and record i sits at slot(i).
+  /// hold the records in that sample order.
   const Vec& labels() const { return records_->labels; }
   const RowMatrix& dense() const { return records_->dense; }
   const SparseRowMatrix& sparse() const { return records_->sparse; }
@@ -62,16 +63,13 @@ class Dataset {
   /// again with another seed moves the records to that seed's order. Throws
   /// Error for more than 2^32 - 1 records.
   void store_in_sample_order(std::uint64_t seed);
-  /// The seed whose sample order the records are stored in, if any.
+
+  // Library plumbing, to become private (issue 17): the library reads these
+  // through detail::DatasetLayout (src/data/dataset_layout.hpp), which says
+  // what they are; only src/optimizers/ still calls them here.
   std::optional<std::uint64_t> sample_order_seed() const { return order_seed_; }
-  /// Where record i is stored (i itself unless store_in_sample_order moved it).
   Index slot(Index i) const { return slot_.empty() ? i : slot_[static_cast<std::size_t>(i)]; }
-  /// The record stored at row k: the inverse of slot.
   Index record_at(Index k) const { return order_.empty() ? k : order_[static_cast<std::size_t>(k)]; }
-  /// The stored rows as a dataset of their own, sharing this one's memory:
-  /// its record k is this one's record_at(k). A single-pass run over records
-  /// stored in its order reads its batches from here, by stored row, without
-  /// looking each record's slot up (the same values in the same order).
   Dataset stored_rows() const;
 
   /// <z_i, w> for feature row i (w has cols() entries).
@@ -105,34 +103,6 @@ class Dataset {
   friend struct detail::DatasetLayout;
   friend class SamplePool;
 };
-
-/// An uninitialised rows x cols matrix for a dataset's records, whose memory
-/// the kernel is asked (Linux: madvise(MADV_HUGEPAGE)) to back with transparent
-/// huge pages before anything is written to it. The optimizers read records in
-/// a random order, one TLB miss each with 4 KiB pages; with 2 MiB pages a large
-/// dataset's random reads run about 1.5 times as fast (docs/performance.md).
-/// Only speed depends on it: where the kernel has no huge pages to give (THP
-/// set to "never", or memory fragmented) the matrix is an ordinary one. The
-/// loaders and make_synthetic allocate with it; fill it, then move it into a
-/// Dataset, to get the same for your own records.
-RowMatrix allocate_records(Index rows, Index cols);
-
-/// An uninitialised n-vector for a dataset's labels, advised like
-/// allocate_records: the optimizers read a record's label with its features,
-/// in the same random order, and 10^6 labels in 4 KiB pages are 2000 pages
-/// (a TLB miss a read). Only speed depends on it. The loaders and
-/// make_synthetic allocate labels with it.
-Vec allocate_labels(Index n);
-
-/// Copies records given as arrays (row-major features, and labels, empty for
-/// unlabeled records) into a dataset stored in seed's sample order: what
-/// Dataset(features, labels) followed by store_in_sample_order(seed) gives,
-/// reading each record once (on all threads) instead of moving it afterwards.
-/// For callers that copy the records anyway, such as the Python module. Throws
-/// Error when the labels' count differs from the records' or there are more
-/// than 2^32 - 1 records.
-Dataset copy_in_sample_order(const Eigen::Ref<const RowMatrix>& features, const Eigen::Ref<const Vec>& labels,
-                             std::uint64_t seed);
 
 /// Throws Error "WHO: record I (0-based), feature J is nan; ..." (or "label of
 /// record I") at the first entry that is NaN or infinite: such records are
@@ -178,17 +148,17 @@ class SamplePool {
   SamplePool(const Dataset& data, std::uint64_t seed);
   /// The next k unused records; throws Error when fewer than k remain.
   IndexList draw(Index k);
-  /// Uses the next k records without listing them: they are the ones at
-  /// positions [first, first + k) of the order; returns first. Throws as draw.
-  Index advance(Index k);
-  /// Whether the pool reads its order from `data` (the records are stored in
-  /// it): then its k-th record is data's stored row k.
-  bool reads_order_of(const Dataset& data) const {
-    return shared_ != nullptr && shared_ == data.order_.data();
-  }
   Index remaining() const { return size_ - next_; }
   Index used() const { return next_; }
   Index size() const { return size_; }
+
+  // Library plumbing, to become private (issue 17): read through
+  // detail::DatasetLayout (src/data/dataset_layout.hpp), which says what they
+  // are; only src/optimizers/oracles.cpp still calls them here.
+  Index advance(Index k);
+  bool reads_order_of(const Dataset& data) const {
+    return shared_ != nullptr && shared_ == data.order_.data();
+  }
 
  private:
   Index size_ = 0;
@@ -198,6 +168,14 @@ class SamplePool {
   const std::uint32_t* shared_ = nullptr;  // the dataset's order, when it is stored in it
   Index next_ = 0;
   void shuffle(std::uint64_t seed);  // draws the order into order32_ / order64_
+
+  friend struct detail::DatasetLayout;
 };
 
 }  // namespace dpsosp
+
+// For now data.hpp still brings these in, so code that reaches
+// allocate_records, allocate_labels or copy_in_sample_order through it (the
+// Python module, through dpsosp.hpp) builds unchanged; it goes once
+// dpsosp.hpp includes data_layout.hpp itself.
+#include "dpsosp/data_layout.hpp"

@@ -1,6 +1,7 @@
 // Internal: the sample order's shuffle, for 32- and 64-bit entries (the
 // SamplePool uses 32-bit entries while n fits; tests check that both give the
-// same order).
+// same order). DatasetLayout (dataset_layout.hpp) records an order on a
+// dataset.
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "dpsosp/data.hpp"
+#include "data/dataset_layout.hpp"
 #include "dpsosp/noise.hpp"
 #include "dpsosp/types.hpp"
 
@@ -51,13 +53,5 @@ void shuffle_order(std::vector<Entry>& order, Index n, std::uint64_t seed) {
     i -= m;
   }
 }
-
-/// For code that writes a dataset's records straight into a sample order
-/// (make_synthetic): stored row k of `data` already holds record order[k],
-/// where order is shuffle_order's order for (data.rows(), seed). Records the
-/// layout without moving anything.
-struct DatasetLayout {
-  static void adopt_sample_order(Dataset& data, std::vector<std::uint32_t> order, std::uint64_t seed);
-};
 
 }  // namespace dpsosp::detail

@@ -8,9 +8,10 @@
 #include <cstdlib>
 #include <limits>
 
-#include "engine/clipped_sum.hpp"
 #include "dpsosp/oracles.hpp"
+#include "engine/clip_rule.hpp"
 #include "engine/eigen_order.hpp"
+#include "engine/row_workers.hpp"
 #include "models/model_internal.hpp"
 
 namespace dpsosp {

@@ -173,8 +173,9 @@ namespace {
 double sign_label(double label) { return label > 0 ? 1.0 : -1.0; }
 
 // A built-in margin model D: the engine's coefficients through D's own target
-// and dphi, direct (inlined) calls since D is final. D declares those two
-// public (the classes are internal to this file).
+// and dphi, direct (inlined) calls since D is final. D declares dphi public,
+// and target comes from its kind of label below (the classes are internal to
+// this file).
 template <class D>
 class BuiltInMarginModel : public MarginModel {
  public:
@@ -192,23 +193,42 @@ class BuiltInMarginModel : public MarginModel {
   }
 };
 
-class LogisticModel final : public BuiltInMarginModel<LogisticModel> {
+// A classifier on labels {0, 1, -1, +1}, 0 read as -1: a record is predicted
+// right when its margin has its label's sign.
+template <class D>
+class BinaryMarginModel : public BuiltInMarginModel<D> {
  public:
-  using BuiltInMarginModel::BuiltInMarginModel;
-  std::string name() const override { return "logistic"; }
-  void validate(const Dataset& data) const override {
+  using BuiltInMarginModel<D>::BuiltInMarginModel;
+  void validate(const Dataset& data) const final {
     check_feature_count(*this, data);
     check_has_labels(*this, data);
     check_labels_binary(*this, data);
   }
+  double target(double label) const final { return sign_label(label); }
 
  protected:
-  std::optional<bool> correct(const Vec& x, const Dataset& data, Index i) const override {
+  std::optional<bool> correct(const Vec& x, const Dataset& data, Index i) const final {
     return sign_label(data.label(i)) * data.row_dot(i, x) > 0;
   }
+};
 
+// A regression on real labels, read as they are.
+template <class D>
+class RealMarginModel : public BuiltInMarginModel<D> {
  public:
-  double target(double label) const override { return sign_label(label); }
+  using BuiltInMarginModel<D>::BuiltInMarginModel;
+  void validate(const Dataset& data) const final {
+    check_feature_count(*this, data);
+    check_has_labels(*this, data);
+    check_labels_finite(*this, data);
+  }
+  double target(double label) const final { return label; }
+};
+
+class LogisticModel final : public BinaryMarginModel<LogisticModel> {
+ public:
+  using BinaryMarginModel::BinaryMarginModel;
+  std::string name() const override { return "logistic"; }
   // softplus(-y z) never overflows: it branches on the sign of the exponent.
   double phi(double z, double y) const override { return softplus(-y * z); }
   // d/dz = -y sigma(-y z)
@@ -220,23 +240,10 @@ class LogisticModel final : public BuiltInMarginModel<LogisticModel> {
   }
 };
 
-class SigmoidLossModel final : public BuiltInMarginModel<SigmoidLossModel> {
+class SigmoidLossModel final : public BinaryMarginModel<SigmoidLossModel> {
  public:
-  using BuiltInMarginModel::BuiltInMarginModel;
+  using BinaryMarginModel::BinaryMarginModel;
   std::string name() const override { return "sigmoid"; }
-  void validate(const Dataset& data) const override {
-    check_feature_count(*this, data);
-    check_has_labels(*this, data);
-    check_labels_binary(*this, data);
-  }
-
- protected:
-  std::optional<bool> correct(const Vec& x, const Dataset& data, Index i) const override {
-    return sign_label(data.label(i)) * data.row_dot(i, x) > 0;
-  }
-
- public:
-  double target(double label) const override { return sign_label(label); }
   // f = s with s = sigma(-m), m = y z. ds/dz = -y s (1 - s) and
   // d2s/dz2 = y^2 s (1 - s) (1 - 2s); 1 - s = sigma(m) and 1 - 2s = tanh(m / 2).
   double phi(double z, double y) const override { return logistic_sigmoid(-y * z); }
@@ -250,18 +257,10 @@ class SigmoidLossModel final : public BuiltInMarginModel<SigmoidLossModel> {
   }
 };
 
-class CauchyModel final : public BuiltInMarginModel<CauchyModel> {
+class CauchyModel final : public RealMarginModel<CauchyModel> {
  public:
-  using BuiltInMarginModel::BuiltInMarginModel;
+  using RealMarginModel::RealMarginModel;
   std::string name() const override { return "cauchy"; }
-  void validate(const Dataset& data) const override {
-    check_feature_count(*this, data);
-    check_has_labels(*this, data);
-    check_labels_finite(*this, data);
-  }
-
- public:
-  double target(double label) const override { return label; }
   // f = log(1 + r^2/2), f' = 2r / (2 + r^2), f'' = 2 (2 - r^2) / (2 + r^2)^2, r = z - y.
   // For |r| > 1 the forms are rewritten in q = 1/r so that r^2 never overflows.
   double phi(double z, double y) const override {
@@ -287,18 +286,10 @@ class CauchyModel final : public BuiltInMarginModel<CauchyModel> {
   }
 };
 
-class PhaseRetrievalModel final : public BuiltInMarginModel<PhaseRetrievalModel> {
+class PhaseRetrievalModel final : public RealMarginModel<PhaseRetrievalModel> {
  public:
-  using BuiltInMarginModel::BuiltInMarginModel;
+  using RealMarginModel::RealMarginModel;
   std::string name() const override { return "phase-retrieval"; }
-  void validate(const Dataset& data) const override {
-    check_feature_count(*this, data);
-    check_has_labels(*this, data);
-    check_labels_finite(*this, data);
-  }
-
- public:
-  double target(double label) const override { return label; }
   // f = (z^2 - y)^2 / 4, f' = (z^2 - y) z, f'' = 3 z^2 - y.
   double phi(double z, double y) const override {
     const double e = z * z - y;

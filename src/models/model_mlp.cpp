@@ -15,14 +15,14 @@
 // batch_gradients() (their results must agree bit for bit).
 #include <cmath>
 
-#include "engine/clipped_sum.hpp"
 #include "models/model_internal.hpp"
+#include "models/row_kernel_model.hpp"
 
 namespace dpsosp {
 namespace detail {
 namespace {
 
-class MlpModel final : public Model {
+class MlpModel final : public RowKernelModel<MlpModel, kMlpKernel> {
  public:
   MlpModel(Index features, Index hidden, Index classes)
       : p_(static_cast<Eigen::Index>(features)),
@@ -125,20 +125,6 @@ class MlpModel final : public Model {
     }
   }
 
-  /// One fused, threaded pass (src/engine/clipped_sum.hpp), each row by gradient()'s
-  /// kernel; an O2 row runs both passes on the record while it is in cache.
-  ClippedSum clipped_gradient_sum(const Vec& x, const Dataset& data, const IndexList& idx,
-                                  double clip) const override {
-    check_point(*this, x, "clipped_gradient_sum");
-    return clipped_gradient_rows(2 * kMlpKernel, data, idx, dim(), x, clip, row_kernels(data));
-  }
-  ClippedSum clipped_difference_sum(const Vec& x, const Vec& x_prev, const Dataset& data, const IndexList& idx,
-                                    double clip) const override {
-    check_point(*this, x, "clipped_difference_sum");
-    check_point(*this, x_prev, "clipped_difference_sum");
-    return clipped_difference_rows(2 * kMlpKernel + 1, data, idx, dim(), x, x_prev, clip, row_kernels(data));
-  }
-
  private:
   // Scratch of one forward / backward pass.
   struct Work {
@@ -147,21 +133,6 @@ class MlpModel final : public Model {
     Vec out;   // logits, then probabilities, then g2
     Vec back;  // W2^T g2
   };
-
-  // Per-thread row kernels for the fused engine: gradient()'s kernel, each
-  // with its own scratch.
-  struct RowKernel {
-    const MlpModel* model;
-    const Dataset* data;
-    Work work;
-    void operator()(const Vec& at, Index i, Eigen::Map<Vec> out) { model->gradient_kernel(at, *data, i, work, out); }
-  };
-  struct RowKernels {
-    const MlpModel* model;
-    const Dataset* data;
-    RowKernel operator()() const { return RowKernel{model, data, Work(model->h_, model->k_)}; }
-  };
-  RowKernels row_kernels(const Dataset& data) const { return RowKernels{this, &data}; }
 
   Eigen::Map<const Vec> w1_row(const Vec& x, Eigen::Index j) const {
     return Eigen::Map<const Vec>(x.data() + j * p_, p_);
@@ -177,6 +148,9 @@ class MlpModel final : public Model {
     for (Eigen::Index k = 0; k < k_; ++k) w.out[k] = w2_row(x, k).dot(w.t) + x[off_b2_ + k];
   }
 
+  // gradient()'s kernel; RowKernelModel runs it on the fused engine's rows.
+  friend class RowKernelModel<MlpModel, kMlpKernel>;
+  Work make_scratch() const { return Work(h_, k_); }
   void gradient_kernel(const Vec& x, const Dataset& data, Index i, Work& w, Eigen::Ref<Vec> out) const {
     const Index y = class_label(*this, data, i, static_cast<Index>(k_));
     forward(x, data, i, w);

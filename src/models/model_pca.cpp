@@ -7,8 +7,8 @@
 //   Everything is O(p r^2 + r nnz(z)); no p x p matrix is formed.
 //   The model is unsupervised: validate() refuses labelled data, because a
 //   label column read as a label would silently drop a coordinate of z.
-#include "engine/clipped_sum.hpp"
 #include "models/model_internal.hpp"
+#include "models/row_kernel_model.hpp"
 
 namespace dpsosp {
 namespace detail {
@@ -16,7 +16,7 @@ namespace {
 
 using ColMatrix = Eigen::MatrixXd;
 
-class PcaModel final : public Model {
+class PcaModel final : public RowKernelModel<PcaModel, kOtherKernel> {
  public:
   PcaModel(Index features, Index rank) : p_(static_cast<Eigen::Index>(features)), r_(static_cast<Eigen::Index>(rank)) {}
   std::string name() const override { return "pca"; }
@@ -50,21 +50,6 @@ class PcaModel final : public Model {
     gradient_kernel(u, gram, data, i, out);
   }
 
-  /// One fused, threaded pass (src/engine/clipped_sum.hpp). G = U^T U does not depend
-  /// on the record, so each kernel computes it once (by the same expression,
-  /// hence the same bits) instead of once per record.
-  ClippedSum clipped_gradient_sum(const Vec& x, const Dataset& data, const IndexList& idx,
-                                  double clip) const override {
-    check_point(*this, x, "clipped_gradient_sum");
-    return clipped_gradient_rows(2 * kOtherKernel, data, idx, dim(), x, clip, row_kernels(data));
-  }
-  ClippedSum clipped_difference_sum(const Vec& x, const Vec& x_prev, const Dataset& data, const IndexList& idx,
-                                    double clip) const override {
-    check_point(*this, x, "clipped_difference_sum");
-    check_point(*this, x_prev, "clipped_difference_sum");
-    return clipped_difference_rows(2 * kOtherKernel + 1, data, idx, dim(), x, x_prev, clip, row_kernels(data));
-  }
-
   void hvp(const Vec& x, const Dataset& data, Index i, const Vec& v, Eigen::Ref<Vec> out) const override {
     check_point(*this, x, "hvp");
     check_direction(*this, v);
@@ -88,30 +73,27 @@ class PcaModel final : public Model {
     for (Eigen::Index c = 0; c < r_; ++c) data.row_axpy(i, -data.row_dot(i, u.col(c)), g.col(c));
   }
 
-  // Per-thread row kernels: the Gram matrix of each point seen, kept for the
-  // kernel's rows (an O2 kernel sees two points, x and x_prev, alternately).
-  struct RowKernel {
-    const PcaModel* model;
-    const Dataset* data;
+  // The fused engine's kernel (RowKernelModel): G = U^T U does not depend on
+  // the record, so a thread computes it once per point (by the same
+  // expression, hence the same bits) instead of once per record, and keeps it
+  // for the point's rows (an O2 kernel sees two points, x and x_prev,
+  // alternately).
+  friend class RowKernelModel<PcaModel, kOtherKernel>;
+  struct GramCache {
     const double* point[2] = {nullptr, nullptr};
     ColMatrix gram[2];
-    void operator()(const Vec& at, Index i, Eigen::Map<Vec> out) {
-      const Eigen::Map<const ColMatrix> u(at.data(), model->p_, model->r_);
-      int slot = point[0] == at.data() ? 0 : (point[1] == at.data() ? 1 : -1);
-      if (slot < 0) {
-        slot = point[0] == nullptr ? 0 : 1;
-        point[slot] = at.data();
-        gram[slot] = u.transpose() * u;
-      }
-      model->gradient_kernel(u, gram[slot], *data, i, out);
+  };
+  GramCache make_scratch() const { return GramCache{}; }
+  void gradient_kernel(const Vec& at, const Dataset& data, Index i, GramCache& cache, Eigen::Ref<Vec> out) const {
+    const Eigen::Map<const ColMatrix> u(at.data(), p_, r_);
+    int slot = cache.point[0] == at.data() ? 0 : (cache.point[1] == at.data() ? 1 : -1);
+    if (slot < 0) {
+      slot = cache.point[0] == nullptr ? 0 : 1;
+      cache.point[slot] = at.data();
+      cache.gram[slot] = u.transpose() * u;
     }
-  };
-  struct RowKernels {
-    const PcaModel* model;
-    const Dataset* data;
-    RowKernel operator()() const { return RowKernel{model, data, {nullptr, nullptr}, {}}; }
-  };
-  RowKernels row_kernels(const Dataset& data) const { return RowKernels{this, &data}; }
+    gradient_kernel(u, cache.gram[slot], data, i, out);
+  }
 
   Eigen::Index p_;
   Eigen::Index r_;

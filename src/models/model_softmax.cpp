@@ -4,14 +4,14 @@
 //   grad W_k = (pi_k - [k = y]) a.
 //   The Hessian in the logits is diag(pi) - pi pi^T, so for a direction V
 //   (K x p, same layout) with u = V a: hess v rows = (pi ⊙ u - pi <pi, u>)_k a.
-#include "engine/clipped_sum.hpp"
 #include "models/model_internal.hpp"
+#include "models/row_kernel_model.hpp"
 
 namespace dpsosp {
 namespace detail {
 namespace {
 
-class SoftmaxModel final : public Model {
+class SoftmaxModel final : public RowKernelModel<SoftmaxModel, kSoftmaxKernel> {
  public:
   SoftmaxModel(Index features, Index classes) : features_(features), classes_(classes) {}
   std::string name() const override { return "softmax"; }
@@ -74,19 +74,6 @@ class SoftmaxModel final : public Model {
     }
   }
 
-  /// One fused, threaded pass (src/engine/clipped_sum.hpp), each row by gradient()'s kernel.
-  ClippedSum clipped_gradient_sum(const Vec& x, const Dataset& data, const IndexList& idx,
-                                  double clip) const override {
-    check_point(*this, x, "clipped_gradient_sum");
-    return clipped_gradient_rows(2 * kSoftmaxKernel, data, idx, dim(), x, clip, row_kernels(data));
-  }
-  ClippedSum clipped_difference_sum(const Vec& x, const Vec& x_prev, const Dataset& data, const IndexList& idx,
-                                    double clip) const override {
-    check_point(*this, x, "clipped_difference_sum");
-    check_point(*this, x_prev, "clipped_difference_sum");
-    return clipped_difference_rows(2 * kSoftmaxKernel + 1, data, idx, dim(), x, x_prev, clip, row_kernels(data));
-  }
-
  private:
   // Row k of W (or of a direction / gradient laid out like W).
   Eigen::Map<const Vec> block(const Vec& w, Index k) const {
@@ -100,6 +87,9 @@ class SoftmaxModel final : public Model {
     row_dots(data, i, x.data(), features_, features_, classes_, logits.data());
   }
 
+  // gradient()'s kernel; RowKernelModel runs it on the fused engine's rows.
+  friend class RowKernelModel<SoftmaxModel, kSoftmaxKernel>;
+  Vec make_scratch() const { return Vec(static_cast<Eigen::Index>(classes_)); }
   void gradient_kernel(const Vec& x, const Dataset& data, Index i, Vec& work, Eigen::Ref<Vec> out) const {
     const Index y = class_label(*this, data, i, classes_);
     compute_logits(x, data, i, work);
@@ -108,21 +98,6 @@ class SoftmaxModel final : public Model {
     out.setZero();
     for (Index k = 0; k < classes_; ++k) data.row_axpy(i, work[static_cast<Eigen::Index>(k)], block(out, k));
   }
-
-  // Per-thread row kernels for the fused engine: gradient()'s kernel, each
-  // with its own scratch.
-  struct RowKernel {
-    const SoftmaxModel* model;
-    const Dataset* data;
-    Vec work;
-    void operator()(const Vec& at, Index i, Eigen::Map<Vec> out) { model->gradient_kernel(at, *data, i, work, out); }
-  };
-  struct RowKernels {
-    const SoftmaxModel* model;
-    const Dataset* data;
-    RowKernel operator()() const { return RowKernel{model, data, Vec(static_cast<Eigen::Index>(model->classes_))}; }
-  };
-  RowKernels row_kernels(const Dataset& data) const { return RowKernels{this, &data}; }
 
   Index features_;
   Index classes_;

@@ -64,14 +64,6 @@ class Dataset {
   /// Error for more than 2^32 - 1 records.
   void store_in_sample_order(std::uint64_t seed);
 
-  // Library plumbing, to become private (issue 17): the library reads these
-  // through detail::DatasetLayout (src/data/dataset_layout.hpp), which says
-  // what they are; only src/optimizers/ still calls them here.
-  std::optional<std::uint64_t> sample_order_seed() const { return order_seed_; }
-  Index slot(Index i) const { return slot_.empty() ? i : slot_[static_cast<std::size_t>(i)]; }
-  Index record_at(Index k) const { return order_.empty() ? k : order_[static_cast<std::size_t>(k)]; }
-  Dataset stored_rows() const;
-
   /// <z_i, w> for feature row i (w has cols() entries).
   double row_dot(Index i, const Eigen::Ref<const Vec>& w) const;
   /// out += scale * z_i.
@@ -84,6 +76,13 @@ class Dataset {
   Dataset subset(const IndexList& idx) const;
 
  private:
+  // Where the records are stored: the library reads these through
+  // detail::DatasetLayout (src/data/dataset_layout.hpp), which says what they are.
+  std::optional<std::uint64_t> sample_order_seed() const { return order_seed_; }
+  Index slot(Index i) const { return slot_.empty() ? i : slot_[static_cast<std::size_t>(i)]; }
+  Index record_at(Index k) const { return order_.empty() ? k : order_[static_cast<std::size_t>(k)]; }
+  Dataset stored_rows() const;
+
   struct Records {
     RowMatrix dense;
     SparseRowMatrix sparse;
@@ -152,15 +151,13 @@ class SamplePool {
   Index used() const { return next_; }
   Index size() const { return size_; }
 
-  // Library plumbing, to become private (issue 17): read through
-  // detail::DatasetLayout (src/data/dataset_layout.hpp), which says what they
-  // are; only src/optimizers/oracles.cpp still calls them here.
+ private:
+  // Read through detail::DatasetLayout (src/data/dataset_layout.hpp).
   Index advance(Index k);
   bool reads_order_of(const Dataset& data) const {
     return shared_ != nullptr && shared_ == data.order_.data();
   }
 
- private:
   Index size_ = 0;
   // The order, in 32-bit entries when n fits (the usual case), else 64-bit.
   std::vector<std::uint32_t> order32_;
@@ -173,9 +170,3 @@ class SamplePool {
 };
 
 }  // namespace dpsosp
-
-// For now data.hpp still brings these in, so code that reaches
-// allocate_records, allocate_labels or copy_in_sample_order through it (the
-// Python module, through dpsosp.hpp) builds unchanged; it goes once
-// dpsosp.hpp includes data_layout.hpp itself.
-#include "dpsosp/data_layout.hpp"

@@ -4,6 +4,7 @@
 #include "dpsosp/audit.hpp"
 #include "dpsosp/certify.hpp"
 #include "dpsosp/data.hpp"
+#include "dpsosp/data_layout.hpp"
 #include "dpsosp/error.hpp"
 #include "dpsosp/gradient_check.hpp"
 #include "dpsosp/mechanism.hpp"

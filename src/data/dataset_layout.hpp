@@ -4,11 +4,9 @@
 // here which stored row holds which record; users never need it: a record
 // keeps its index everywhere in the public API.
 //
-// Transition (issue 17): Dataset's public slot, record_at, sample_order_seed
-// and stored_rows, and SamplePool's reads_order_of and advance, are to become
-// private, with this struct their one reader (a friend of both). The library
-// and the tests read them here already, except src/optimizers/oracles.cpp and
-// spider_core.cpp.
+// Dataset's slot, record_at, sample_order_seed and stored_rows, and
+// SamplePool's reads_order_of and advance, are private, with this struct
+// their one reader (a friend of both).
 #pragma once
 #include <cstdint>
 #include <optional>

@@ -11,7 +11,8 @@
 #include <limits>
 #include <utility>
 
-#include "engine/clipped_sum.hpp"
+#include "engine/clip_rule.hpp"
+#include "data/dataset_layout.hpp"
 #include "dpsosp/error.hpp"
 
 namespace dpsosp {
@@ -48,7 +49,7 @@ GradientOracles::GradientOracles(const Model& model, const Dataset& data, Sample
     throw Error("GradientOracles: the sample pool has " + std::to_string(pool.size()) +
                 " records, the dataset " + std::to_string(data.rows()));
   }
-  if (pool.reads_order_of(data)) stored_ = data.stored_rows();
+  if (detail::DatasetLayout::reads_order_of(pool, data)) stored_ = detail::DatasetLayout::stored_rows(data);
 }
 
 IndexList GradientOracles::next_batch(Index b, const Dataset*& from) {
@@ -57,7 +58,7 @@ IndexList GradientOracles::next_batch(Index b, const Dataset*& from) {
     return pool_.draw(b);
   }
   // Stored row k holds the pool's k-th record: the batch is the next b rows.
-  const Index first = pool_.advance(b);
+  const Index first = detail::DatasetLayout::advance(pool_, b);
   IndexList rows(b);
   for (Index k = 0; k < b; ++k) rows[k] = first + k;
   from = &*stored_;

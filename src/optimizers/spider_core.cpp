@@ -8,6 +8,7 @@
 #include <exception>
 #include <optional>
 
+#include "data/dataset_layout.hpp"
 #include "dpsosp/error.hpp"
 #include "dpsosp/oracles.hpp"
 #include "optimizers/registry.hpp"
@@ -83,7 +84,7 @@ SamplePool& order_and_noise(std::optional<SamplePool>& pool, const Dataset& data
   const std::size_t most = d > 0 && n > kAheadCap / d ? kAheadCap : n * d;  // min(n d, cap), no overflow
   const std::size_t first = std::min(n / 4, most);
   const std::size_t refill = std::min(kRefill, most);
-  const bool stored = data.sample_order_seed() == seed;
+  const bool stored = detail::DatasetLayout::sample_order_seed(data) == seed;
   std::exception_ptr error[2];
 #pragma omp parallel num_threads(2)
   {

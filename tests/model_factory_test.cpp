@@ -1,0 +1,167 @@
+// The model factory and each model's label rules: names, dimensions, options
+// validated by field, class counts, and the records a model refuses.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <iomanip>
+#include <sstream>
+#include <string>
+
+#include "dpsosp/error.hpp"
+#include "dpsosp/gradient_check.hpp"
+#include "dpsosp/model.hpp"
+#include "dpsosp/noise.hpp"
+#include "model_test_data.hpp"
+
+namespace dpsosp {
+namespace {
+
+using namespace testing::model_data;
+
+// ---------------------------------------------------------------- factory
+
+TEST(ModelFactory, NamesDimensionsAndUnknownNames) {
+  EXPECT_EQ(model_names().size(), 7u);
+  const ModelOptions o = test_options();  // K = 3, h = 4, r = 2
+  const Index p = 5;
+  EXPECT_EQ(make_model("logistic", p, o)->dim(), p);
+  EXPECT_EQ(make_model("sigmoid", p, o)->dim(), p);
+  EXPECT_EQ(make_model("cauchy", p, o)->dim(), p);
+  EXPECT_EQ(make_model("phase-retrieval", p, o)->dim(), p);
+  EXPECT_EQ(make_model("pca", p, o)->dim(), p * 2);
+  EXPECT_EQ(make_model("softmax", p, o)->dim(), 3 * p);
+  EXPECT_EQ(make_model("mlp", p, o)->dim(), 4 * p + 4 + 3 * 4 + 3);
+  for (const auto& name : model_names()) {
+    const auto m = make_model(name, p, o);
+    EXPECT_EQ(m->name(), name);
+    EXPECT_EQ(m->features(), p);
+  }
+  try {
+    make_model("lasso", p, o);
+    FAIL() << "unknown model accepted";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "make_model: unknown model 'lasso', expected one of logistic, sigmoid, cauchy, "
+                           "phase-retrieval, pca, softmax, mlp");
+  }
+  EXPECT_THROW(make_model("logistic", 0, o), Error);
+}
+
+TEST(ModelFactory, OptionsValidateNamesTheField) {
+  ModelOptions o;
+  EXPECT_NO_THROW(o.Validate());
+  o.classes = 1;
+  EXPECT_THROW(
+      {
+        try {
+          o.Validate();
+        } catch (const Error& e) {
+          EXPECT_STREQ(e.what(), "ModelOptions::Validate: classes is 1, expected 0 (infer from the labels) "
+                                 "or at least 2");
+          throw;
+        }
+      },
+      Error);
+  o = ModelOptions();
+  o.hidden = 0;
+  EXPECT_THROW(make_model("mlp", 3, o), Error);
+  o = ModelOptions();
+  o.rank = 0;
+  try {
+    make_model("pca", 3, o);
+    FAIL() << "rank 0 accepted";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "ModelOptions::Validate: rank is 0, expected at least 1");
+  }
+}
+
+TEST(ModelFactory, ClassCountFromOptionsOrLabels) {
+  const RowMatrix a = RowMatrix::Ones(4, 2);
+  const Dataset data(a, (Vec(4) << 0, 4, 1, 2).finished());
+  EXPECT_EQ(make_model("softmax", 2, {}, &data)->dim(), 5u * 2u);  // K = max label + 1 = 5
+  ModelOptions o;
+  o.classes = 7;
+  EXPECT_EQ(make_model("softmax", 2, o, &data)->dim(), 7u * 2u);  // the option wins
+  const Dataset zeros(a, Vec::Zero(4));
+  EXPECT_EQ(make_model("softmax", 2, {}, &zeros)->dim(), 2u * 2u);  // at least 2 classes
+  try {
+    make_model("mlp", 2);
+    FAIL() << "mlp built without a class count";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "make_model: mlp needs the number of classes: set ModelOptions::classes or pass "
+                           "the data to infer it from the labels");
+  }
+  const Dataset unlabelled(a, Vec());
+  EXPECT_THROW(make_model("softmax", 2, {}, &unlabelled), Error);
+  const Dataset fractional(a, (Vec(4) << 0, 1, 1.5, 2).finished());
+  try {
+    make_model("softmax", 2, {}, &fractional);
+    FAIL() << "class count inferred from a fractional label";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "softmax: label of record 2 (0-based) is 1.5, expected a non-negative integer "
+                           "(a class index)");
+  }
+}
+
+// ---------------------------------------------------------------- label rules
+
+std::string validate_message(const std::string& model, const Dataset& data, ModelOptions o = {}) {
+  try {
+    make_model(model, data.cols(), o, &data)->validate(data);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+Dataset with_labels(Vec labels) {
+  const Eigen::Index n = labels.size();
+  return Dataset(RowMatrix::Ones(n, 2), std::move(labels));
+}
+
+TEST(ModelValidate, BinaryClassifiersAcceptSignsAndZeroOneOnly) {
+  EXPECT_EQ(validate_message("logistic", with_labels((Vec(4) << 0, 1, -1, 1).finished())), "no error");
+  EXPECT_EQ(validate_message("logistic", with_labels((Vec(3) << 1, 2, 0).finished())),
+            "logistic: label of record 1 (0-based) is 2, expected 0, 1, -1 or +1 (0 is read as -1)");
+  EXPECT_EQ(validate_message("sigmoid", with_labels((Vec(3) << 1, -1, 0.5).finished())),
+            "sigmoid: label of record 2 (0-based) is 0.5, expected 0, 1, -1 or +1 (0 is read as -1)");
+  EXPECT_EQ(validate_message("logistic", Dataset(RowMatrix::Ones(3, 2), Vec())),
+            "logistic: the data have no labels, expected one label per record (logistic is a supervised model)");
+}
+
+TEST(ModelValidate, RegressionTargetsMustBeFinite) {
+  EXPECT_EQ(validate_message("cauchy", with_labels((Vec(3) << -1e300, 0.25, 7).finished())), "no error");
+  EXPECT_EQ(validate_message("cauchy", with_labels((Vec(3) << 1, 2, std::nan("")).finished())),
+            "cauchy: label of record 2 (0-based) is nan, expected a finite number");
+  EXPECT_EQ(validate_message("phase-retrieval", with_labels((Vec(2) << -HUGE_VAL, 1).finished())),
+            "phase-retrieval: label of record 0 (0-based) is -inf, expected a finite number");
+}
+
+TEST(ModelValidate, ClassLabelsMustBeIntegersInRange) {
+  ModelOptions o;
+  o.classes = 10;
+  Vec y = Vec::Zero(20);
+  y[17] = 2.5;
+  EXPECT_EQ(validate_message("softmax", with_labels(y), o),
+            "softmax: label of record 17 (0-based) is 2.5, expected an integer in [0, 10)");
+  y[17] = 10;
+  EXPECT_EQ(validate_message("mlp", with_labels(y), o),
+            "mlp: label of record 17 (0-based) is 10, expected an integer in [0, 10)");
+  y[17] = -1;
+  EXPECT_EQ(validate_message("mlp", with_labels(y), o),
+            "mlp: label of record 17 (0-based) is -1, expected an integer in [0, 10)");
+  // The per-example methods refuse such a label too, instead of reading out of bounds.
+  const Dataset bad = with_labels(y);
+  const auto m = make_model("softmax", 2, o);
+  EXPECT_THROW(m->loss(Vec::Zero(m->dim()), bad, 17), Error);
+}
+
+TEST(ModelValidate, PcaIsUnsupervised) {
+  EXPECT_EQ(validate_message("pca", Dataset(RowMatrix::Ones(3, 2), Vec())), "no error");
+  EXPECT_EQ(validate_message("pca", with_labels(Vec::Zero(3))),
+            "pca: the data have labels, expected none (pca is unsupervised and reads every column as a "
+            "coordinate of z; load the data without a label column)");
+}
+
+
+}  // namespace
+}  // namespace dpsosp

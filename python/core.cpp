@@ -86,6 +86,8 @@ py::dict summary_dict(const Summary& s) {
   d["zcdp_rho"] = p.zcdp_rho;
   d["depth"] = p.depth;
   d["mechanism"] = mechanism_name(p.mechanism);
+  d["noise"] = p.is_private() ? py::cast(noise_mode_name(p.noise)) : py::none();
+  d["grid"] = p.grid;
   d["accounting"] = p.accounting();
   d["adjacency"] = adjacency_name(p.adjacency);
   d["samples_used"] = s.samples_used;
@@ -127,12 +129,17 @@ PYBIND11_MODULE(_core, m) {
          std::optional<double> epochs, std::optional<double> learning_rate, std::optional<Vec> x0, Index max_steps,
          std::optional<Index> max_phase_length, int threads, Index classes, Index hidden, Index rank,
          const std::optional<py::bytes>& noise_key, const std::optional<std::string>& noise_key_file,
-         bool release_only) {
+         bool release_only, const std::string& noise) {
         RunOptions o;
         o.algorithm = parse_algorithm(algo);
         // epsilon: 1 by default for a private algorithm (as the CLI's --epsilon);
         // a non-private one takes none, and refuses a finite one (Validate).
         if (epsilon || is_private_algorithm(o.algorithm)) o.privacy = PrivacyTarget{epsilon.value_or(1.0), delta};
+        if (noise != "float" && noise != "secure") throw Error("run: noise must be 'float' or 'secure', got '" + noise + "'");
+        if (noise == "secure") {
+          if (!o.privacy) throw Error("run: noise = secure: " + algo + " is non-private and adds no noise");
+          o.privacy->noise = NoiseMode::kSecure;
+        }
         o.constants = {G, M, rho, B};
         o.alpha_scale = alpha_scale;
         o.batch_size = batch_size;
@@ -179,12 +186,13 @@ PYBIND11_MODULE(_core, m) {
       py::arg("learning_rate") = py::none(), py::arg("x0") = py::none(), py::arg("max_steps") = 0,
       py::arg("max_phase_length") = py::none(), py::arg("threads") = 0, py::arg("classes") = 0,
       py::arg("hidden") = 32, py::arg("rank") = 1, py::arg("noise_key") = py::none(),
-      py::arg("noise_key_file") = py::none(), py::arg("release_only") = false,
+      py::arg("noise_key_file") = py::none(), py::arg("release_only") = false, py::arg("noise") = "float",
       "Run an optimizer on the records X (n x p) with labels y; returns the report as a dict. Everything but "
       "its 'diagnostics' is covered by the privacy guarantee. epsilon defaults to 1 for a private algorithm; "
       "options an algorithm does not read are refused (dpsosp.algorithms() lists what each reads). seed keys "
       "the public randomness (sample order, perturbations); the privacy noise is keyed by noise_key (16 secret "
-      "bytes) or noise_key_file, by default a fresh key from the OS that is kept nowhere.");
+      "bytes) or noise_key_file, by default a fresh key from the OS that is kept nowhere. noise='secure' puts every "
+      "release on a grid with exact discrete Gaussian noise (docs/noise.md).");
 
   m.def(
       "generate_noise_key", [] {

@@ -20,7 +20,7 @@ TEST(Mechanism, TreeCalibratesToTheTargetAndRefusesWhatItDoesNotCover) {
   EXPECT_EQ(r.adjacency, Adjacency::kReplaceOne);
   EXPECT_EQ(r.depth, 3);
   EXPECT_NEAR(r.epsilon, 2.0, 1e-12);
-  EXPECT_DOUBLE_EQ(r.sigma, tree_noise_sigma(0.1, 7, kTarget));
+  EXPECT_DOUBLE_EQ(r.sigma, tree_noise_sigma(0.1, 7, kTarget, 3));
   EXPECT_DOUBLE_EQ(r.epsilon, privacy::account_tree(r.sigma / 0.1, {7}, 1e-6).epsilon_gdp);
   Vec released;
   const Vec exact = Vec::Ones(3);

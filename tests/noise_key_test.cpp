@@ -28,7 +28,8 @@ std::vector<double> draw(GaussianStream& stream, std::size_t n) {
 // SPEC section 8: the privacy noise and Poisson sampling never come from the
 // public seed.
 TEST(SecretStreamTest, PublicSeedCannotKeyPrivacyNoise) {
-  for (StreamPurpose p : {StreamPurpose::kTreeNoise, StreamPurpose::kGaussianNoise, StreamPurpose::kPoisson}) {
+  for (StreamPurpose p : {StreamPurpose::kTreeNoise, StreamPurpose::kGaussianNoise, StreamPurpose::kPoisson,
+                          StreamPurpose::kDiscreteNoise}) {
     EXPECT_TRUE(is_secret_purpose(p));
     try {
       GaussianStream s(kSeed, p);

@@ -90,7 +90,12 @@ constexpr const char* kDiagnosticsNote =
 constexpr const char* kFloatingPointCaveat =
     "floating-point noise: the Gaussian noise is computed in double precision, and the low-order bits of "
     "floating-point samples can leak information beyond the stated guarantee (Mironov 2012); "
-    "see docs/privacy.md";
+    "see docs/privacy.md; --noise secure closes this";
+/// The secure mode's caveat: what its guarantee still assumes.
+constexpr const char* kSecureNoiseCaveat =
+    "secure noise: every release is a grid multiple with exact discrete Gaussian noise; the sensitivity bound "
+    "holds for the clipped sums in exact arithmetic (their floating-point evaluation errs by about 1e-16 relative, "
+    "far below the grid), and the run's timing, which depends on the noise, is not covered; see docs/privacy.md";
 
 /// --noise-key-file: the key in the file, or a fresh one when `path` is empty.
 /// Errors name the option and never repeat the file's content.

@@ -274,6 +274,10 @@ nlohmann::json release_json(const Summary& s) {
   j["zcdp_rho"] = number(p.zcdp_rho);
   j["depth"] = p.depth;
   j["mechanism"] = mechanism_name(p.mechanism);
+  if (is_private) {
+    j["noise"] = noise_mode_name(p.noise);
+    j["grid"] = p.grid;
+  }
   j["accounting"] = p.accounting();
   j["adjacency"] = adjacency_name(p.adjacency);
   j["seed"] = s.seed;
@@ -298,7 +302,7 @@ nlohmann::json release_json(const Summary& s) {
     for (const auto& v : s.trajectory) t.push_back(std::vector<double>(v.data(), v.data() + v.size()));
     j["trajectory"] = t;
   }
-  if (is_private) j["caveats"] = {kFloatingPointCaveat};
+  if (is_private) j["caveats"] = {p.noise == NoiseMode::kSecure ? kSecureNoiseCaveat : kFloatingPointCaveat};
   return j;
 }
 

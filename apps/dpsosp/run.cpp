@@ -94,7 +94,7 @@ struct RunArgs {
   DataSource source;
   CLI::App* app = nullptr;
   std::string algo = "spider-tree-adaptive";
-  std::string epsilon = "1", delta = "1e-6";
+  std::string epsilon = "1", delta = "1e-6", noise = "float";
   std::string seed, noise_key_file, x0, eval, eval_labels, out;
   bool no_certificate = false;
   bool release_only = false;
@@ -148,7 +148,7 @@ void parse_overrides(const std::vector<std::string>& items, ParameterOverrides& 
 // the command line names it ("RunOptions: batch_size: ..." -> "--batch-size: ...").
 [[noreturn]] void refuse_in_cli_words(const Error& e) {
   static const std::pair<const char*, const char*> kFields[] = {
-      {"privacy.epsilon", "--epsilon"}, {"privacy", "--epsilon"},      {"batch_size", "--batch-size"},
+      {"privacy.noise", "--noise"},     {"privacy.epsilon", "--epsilon"}, {"privacy", "--epsilon"},      {"batch_size", "--batch-size"},
       {"period", "--period"},           {"epochs", "--epochs"},        {"learning_rate", "--learning-rate"},
       {"alpha_scale", "--alpha-scale"}, {"max_phase_length", "--max-phase-length"},
       {"threads", "--threads"},         {"overrides.", "--set "}};
@@ -193,7 +193,13 @@ int do_run(const RunArgs& a) {
   // one takes none unless given (and then the library refuses a finite one).
   const double epsilon = parse_real(a.epsilon, "--epsilon", Range::kPositiveOrInf);
   const double delta = parse_real(a.delta, "--delta", Range::kOpenUnit);
+  if (a.noise != "float" && a.noise != "secure")
+    throw Error("--noise: expected float or secure, got " + quote_token(a.noise));
   if (info.is_private || a.given("--epsilon")) o.privacy = PrivacyTarget{epsilon, delta};
+  if (a.noise == "secure") {
+    if (!o.privacy) throw Error("--noise secure: " + info.name + " is non-private and adds no noise");
+    o.privacy->noise = NoiseMode::kSecure;
+  }
   o.constants.G = parse_real(a.G, "--G", Range::kPositive);
   o.constants.M = parse_real(a.M, "--M", Range::kPositive);
   o.constants.rho = parse_real(a.rho, "--rho", Range::kPositive);
@@ -343,6 +349,10 @@ void setup_run(CLI::App& app) {
   }())->capture_default_str();
   run->add_option("--epsilon", args->epsilon, "Privacy budget epsilon (> 0; inf = non-private)")->capture_default_str();
   run->add_option("--delta", args->delta, "Privacy parameter delta in (0,1)")->capture_default_str();
+  run->add_option("--noise", args->noise,
+                  "float: Gaussian noise in floating point (exact GDP); secure: every release on a grid plus exact "
+                  "discrete Gaussian noise (closes the floating-point attacks; about 7% more noise, zCDP accounting)")
+      ->capture_default_str();
   run->add_option("--seed", args->seed,
                   "Seed of the public randomness: sample order and saddle perturbations (default: drawn from "
                   "/dev/urandom; reported)");

@@ -42,8 +42,14 @@ struct PrivacyRecord {
   double sensitivity = 0;       ///< the calibrated L2 sensitivity bound of a release
   double noise_multiplier = 0;  ///< sigma / sensitivity
   int depth = 0;                ///< tree depth of the guarantee (1 without a tree)
+  NoiseMode noise = NoiseMode::kFloat;
+  /// The secure mode's grid (a power of two; the tree's, or the first
+  /// release's for the Gaussian mechanism), 0 in float mode. A release's
+  /// sensitivity grows by grid * sqrt(d) by the rounding.
+  double grid = 0;
   bool is_private() const { return mechanism != MechanismKind::kNone; }
-  /// "gdp-tree", "gdp-gaussian", "rdp-poisson" or "none (non-private)".
+  /// "gdp-tree", "gdp-gaussian", "rdp-poisson", "zcdp-tree-discrete",
+  /// "zcdp-gaussian-discrete" or "none (non-private)".
   std::string accounting() const;
 };
 
@@ -70,18 +76,39 @@ class Mechanism {
 /// No noise, no guarantee.
 std::unique_ptr<Mechanism> make_no_mechanism();
 
+/// The secure mode's rounding and noise for a release of L2 sensitivity s in
+/// dimension d (docs/noise.md): values are rounded to the grid
+/// 2^floor(log2(s / (1024 sqrt(d)))) (coarser where the scale would pass
+/// 2^27), which adds at most grid * sqrt(d) to the sensitivity; the noise is
+/// grid * N_Z(0, scale^2) with scale = ceil(z * (s / grid + sqrt(d))), z the
+/// noise multiplier of the rounded release. Throws Error where the scale
+/// would pass exact::kMaxDiscreteSigma.
+struct DiscreteNoise {
+  double grid = 0;                  ///< a power of two
+  std::uint64_t scale = 0;          ///< the discrete Gaussian's sigma, in grid units
+  double integer_sensitivity = 0;   ///< s / grid + sqrt(d), in grid units
+};
+DiscreteNoise discrete_noise(double sensitivity, Index dim, double noise_multiplier);
+
 // Calibration, one rule per mechanism (the makers below use them; parameter
 // reports call them for their sigma).
-/// The tree's node noise: s sqrt(depth(max_phase_length)) / gdp_mu(eps, delta).
-double tree_noise_sigma(double sensitivity_bound, Index max_phase_length, const PrivacyTarget& target);
-/// The Gaussian mechanism's z with one release per record: 1 / gdp_mu(eps, delta).
+/// The tree's node noise: s sqrt(depth(max_phase_length)) / gdp_mu(eps, delta);
+/// secure mode (target.noise): grid * scale of discrete_noise(s, dim,
+/// sqrt(depth / (2 zcdp_rho(eps, delta)))).
+double tree_noise_sigma(double sensitivity_bound, Index max_phase_length, const PrivacyTarget& target,
+                        Index dim);
+/// The Gaussian mechanism's z with one release per record: 1 / gdp_mu(eps,
+/// delta); secure mode: 1 / sqrt(2 zcdp_rho(eps, delta)), the multiplier of
+/// the rounded sensitivity.
 double gaussian_noise_multiplier(const PrivacyTarget& target);
 
 /// The tree mechanism (SPEC 2.4, 3): every release a leaf of its phase's tree,
 /// every node N(0, sigma^2 I), sensitivity at most `sensitivity_bound`, phases
 /// of at most `max_phase_length` steps. sigma is calibrated so that the run is
 /// (target.epsilon, target.delta)-DP for replace-one with depth(max_phase_length),
-/// unless `sigma` (the node noise) is given.
+/// unless `sigma` (the node noise) is given. target.noise = kSecure: nodes
+/// are rounded node sums plus discrete Gaussian noise (discrete_noise), drawn
+/// a node ahead, and the guarantee is zCDP's.
 std::unique_ptr<Mechanism> make_tree_mechanism(Index dim, const NoiseKey& key, double sensitivity_bound,
                                                Index max_phase_length, const PrivacyTarget& target,
                                                std::optional<double> sigma = std::nullopt);
@@ -99,7 +126,9 @@ std::unique_ptr<Mechanism> make_gaussian_mechanism(Index dim, const NoiseKey& ke
 /// Poisson-subsampled Gaussian (multi-epoch dpsgd): `steps` releases of
 /// clipped sums (sensitivity at most the clip C under add/remove), each
 /// sampled at rate q, noise N(0, (z C)^2 I); RDP-accounted, zero-out with n
-/// public. z is calibrated to the target over `steps` unless given.
+/// public. z is calibrated to the target over `steps` unless given. Float
+/// noise only: the subsampled-Gaussian RDP bound is for continuous noise, so
+/// target.noise = kSecure is refused.
 /// The mechanism also draws the batches: sample(n) gives the records of the
 /// next step, each with probability q, from the secret key's kPoisson stream
 /// (amplification needs the batch secret).

@@ -22,6 +22,7 @@ enum class StreamPurpose : std::uint32_t {
   kPerturbation = 4,  ///< public: saddle perturbation (post-processing)
   kSynthetic = 5,     ///< public: synthetic data generation
   kPoisson = 6,       ///< secret: Poisson sampling (DP-SGD; amplification needs it secret)
+  kDiscreteNoise = 7, ///< secret: the secure mode's discrete Gaussian noise (index = release)
   kTest = 99,         ///< either: tests and benchmarks
 };
 

@@ -19,10 +19,26 @@ struct ProblemConstants {
   void Validate() const;
 };
 
+/// How a private run draws its noise (SPEC section 8, docs/noise.md).
+enum class NoiseMode {
+  /// Continuous Gaussian noise in floating point (Box-Muller on the secret
+  /// stream); exact GDP accounting. The released doubles' low-order bits are
+  /// not covered by the guarantee (Mironov 2012).
+  kFloat,
+  /// Every release rounded to a power-of-two grid plus discrete Gaussian noise
+  /// drawn exactly on integers (Canonne, Kamath, Steinke 2020); zCDP
+  /// accounting with the rounding in the sensitivity.
+  kSecure,
+};
+std::string noise_mode_name(NoiseMode mode);  ///< "float", "secure"
+
 /// The privacy target. epsilon = +infinity means non-private (no noise, no clipping).
 struct PrivacyTarget {
   double epsilon = 1.0;
   double delta = 1e-6;
+  /// How the noise meets the target (the secure mode adds about 6-8 % noise
+  /// for the same epsilon).
+  NoiseMode noise = NoiseMode::kFloat;
   bool is_private() const { return epsilon < std::numeric_limits<double>::infinity(); }
   void Validate() const;
 };

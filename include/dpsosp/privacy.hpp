@@ -24,6 +24,9 @@ const std::vector<double>& rdp_orders();
 double rdp_to_epsilon(const std::vector<double>& orders, const std::vector<double>& rdp, double delta);
 /// zCDP rho (RDP(a) = a * rho) to eps on the standard grid.
 double zcdp_to_epsilon(double rho, double delta);
+/// The largest rho with zcdp_to_epsilon(rho, delta) <= epsilon (bisection on
+/// the standard grid; the result never exceeds the target).
+double zcdp_rho(double epsilon, double delta);
 
 /// Figures of a run of tree-aggregated Gaussian releases.
 struct TreeAccount {

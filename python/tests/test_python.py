@@ -61,6 +61,22 @@ class PythonModule(unittest.TestCase):
         self.assertNotIn("diagnostics", bare)
         np.testing.assert_array_equal(bare["x"], r["x"])
 
+    def test_secure_noise(self):
+        p = dpsosp.synthetic("phase-retrieval:n=50000,d=4,seed=2")
+        common = dict(epsilon=2, G=6, M=20, rho=6, seed=3, noise_key=KEY)
+        r = dpsosp.run("phase-retrieval", p["X"], p["y"], noise="secure", **common)
+        self.assertEqual(r["noise"], "secure")
+        self.assertEqual(r["accounting"], "zcdp-tree-discrete")
+        self.assertLessEqual(r["epsilon"], 2.0)
+        self.assertGreater(r["grid"], 0)
+        again = dpsosp.run("phase-retrieval", p["X"], p["y"], noise="secure", threads=1, **common)
+        np.testing.assert_array_equal(again["x"], r["x"])
+        self.assertEqual(dpsosp.run("phase-retrieval", p["X"], p["y"], **common)["noise"], "float")
+        with self.assertRaisesRegex(ValueError, "noise must be 'float' or 'secure'"):
+            dpsosp.run("phase-retrieval", p["X"], p["y"], noise="exact", **common)
+        with self.assertRaisesRegex(ValueError, "privacy.noise = secure: Poisson dpsgd"):
+            dpsosp.run("phase-retrieval", p["X"], p["y"], algo="dpsgd", epochs=2, noise="secure", **common)
+
     def test_refuses_what_the_cli_refuses_in_the_same_words(self):
         X = np.random.default_rng(1).standard_normal((2000, 3))
         y = (X[:, 0] > 0).astype(float)

@@ -9,6 +9,7 @@
 #include "dpsosp/error.hpp"
 #include "dpsosp/privacy.hpp"
 #include "dpsosp/tree.hpp"
+#include "mechanisms/secure.hpp"
 
 namespace dpsosp {
 namespace {
@@ -50,7 +51,7 @@ class TreeMechanism final : public Mechanism {
   TreeMechanism(Index dim, const NoiseKey& key, double bound, Index max_phase_length, const PrivacyTarget& target,
                 std::optional<double> sigma)
       : bound_(bound), max_phase_length_(max_phase_length), delta_(target.delta),
-        sigma_(sigma ? *sigma : tree_noise_sigma(bound, max_phase_length, target)),
+        sigma_(sigma ? *sigma : tree_noise_sigma(bound, max_phase_length, target, dim)),
         tree_(dim, sigma_, GaussianStream(key, StreamPurpose::kTreeNoise)) {
     if (!(sigma_ > 0) || !std::isfinite(sigma_)) throw Error("tree mechanism: sigma must be finite and > 0");
   }
@@ -214,22 +215,33 @@ std::string adjacency_name(Adjacency a) {
 }
 
 std::string PrivacyRecord::accounting() const {
+  const bool secure = noise == NoiseMode::kSecure;
   switch (mechanism) {
     case MechanismKind::kNone: return "none (non-private)";
-    case MechanismKind::kTree: return "gdp-tree";
-    case MechanismKind::kGaussian: return "gdp-gaussian";
+    case MechanismKind::kTree: return secure ? "zcdp-tree-discrete" : "gdp-tree";
+    case MechanismKind::kGaussian: return secure ? "zcdp-gaussian-discrete" : "gdp-gaussian";
     case MechanismKind::kPoissonGaussian: return "rdp-poisson";
   }
   return "unknown";
 }
 
-double tree_noise_sigma(double sensitivity_bound, Index max_phase_length, const PrivacyTarget& target) {
+double tree_noise_sigma(double sensitivity_bound, Index max_phase_length, const PrivacyTarget& target,
+                        Index dim) {
   check_target("tree mechanism", target);
+  if (target.noise == NoiseMode::kSecure) {
+    const double depth = privacy::tree_depth(static_cast<std::uint64_t>(max_phase_length));
+    const DiscreteNoise n = discrete_noise(sensitivity_bound, dim,
+                                           std::sqrt(depth / (2 * privacy::zcdp_rho(target.epsilon, target.delta))));
+    return n.grid * static_cast<double>(n.scale);
+  }
   return privacy::calibrate_tree_sigma(sensitivity_bound, max_phase_length, target.epsilon, target.delta);
 }
 
 double gaussian_noise_multiplier(const PrivacyTarget& target) {
   check_target("Gaussian mechanism", target);
+  // (1 + 1e-12: 1 / (2 z^2) stays below the calibrated rho through the roundings.)
+  if (target.noise == NoiseMode::kSecure)
+    return (1 + 1e-12) / std::sqrt(2 * privacy::zcdp_rho(target.epsilon, target.delta));
   return 1.0 / privacy::gdp_mu(target.epsilon, target.delta);
 }
 
@@ -242,6 +254,8 @@ std::unique_ptr<Mechanism> make_tree_mechanism(Index dim, const NoiseKey& key, d
   if (!(sensitivity_bound > 0) || !std::isfinite(sensitivity_bound))
     throw Error("tree mechanism: the sensitivity bound must be finite and > 0");
   if (max_phase_length < 1) throw Error("tree mechanism: the phase length must be at least 1");
+  if (target.noise == NoiseMode::kSecure)
+    return make_secure_tree_mechanism(dim, key, sensitivity_bound, max_phase_length, target, sigma);
   return std::make_unique<TreeMechanism>(dim, key, sensitivity_bound, max_phase_length, target, sigma);
 }
 
@@ -249,6 +263,8 @@ std::unique_ptr<Mechanism> make_gaussian_mechanism(Index dim, const NoiseKey& ke
                                                    double reported_sensitivity,
                                                    std::optional<double> noise_multiplier) {
   check_target("Gaussian mechanism", target);
+  if (target.noise == NoiseMode::kSecure)
+    return make_secure_gaussian_mechanism(dim, key, target, reported_sensitivity, noise_multiplier);
   return std::make_unique<GaussianMechanism>(dim, key, target, reported_sensitivity, noise_multiplier);
 }
 
@@ -256,6 +272,9 @@ std::unique_ptr<PoissonGaussianMechanism> make_poisson_gaussian_mechanism(
     Index dim, const NoiseKey& key, double clip, double sampling_rate, std::uint64_t steps,
     const PrivacyTarget& target, std::optional<double> noise_multiplier) {
   check_target("Poisson mechanism", target);
+  if (target.noise == NoiseMode::kSecure)
+    throw Error("Poisson mechanism: secure noise is not available for Poisson sampling (its RDP bound is for "
+                "continuous Gaussian noise); use float noise or single-pass dpsgd");
   if (!(clip > 0) || !std::isfinite(clip)) throw Error("Poisson mechanism: the clip norm must be finite and > 0");
   if (!(sampling_rate > 0 && sampling_rate <= 1))
     throw Error("Poisson mechanism: the sampling rate must be in (0, 1]");

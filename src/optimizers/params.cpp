@@ -46,6 +46,8 @@ void ProblemConstants::Validate() const {
   require_positive_finite(B, "B", "ProblemConstants");
 }
 
+std::string noise_mode_name(NoiseMode mode) { return mode == NoiseMode::kSecure ? "secure" : "float"; }
+
 void PrivacyTarget::Validate() const {
   if (!(epsilon > 0.0)) {
     std::ostringstream os;
@@ -104,7 +106,7 @@ SpiderParameters compute(Index n, Index d, const PrivacyTarget& privacy, const P
   // The tree mechanism's calibration (mechanism.hpp), or the override.
   p.sigma = o.sigma              ? *o.sigma
             : o.noise_multiplier ? *o.noise_multiplier * p.sensitivity
-            : privacy.is_private() ? tree_noise_sigma(p.sensitivity, p.max_phase_length, privacy)
+            : privacy.is_private() ? tree_noise_sigma(p.sensitivity, p.max_phase_length, privacy, d)
                                    : 0.0;
   p.eta = o.eta ? *o.eta : 1.0 / c.M;
   // Proposition 3.4: T = B / (eta alpha^2) = B M / alpha^2.

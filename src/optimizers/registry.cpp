@@ -176,6 +176,12 @@ void RunOptions::Validate() const {
     refuse("privacy.epsilon = " + shown(privacy->epsilon) + ": " + name +
            " is non-private (epsilon = inf); leave privacy unset or choose a private algorithm");
   }
+  if (privacy && privacy->noise == NoiseMode::kSecure) {
+    if (!is_private_run()) refuse("privacy.noise = secure: a non-private run adds no noise");
+    if (poisson())
+      refuse("privacy.noise = secure: Poisson dpsgd (epochs > 0) is accounted for continuous Gaussian noise only; "
+             "use noise = float or single-pass dpsgd");
+  }
   // Options the algorithm does not read.
   const bool given[] = {batch_size.has_value(), period.has_value(),        epochs.has_value(),
                         learning_rate.has_value(), alpha_scale.has_value(), max_phase_length.has_value()};

@@ -241,6 +241,18 @@ double zcdp_to_epsilon(double rho, double delta) {
   return rdp_to_epsilon(orders, rdp, delta);
 }
 
+double zcdp_rho(double epsilon, double delta) {
+  if (!(epsilon > 0) || !std::isfinite(epsilon)) fail("zcdp_rho", "epsilon must be finite and > 0", epsilon);
+  check_delta("zcdp_rho", delta);
+  // zcdp_to_epsilon grows with rho; rho <= epsilon always (eps >= rho).
+  double lo = 0, hi = epsilon;
+  for (int i = 0; i < 200 && hi - lo > 1e-15 * hi; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (zcdp_to_epsilon(mid, delta) <= epsilon ? lo : hi) = mid;
+  }
+  return lo;
+}
+
 TreeAccount account_tree(double noise_multiplier, const std::vector<std::uint64_t>& phase_lengths,
                          double delta) {
   check_noise_multiplier("account_tree", noise_multiplier);

@@ -40,6 +40,7 @@ std::string purpose_name(StreamPurpose p) {
     case StreamPurpose::kTreeNoise: return "tree noise";
     case StreamPurpose::kGaussianNoise: return "Gaussian-mechanism noise";
     case StreamPurpose::kPoisson: return "Poisson sampling";
+    case StreamPurpose::kDiscreteNoise: return "discrete Gaussian noise";
     default: return "purpose " + std::to_string(static_cast<std::uint32_t>(p));
   }
 }
@@ -57,7 +58,7 @@ bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; 
 
 bool is_secret_purpose(StreamPurpose purpose) {
   return purpose == StreamPurpose::kTreeNoise || purpose == StreamPurpose::kGaussianNoise ||
-         purpose == StreamPurpose::kPoisson;
+         purpose == StreamPurpose::kPoisson || purpose == StreamPurpose::kDiscreteNoise;
 }
 
 NoiseKey NoiseKey::generate() {

@@ -1,0 +1,18 @@
+// Internal: the secure noise mode's mechanisms (secure.cpp); the makers in
+// include/dpsosp/mechanism.hpp choose them when target.noise is kSecure.
+#pragma once
+#include <memory>
+#include <optional>
+
+#include "dpsosp/mechanism.hpp"
+
+namespace dpsosp {
+
+std::unique_ptr<Mechanism> make_secure_tree_mechanism(Index dim, const NoiseKey& key, double sensitivity_bound,
+                                                      Index max_phase_length, const PrivacyTarget& target,
+                                                      std::optional<double> sigma);
+std::unique_ptr<Mechanism> make_secure_gaussian_mechanism(Index dim, const NoiseKey& key, const PrivacyTarget& target,
+                                                          double reported_sensitivity,
+                                                          std::optional<double> noise_multiplier);
+
+}  // namespace dpsosp

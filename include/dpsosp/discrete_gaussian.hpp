@@ -21,9 +21,12 @@ class RandomWords {
  public:
   explicit RandomWords(GaussianStream& stream) : stream_(stream) {}
   std::uint64_t word();
+  /// k fresh random bits (1 <= k <= 64) in the low bits; the samplers take
+  /// only the bits they need, so a small range costs a few bits, not a word.
+  std::uint64_t bits(int k);
   bool bit();
-  /// Uniform in [0, n), n >= 1: rejection on the smallest power of two above
-  /// n - 1, so exactly uniform.
+  /// Uniform in [0, n), n >= 1: rejection on bit_length(n - 1) fresh bits,
+  /// so exactly uniform.
   UInt128 uniform_below(UInt128 n);
   /// Words taken from the stream so far.
   std::uint64_t words_used() const { return taken_; }
@@ -68,7 +71,7 @@ std::int64_t discrete_gaussian(RandomWords& w, std::uint64_t s);
 /// purpose, release): coordinates in blocks of kDiscreteBlock, block b from
 /// its own stretch of the stream (position b * 2^32), so any number of
 /// threads draws the same numbers. Values are exact integers (|y| < 2^53).
-constexpr std::size_t kDiscreteBlock = 1024;
+constexpr std::size_t kDiscreteBlock = 32;
 void fill_discrete_gaussian(const NoiseKey& key, StreamPurpose purpose, std::uint32_t release, std::uint64_t s,
                             double* out, std::size_t count, int threads);
 

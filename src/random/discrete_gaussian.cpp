@@ -37,26 +37,35 @@ std::uint64_t RandomWords::word() {
   return buffer_[next_++];
 }
 
-bool RandomWords::bit() {
-  if (bits_left_ == 0) {
-    bits_ = word();
-    bits_left_ = 64;
+std::uint64_t RandomWords::bits(int k) {
+  if (k < 1 || k > 64) refuse("bits", "k must be in [1, 64], got " + std::to_string(k));
+  const auto low = [](std::uint64_t x, int n) { return n >= 64 ? x : x & ((std::uint64_t{1} << n) - 1); };
+  if (k <= bits_left_) {
+    const std::uint64_t r = low(bits_, k);
+    bits_ = k >= 64 ? 0 : bits_ >> k;
+    bits_left_ -= k;
+    return r;
   }
-  const bool b = (bits_ & 1u) != 0;
-  bits_ >>= 1;
-  --bits_left_;
-  return b;
+  // The reservoir's bits first, then the low bits of a fresh word.
+  const int have = bits_left_, need = k - have;
+  const std::uint64_t w = word();
+  const std::uint64_t r = bits_ | (low(w, need) << have);
+  bits_ = need >= 64 ? 0 : w >> need;
+  bits_left_ = 64 - need;
+  return r;
 }
+
+bool RandomWords::bit() { return bits(1) != 0; }
 
 UInt128 RandomWords::uniform_below(UInt128 n) {
   if (n == 0) refuse("uniform_below", "n must be at least 1, got 0");
   if (n == 1) return 0;
-  const int bits = bit_length(n - 1);
+  const int b = bit_length(n - 1);
   for (;;) {
-    UInt128 u = word();
-    if (bits > 64) u |= static_cast<UInt128>(word()) << 64;
-    if (bits < 128) u &= (static_cast<UInt128>(1) << bits) - 1;
-    if (u < n) return u;  // accepted with probability > 1/2
+    // Exactly b fresh bits a try: accepted with probability > 1/2.
+    UInt128 u = bits(std::min(b, 64));
+    if (b > 64) u |= static_cast<UInt128>(bits(b - 64)) << 64;
+    if (u < n) return u;
   }
 }
 
@@ -87,9 +96,19 @@ bool bernoulli_exp_at_most_one(RandomWords& w, UInt128 num, UInt128 den) {
 bool bernoulli_exp(RandomWords& w, UInt128 num, UInt128 den) {
   if (den == 0) refuse("bernoulli_exp", "den must be at least 1");
   if (bit_length(den) > 113) refuse("bernoulli_exp", "den must be below 2^113");
-  const UInt128 whole = num / den;
+  if (num <= den) {
+    if (num < den) return bernoulli_exp_at_most_one(w, num, den);
+    return bernoulli_exp_at_most_one(w, 1, 1);
+  }
+  // exp(-gamma) = exp(-1)^floor(gamma) exp(-(gamma - floor(gamma))); a
+  // 128-bit division only where the ratio is not in 64 bits.
+  UInt128 whole;
+  if ((num >> 64) == 0 && (den >> 64) == 0) {
+    whole = static_cast<std::uint64_t>(num) / static_cast<std::uint64_t>(den);
+  } else {
+    whole = num / den;
+  }
   if (whole > (UInt128{1} << 20)) refuse("bernoulli_exp", "num / den must be at most 2^20");
-  // exp(-gamma) = exp(-1)^floor(gamma) exp(-(gamma - floor(gamma))).
   for (UInt128 i = 0; i < whole; ++i)
     if (!bernoulli_exp_at_most_one(w, 1, 1)) return false;
   return bernoulli_exp_at_most_one(w, num - whole * den, den);
@@ -138,8 +157,8 @@ void fill_discrete_gaussian(const NoiseKey& key, StreamPurpose purpose, std::uin
   if (!is_secret_purpose(purpose)) throw Error("fill_discrete_gaussian: privacy noise needs a secret purpose");
   const std::size_t blocks = (count + kDiscreteBlock - 1) / kDiscreteBlock;
   const int team = static_cast<int>(std::max<std::size_t>(1, std::min<std::size_t>(std::max(threads, 1), blocks)));
-  // Block b reads the stream from position b * 2^32: a block of 1024 draws
-  // uses about 40 000 words, so stretches never meet.
+  // Block b reads the stream from position b * 2^32: a block of 32 draws
+  // uses about 200 words, so stretches never meet.
 #pragma omp parallel for num_threads(team) schedule(static) if (team > 1)
   for (std::int64_t b = 0; b < static_cast<std::int64_t>(blocks); ++b) {
     GaussianStream stream(key, purpose, release);

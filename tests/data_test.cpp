@@ -117,8 +117,9 @@ TEST(DataFormatTest, ParseFileFormatNames) {
   EXPECT_EQ(parse_file_format("libsvm"), FileFormat::kLibsvm);
   EXPECT_EQ(parse_file_format("svmlight"), FileFormat::kLibsvm);
   EXPECT_EQ(parse_file_format("idx"), FileFormat::kIdx);
+  EXPECT_EQ(parse_file_format("records"), FileFormat::kRecords);
   EXPECT_CONTAINS(error_of([] { parse_file_format("parquet"); }),
-                  "parse_file_format: unknown format 'parquet' (expected csv, libsvm, svmlight or idx)");
+                  "parse_file_format: unknown format 'parquet' (expected csv, libsvm, svmlight, idx or records)");
 }
 
 TEST(DataFormatTest, GuessFileFormatFromName) {
@@ -131,6 +132,7 @@ TEST(DataFormatTest, GuessFileFormatFromName) {
   EXPECT_EQ(guess_file_format("train-images-idx3-ubyte.gz"), FileFormat::kIdx);
   EXPECT_EQ(guess_file_format("t10k-labels-idx1-ubyte"), FileFormat::kIdx);
   EXPECT_EQ(guess_file_format("pixels.idx.gz"), FileFormat::kIdx);
+  EXPECT_EQ(guess_file_format("train.DPSR"), FileFormat::kRecords);
   const std::string msg = error_of([] { guess_file_format("dir.csv/records.bin"); });
   EXPECT_CONTAINS(msg, "guess_file_format: cannot tell the format of 'dir.csv/records.bin'");
   EXPECT_CONTAINS(msg, "pass --format csv|libsvm|idx");

@@ -14,6 +14,7 @@ namespace dpsosp {
 
 namespace detail {
 struct DatasetLayout;  // src/data/dataset_layout.hpp: where records are stored, for the library
+struct BatchPlan;      // src/data/dataset_layout.hpp: how a run's batches come (order, stream, processes)
 }  // namespace detail
 
 /// n records with p features each, and an optional label/target per record.
@@ -98,6 +99,9 @@ class Dataset {
   std::vector<std::uint32_t> slot_;
   std::vector<std::uint32_t> order_;
   std::optional<std::uint64_t> order_seed_;
+  // Set only on the view of the records that minimize hands an algorithm:
+  // the order, where the records come from, the processes (BatchPlan).
+  std::shared_ptr<const detail::BatchPlan> plan_;
 
   friend struct detail::DatasetLayout;
   friend class SamplePool;
@@ -109,8 +113,9 @@ class Dataset {
 /// however large, pass: clipping bounds what any record can do.
 void check_finite(const Dataset& data, const std::string& who);
 
-/// How a file's records are laid out.
-enum class FileFormat { kCsv, kLibsvm, kIdx };
+/// How a file's records are laid out. kRecords: a dpsosp record file
+/// (record_file.hpp), written by `dpsosp convert`.
+enum class FileFormat { kCsv, kLibsvm, kIdx, kRecords };
 
 struct LoadOptions {
   /// Skip one header line (CSV only).
@@ -121,9 +126,10 @@ struct LoadOptions {
   Index libsvm_features = 0;
 };
 
-/// Parses "csv", "libsvm"/"svmlight", "idx"; throws Error otherwise.
+/// Parses "csv", "libsvm"/"svmlight", "idx", "records"; throws Error otherwise.
 FileFormat parse_file_format(const std::string& name);
-/// Guesses from the extension (.csv, .svm/.libsvm/.txt, -ubyte/.idx, with .gz).
+/// Guesses from the extension (.csv, .svm/.libsvm/.txt, -ubyte/.idx, with
+/// .gz; .dpsr for record files).
 FileFormat guess_file_format(const std::string& path);
 
 /// CSV, one record per line, numeric. Errors name the file, line and reason.
@@ -144,6 +150,8 @@ class SamplePool {
   /// The same order as SamplePool(data.rows(), seed). When the records are
   /// stored in that order (Dataset::store_in_sample_order(seed)) the pool
   /// reads it from the dataset instead of shuffling, and must not outlive it.
+  /// On the records of a run planned in the file's order (RunOptions::
+  /// sample_order, which minimize hands the algorithm) it is 0, 1, 2, ....
   SamplePool(const Dataset& data, std::uint64_t seed);
   /// The next k unused records; throws Error when fewer than k remain.
   IndexList draw(Index k);
@@ -155,10 +163,13 @@ class SamplePool {
   // Read through detail::DatasetLayout (src/data/dataset_layout.hpp).
   Index advance(Index k);
   bool reads_order_of(const Dataset& data) const {
-    return shared_ != nullptr && shared_ == data.order_.data();
+    return (shared_ != nullptr && shared_ == data.order_.data()) || (identity_ && data.order_.empty());
   }
 
   Index size_ = 0;
+  // The records' own order 0, 1, 2, ... (a run planned in SampleOrder::kFile):
+  // no order array at all.
+  bool identity_ = false;
   // The order, in 32-bit entries when n fits (the usual case), else 64-bit.
   std::vector<std::uint32_t> order32_;
   std::vector<std::uint64_t> order64_;

@@ -2,6 +2,7 @@
 // so a model gives per-example losses, gradients and Hessian-vector products,
 // and a batched form that computes many per-example gradients at once.
 #pragma once
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -17,6 +18,12 @@ struct ClippedSum {
   Index clipped = 0;    ///< vectors that clipping changed (norm above the bound, or not finite)
   Index nonfinite = 0;  ///< of those, vectors with a NaN or infinite entry (clipped to zero)
 };
+
+/// Where a chained clipped sum starts (Model::chained_gradient_sum): it sets
+/// its argument to the sum of the clipped vectors before the records of the
+/// call (d entries; zeros for the first share of a batch). In a data-parallel
+/// run it waits for that sum from the process before this one.
+using SumStart = std::function<void(Vec& sum)>;
 
 /// Shape parameters of the models that need them.
 struct ModelOptions {
@@ -66,6 +73,23 @@ class Model {
   /// (reference form: the rows of batch_gradients at x minus those at x_prev).
   virtual ClippedSum clipped_difference_sum(const Vec& x, const Vec& x_prev, const Dataset& data,
                                             const IndexList& idx, double clip) const;
+  /// One share of a batch's clipped sum, for data-parallel runs: the sum of
+  /// start's vector and, in order, the clipped vectors of idx (clipped counts:
+  /// these records' alone). Bit for bit what clipped_gradient_sum gives for the
+  /// whole batch when start gives the sum of the records before idx, computed
+  /// the same way, and idx starts at a batch row that is a multiple of
+  /// kShareUnit. start is called once, on the calling thread; the built-in
+  /// models compute the rows before they call it (so a process computes while
+  /// it waits for the processes before it), the default calls it first.
+  virtual ClippedSum chained_gradient_sum(const Vec& x, const Dataset& data, const IndexList& idx, double clip,
+                                          const SumStart& start) const;
+  /// As chained_gradient_sum for clipped_difference_sum.
+  virtual ClippedSum chained_difference_sum(const Vec& x, const Vec& x_prev, const Dataset& data,
+                                            const IndexList& idx, double clip, const SumStart& start) const;
+  /// Batch rows per unit of the shares of chained sums: a share must start at
+  /// a multiple of it (where the fused kernels' row groups and the alignment
+  /// of their scratch rows begin anew).
+  static Index share_unit();
 
   /// Classifiers: whether the model at x predicts record i's label (argmax of
   /// the logits, or the sign of the margin); other models return std::nullopt.

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,6 +15,8 @@
 #include "dpsosp/model.hpp"
 #include "dpsosp/noise.hpp"
 #include "dpsosp/params.hpp"
+#include "dpsosp/process_group.hpp"
+#include "dpsosp/record_file.hpp"
 #include "dpsosp/types.hpp"
 
 namespace dpsosp {
@@ -39,6 +42,14 @@ struct Iteration {
   double release_norm = 0; ///< ||released estimate|| (SPIDER), ||noisy gradient|| (SGD)
   bool perturbed = false;  ///< a saddle perturbation was added
 };
+
+/// The order in which a single-pass run uses its records, each once.
+enum class SampleOrder {
+  kSeed,  ///< a random order fixed by the seed (the default for records in memory)
+  kFile,  ///< the records' own order 0, 1, 2, ...: public, fixed before the run (a streamed run's order)
+};
+/// "seed", "file".
+std::string sample_order_name(SampleOrder order);
 
 /// How to run. Options that only some algorithms read are optional: setting
 /// one that the chosen algorithm does not read is an error (Validate), never
@@ -77,6 +88,12 @@ struct RunOptions {
   /// (NoiseKey::from_file) only for a reproducible run whose key you keep as
   /// secret as the data: the same (seed, noise_key) gives the same bits.
   std::optional<NoiseKey> noise_key;
+  /// The single-pass order; unset = kSeed, or kFile for a streamed run (the
+  /// only order it can read). Poisson dpsgd draws records by index: none.
+  std::optional<SampleOrder> sample_order;
+  /// Data-parallel runs (process_group.hpp): this process's group; null = one
+  /// process. Every process of the group runs with the same options.
+  std::shared_ptr<ProcessGroup> process_group;
   Index max_steps = 0;               ///< 0 = until the data run out
   int threads = 0;                   ///< 0 = all cores; never changes results
   bool record_trajectory = false;
@@ -97,6 +114,7 @@ struct RunOptions {
   /// Whether records are drawn in the seed's sample order, each once
   /// (every algorithm but Poisson dpsgd).
   bool single_pass() const { return !poisson(); }
+  SampleOrder sample_order_or_default() const { return sample_order.value_or(SampleOrder::kSeed); }
 };
 
 /// What a run computed from the private data that its (eps, delta) guarantee
@@ -124,6 +142,10 @@ struct Summary {
   std::vector<Vec> trajectory;        ///< every iterate, when requested
   std::string algorithm;
   std::uint64_t seed = 0;             ///< the public seed (sample order, perturbations)
+  /// The single-pass order the records were used in ("seed" or "file");
+  /// empty for Poisson dpsgd, which draws them by index.
+  std::string sample_order;
+  int processes = 1;                  ///< the processes that shared each batch (ProcessGroup)
   /// Where the secret noise key came from: "generated" (fresh from the OS,
   /// kept nowhere) or "supplied" (RunOptions::noise_key). Never the key.
   std::string noise_key_source;
@@ -143,5 +165,13 @@ struct Summary {
 
 /// Runs the chosen algorithm from x0 on the records of `data`.
 Summary minimize(const Model& model, const Dataset& data, const Vec& x0, const RunOptions& options);
+/// A streamed run: the records of a record file (record_file.hpp) read once,
+/// front to back, in the file's order (SampleOrder::kFile), with read-ahead
+/// on a second thread; a few batches in memory at a time. The same bits as
+/// minimize on load_record_file(path) with sample_order = kFile. First a
+/// validation pass reads every record, so a file with a NaN, an infinity or a
+/// record the model refuses fails before any noise is drawn, as a loaded run
+/// does. Single-pass algorithms only.
+Summary minimize(const Model& model, const RecordFile& records, const Vec& x0, const RunOptions& options);
 
 }  // namespace dpsosp

@@ -1,5 +1,6 @@
 // dpsosp: the clipped gradient oracles of paper Algorithm 3.
 #pragma once
+#include <functional>
 #include <limits>
 #include <optional>
 
@@ -26,7 +27,10 @@ bool clip_to_norm(Eigen::Ref<Vec> v, double c);
 
 /// O1 and O2 over fresh records drawn from the pool. A clip bound of +infinity
 /// disables clipping (the non-private references). Under replace-one adjacency
-/// each output has L2 sensitivity 2 * clip / batch.
+/// each output has L2 sensitivity 2 * clip / batch. Over the records minimize
+/// hands an algorithm, the oracles follow the run's plan: records streamed
+/// from a file, or each batch shared by a process group (the same outputs,
+/// bit for bit).
 class GradientOracles {
  public:
   GradientOracles(const Model& model, const Dataset& data, SamplePool& pool);
@@ -41,15 +45,20 @@ class GradientOracles {
   SamplePool& pool() { return pool_; }
 
  private:
-  // The next b records of the pool, and the dataset to read them from: data_
-  // by record, or, when the records are stored in the pool's order, stored_
-  // by stored row (the same records in the same order, no slot lookups).
-  IndexList next_batch(Index b, const Dataset*& from);
+  // The clipped sum of a batch: sum(from, rows, start) over this process's
+  // rows of it (start null: from zero; else a share chained after the others').
+  using BatchSum = std::function<ClippedSum(const Dataset& from, const IndexList& rows, const SumStart* start)>;
+  // The next b records of the pool (or `given`), and the dataset to read
+  // this process's rows of them from: data_ by record; stored_ by stored row
+  // when the records are stored in the pool's order (the same records in the
+  // same order, no slot lookups); or the records just streamed.
+  ClippedSum sum_batch(Index b, const IndexList* given, const BatchSum& sum);
 
   const Model& model_;
   const Dataset& data_;
   SamplePool& pool_;
   std::optional<Dataset> stored_;
+  const detail::BatchPlan* plan_ = nullptr;  // the run's plan, if any (src/data/dataset_layout.hpp)
   Index gradient_evaluations_ = 0;
 };
 

@@ -37,7 +37,8 @@ Dataset::Dataset(Dataset&& other) noexcept
     : records_(std::move(other.records_)),
       slot_(std::move(other.slot_)),
       order_(std::move(other.order_)),
-      order_seed_(other.order_seed_) {
+      order_seed_(other.order_seed_),
+      plan_(std::move(other.plan_)) {
   other.records_ = empty_records();
   other.slot_.clear();
   other.order_.clear();
@@ -50,6 +51,7 @@ Dataset& Dataset::operator=(Dataset&& other) noexcept {
     slot_ = std::move(other.slot_);
     order_ = std::move(other.order_);
     order_seed_ = other.order_seed_;
+    plan_ = std::move(other.plan_);
     other.records_ = empty_records();
     other.slot_.clear();
     other.order_.clear();

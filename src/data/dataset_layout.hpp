@@ -8,14 +8,37 @@
 // SamplePool's reads_order_of and advance, are private, with this struct
 // their one reader (a friend of both).
 #pragma once
+#include <atomic>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <vector>
 
 #include "dpsosp/data.hpp"
+#include "dpsosp/process_group.hpp"
 #include "dpsosp/types.hpp"
 
 namespace dpsosp::detail {
+
+class RecordStream;  // data/record_stream.hpp
+
+/// How the batches of a run come, for the records minimize hands an
+/// algorithm (DatasetLayout::planned): the algorithms see a Dataset and build
+/// their SamplePool and GradientOracles over it as always; these read the plan.
+struct BatchPlan {
+  /// SamplePool(view, seed) hands out records 0, 1, 2, ... (SampleOrder::kFile).
+  bool file_order = false;
+  /// The records are read from here once, front to back (file order); the
+  /// view holds none of them: n records of no features.
+  std::shared_ptr<RecordStream> stream;
+  /// This process computes its share of each batch (process_group.hpp).
+  std::shared_ptr<ProcessGroup> group;
+  /// A group's run stops at the same step on every process: the oracles
+  /// carry each process's stop flag (local_stop) along the chain of every
+  /// batch and set agreed_stop, which the algorithm polls, from all of them.
+  const std::atomic<bool>* local_stop = nullptr;
+  std::atomic<bool>* agreed_stop = nullptr;
+};
 
 struct DatasetLayout {
   /// Where record i is stored: i itself unless the records were moved into a
@@ -38,6 +61,22 @@ struct DatasetLayout {
   /// at positions [first, first + k) of its order; returns first. Throws as
   /// SamplePool::draw.
   static Index advance(SamplePool& pool, Index k) { return pool.advance(k); }
+
+  /// The plan of a run's records, or null (records in memory, the seed's order).
+  static const BatchPlan* plan(const Dataset& data) { return data.plan_.get(); }
+  /// A view of data (sharing its records) with a plan.
+  static Dataset planned(const Dataset& data, std::shared_ptr<const BatchPlan> plan) {
+    Dataset view = data;
+    view.plan_ = std::move(plan);
+    return view;
+  }
+  /// The stand-in for records that are streamed: n records of no features,
+  /// no memory, with the plan that says where the records come from.
+  static Dataset stand_in(Index n, std::shared_ptr<const BatchPlan> plan) {
+    Dataset view(RowMatrix(static_cast<Eigen::Index>(n), 0), Vec());
+    view.plan_ = std::move(plan);
+    return view;
+  }
 
   /// For code that writes a dataset's records straight into a sample order
   /// (make_synthetic, copy_in_sample_order): stored row k of `data` already

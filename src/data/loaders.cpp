@@ -7,6 +7,7 @@
 
 #include "dpsosp/data.hpp"
 #include "dpsosp/error.hpp"
+#include "dpsosp/record_file.hpp"
 
 namespace dpsosp {
 namespace {
@@ -43,11 +44,13 @@ FileFormat parse_file_format(const std::string& name) {
   if (n == "csv") return FileFormat::kCsv;
   if (n == "libsvm" || n == "svmlight" || n == "svm") return FileFormat::kLibsvm;
   if (n == "idx") return FileFormat::kIdx;
-  throw Error("parse_file_format: unknown format '" + name + "' (expected csv, libsvm, svmlight or idx)");
+  if (n == "records" || n == "dpsr") return FileFormat::kRecords;
+  throw Error("parse_file_format: unknown format '" + name + "' (expected csv, libsvm, svmlight, idx or records)");
 }
 
 FileFormat guess_file_format(const std::string& path) {
   std::string name = lower(std::filesystem::path(path).filename().string());
+  if (ends_with(name, ".dpsr")) return FileFormat::kRecords;
   if (ends_with(name, ".gz")) name.resize(name.size() - 3);
   if (ends_with(name, ".csv")) return FileFormat::kCsv;
   for (const char* ext : {".svm", ".libsvm", ".svmlight", ".txt"})
@@ -56,7 +59,7 @@ FileFormat guess_file_format(const std::string& path) {
       ends_with(name, ".idx3"))
     return FileFormat::kIdx;
   throw Error("guess_file_format: cannot tell the format of '" + path +
-              "' from its name; pass --format csv|libsvm|idx");
+              "' from its name; pass --format csv|libsvm|idx|records");
 }
 
 Dataset load_dataset(const std::string& path, FileFormat format, const LoadOptions& options) {
@@ -64,6 +67,13 @@ Dataset load_dataset(const std::string& path, FileFormat format, const LoadOptio
     case FileFormat::kCsv: return load_csv(path, options);
     case FileFormat::kLibsvm: return load_libsvm(path, options);
     case FileFormat::kIdx: break;
+    case FileFormat::kRecords: {
+      Dataset records = load_record_file(path);
+      if (options.labeled || !records.has_labels()) return records;
+      // An unsupervised model takes no labels: the records without them.
+      if (records.is_sparse()) return Dataset(SparseRowMatrix(records.sparse()), Vec());
+      return Dataset(RowMatrix(records.dense()), Vec());
+    }
   }
   // A missing images file should be reported as such, not as missing labels.
   if (!options.labeled || !std::filesystem::exists(path)) return load_idx(path);

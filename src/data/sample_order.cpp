@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <numeric>
 #include <string>
 #include <utility>
 #include <vector>
@@ -139,7 +140,10 @@ Dataset copy_in_sample_order(const Eigen::Ref<const RowMatrix>& features, const 
 SamplePool::SamplePool(Index n, std::uint64_t seed) : size_(n) { shuffle(seed); }
 
 SamplePool::SamplePool(const Dataset& data, std::uint64_t seed) : size_(data.rows()) {
-  if (data.sample_order_seed() == seed && size_ > 0) {
+  const detail::BatchPlan* plan = detail::DatasetLayout::plan(data);
+  if (plan != nullptr && plan->file_order) {
+    identity_ = true;
+  } else if (data.sample_order_seed() == seed && size_ > 0) {
     shared_ = data.order_.data();
   } else {
     shuffle(seed);
@@ -168,7 +172,9 @@ Index SamplePool::advance(Index k) {
 IndexList SamplePool::draw(Index k) {
   const Index first = advance(k);
   IndexList out(k);
-  if (shared_ != nullptr) {
+  if (identity_) {
+    std::iota(out.begin(), out.end(), first);
+  } else if (shared_ != nullptr) {
     std::copy(shared_ + first, shared_ + first + k, out.begin());
   } else if (order64_.empty()) {
     std::copy(order32_.begin() + static_cast<std::ptrdiff_t>(first),

@@ -95,7 +95,6 @@ inline Index prefetch_distance(Index d, bool spread = false) {
 /// one thread adds while the other waits, is short) and a whole number of
 /// kStretchUnit rows (so a stretch row starts at the offset of the batch row
 /// it holds, and groups stay whole). Returns the rows per stretch.
-constexpr Index kStretchUnit = std::lcm(kAlignUnit, kGroup);
 inline Index stretch_rows(Index b, Index d, int nt, Index bytes) {
   const Index row_bytes = std::max<Index>(d, 1) * static_cast<Index>(sizeof(double));
   const Index target = std::max<Index>(1, (b * row_bytes) / bytes);
@@ -103,6 +102,19 @@ inline Index stretch_rows(Index b, Index d, int nt, Index bytes) {
   const Index stretches = std::max(team, (target + team - 1) / team * team);
   const Index rows = (b + stretches - 1) / stretches;
   return (rows + kStretchUnit - 1) / kStretchUnit * kStretchUnit;
+}
+
+/// Stretches of a chained sum (SumStart given): each thread's share of the
+/// batch in one stretch, so that every row is computed before the sum it is
+/// added to arrives, unless that would take more than kChainAheadBytes of
+/// rows (then the rows past it are computed after, still in order).
+constexpr Index kChainAheadBytes = Index{64} << 20;
+inline Index chain_stretch_rows(Index b, Index d, int nt) {
+  const auto team = static_cast<Index>(std::max(nt, 1));
+  const Index row_bytes = std::max<Index>(d, 1) * static_cast<Index>(sizeof(double));
+  const Index cap = std::max(kStretchUnit, kChainAheadBytes / team / row_bytes / kStretchUnit * kStretchUnit);
+  const Index share = (b + team - 1) / team;
+  return std::min(cap, (share + kStretchUnit - 1) / kStretchUnit * kStretchUnit);
 }
 
 /// Threads a batch of b rows of d entries may use (small batches stay serial).
@@ -115,12 +127,19 @@ inline int max_threads_for(Index b, Index d) {
 /// The engine: the clipped rows of the batch idx, added in batch order.
 /// make_worker(slots) is called once per thread and returns a worker (above)
 /// with room for `slots` rows. `kind` names the kernel for ThreadChoice.
+/// With `start` (a chained sum) the rows are added to what start gives, not to
+/// zero; it is called on the calling thread once the rows that fit in
+/// kChainAheadBytes are computed (the threaded path below, even on one thread).
 template <class MakeWorker>
-ClippedSum clipped_sum_with(int kind, const Dataset& data, const IndexList& idx, Index d, MakeWorker make_worker) {
+ClippedSum clipped_sum_with(int kind, const Dataset& data, const IndexList& idx, Index d, MakeWorker make_worker,
+                            const SumStart* start = nullptr) {
   ClippedSum result;
   result.sum = Vec::Zero(static_cast<Eigen::Index>(d));
   const Index b = idx.size();
-  if (b == 0) return result;
+  if (b == 0) {
+    if (start != nullptr) take_chain_start(*start, result.sum, d);
+    return result;
+  }
   // The kernels read rows unchecked: check the whole batch once.
   const Index n = data.rows();
   for (Index i : idx) {
@@ -134,7 +153,7 @@ ClippedSum clipped_sum_with(int kind, const Dataset& data, const IndexList& idx,
   const int threads = choice.threads();
   wide::LinePrefetch lines;
 
-  if (threads == 1) {
+  if (threads == 1 && start == nullptr) {
     auto worker = make_worker(kGroup);
     for (Index k = 0; k < std::min(ahead, b); ++k) prefetch_record(data, idx[k]);
     for (Index k = 0; k < b; k += kGroup) {
@@ -159,8 +178,11 @@ ClippedSum clipped_sum_with(int kind, const Dataset& data, const IndexList& idx,
   // same chain of additions as a serial run makes, in the same order, for any
   // thread count: bit-identical. Only the sum (d doubles) moves between
   // cores; a thread's rows stay in its own caches.
+  // A chained sum takes its start on the calling thread (the team's thread
+  // 0, which holds stretch 0) before it adds the first row.
   const int team = threads;
-  const Index stretch = stretch_rows(b, d, team, Worker::kStretchBytes);
+  const Index stretch =
+      start != nullptr ? chain_stretch_rows(b, d, team) : stretch_rows(b, d, team, Worker::kStretchBytes);
   const Index stretches = (b + stretch - 1) / stretch;
   std::vector<unsigned char> was_clipped(b, 0);
   alignas(64) std::atomic<Index> turn{0};
@@ -220,6 +242,14 @@ ClippedSum clipped_sum_with(int kind, const Dataset& data, const IndexList& idx,
         if (spins >= 4096) std::this_thread::yield();
       }
       if (failed.load(std::memory_order_acquire)) break;
+      if (s == 0 && start != nullptr) {
+        try {
+          take_chain_start(*start, sum, d);
+        } catch (...) {
+          record_error();
+          break;
+        }
+      }
       for (Index r = 0; r < rows; ++r) worker->add(k0 + r, r, sum);
       turn.store(s + 1, std::memory_order_release);
     }
@@ -235,19 +265,27 @@ ClippedSum clipped_sum_with(int kind, const Dataset& data, const IndexList& idx,
 /// records into out[0..count) (d entries each, any prior content).
 template <class MakeKernel>
 ClippedSum clipped_row_sum(int kind, const Dataset& data, const IndexList& idx, Index d, double clip,
-                           MakeKernel make_kernel) {
-  return clipped_sum_with(kind, data, idx, d, [&make_kernel, d, clip](Index slots) {
-    return VectorRowWorker<decltype(make_kernel())>(make_kernel(), d, clip, slots);
-  });
+                           MakeKernel make_kernel, const SumStart* start = nullptr) {
+  return clipped_sum_with(
+      kind, data, idx, d,
+      [&make_kernel, d, clip](Index slots) {
+        return VectorRowWorker<decltype(make_kernel())>(make_kernel(), d, clip, slots);
+      },
+      start);
 }
 
 /// The engine over rows that are multiples of their records (ScaledRecordWorker).
 template <class MakeCoefficients>
 ClippedSum clipped_scaled_record_sum(int kind, const Dataset& data, const IndexList& idx, Index d, double clip,
-                                     bool difference, MakeCoefficients make_coefficients) {
-  return clipped_sum_with(kind, data, idx, d, [&make_coefficients, &data, d, clip, difference](Index slots) {
-    return ScaledRecordWorker<decltype(make_coefficients())>(make_coefficients(), data, d, clip, difference, slots);
-  });
+                                     bool difference, MakeCoefficients make_coefficients,
+                                     const SumStart* start = nullptr) {
+  return clipped_sum_with(
+      kind, data, idx, d,
+      [&make_coefficients, &data, d, clip, difference](Index slots) {
+        return ScaledRecordWorker<decltype(make_coefficients())>(make_coefficients(), data, d, clip, difference,
+                                                                 slots);
+      },
+      start);
 }
 
 /// A group kernel from a one-row kernel row(Index record, Eigen::Map<Vec> out).
@@ -264,17 +302,18 @@ auto one_row_at_a_time(Index d, MakeRowKernel make_row_kernel) {
 /// grad(const Vec& point, Index record, Eigen::Map<Vec> out).
 template <class MakeGradient>
 ClippedSum clipped_gradient_rows(int kind, const Dataset& data, const IndexList& idx, Index d, const Vec& x,
-                                 double clip, MakeGradient make_gradient) {
+                                 double clip, MakeGradient make_gradient, const SumStart* start = nullptr) {
   return clipped_row_sum(kind, data, idx, d, clip, one_row_at_a_time(d, [&x, make_gradient] {
     return [&x, grad = make_gradient()](Index record, Eigen::Map<Vec> out) mutable { grad(x, record, out); };
-  }));
+  }), start);
 }
 
 /// O2 from a gradient kernel: grad f(x; z) - grad f(x_prev; z), both from one
 /// read of the record; the subtraction is the reference's elementwise a - b.
 template <class MakeGradient>
 ClippedSum clipped_difference_rows(int kind, const Dataset& data, const IndexList& idx, Index d, const Vec& x,
-                                   const Vec& x_prev, double clip, MakeGradient make_gradient) {
+                                   const Vec& x_prev, double clip, MakeGradient make_gradient,
+                                   const SumStart* start = nullptr) {
   return clipped_row_sum(kind, data, idx, d, clip, one_row_at_a_time(d, [&x, &x_prev, d, make_gradient] {
     return [&x, &x_prev, d, grad = make_gradient(), prev = AlignedScratch(d)](Index record,
                                                                                Eigen::Map<Vec> out) mutable {
@@ -283,7 +322,7 @@ ClippedSum clipped_difference_rows(int kind, const Dataset& data, const IndexLis
       grad(x_prev, record, g_prev);
       out -= g_prev;
     };
-  }));
+  }), start);
 }
 
 }  // namespace dpsosp::detail

@@ -12,10 +12,14 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <numeric>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include "dpsosp/data.hpp"
+#include "dpsosp/error.hpp"
+#include "dpsosp/model.hpp"
 #include "dpsosp/types.hpp"
 #include "engine/clip_rule.hpp"
 #include "engine/wide_kernels.hpp"
@@ -24,6 +28,18 @@ namespace dpsosp::detail {
 
 /// Doubles per alignment unit of Eigen's heap allocations.
 constexpr Index kAlignUnit = EIGEN_MAX_ALIGN_BYTES >= 8 ? EIGEN_MAX_ALIGN_BYTES / 8 : 1;
+/// Rows of the engine's stretches come in multiples of this (clipped_sum.hpp),
+/// and so do the shares of a chained sum (Model::share_unit): a stretch row
+/// starts at the offset of the batch row it holds, and groups stay whole.
+constexpr Index kStretchUnit = std::lcm(kAlignUnit, kGroup);
+
+/// Sets `sum` from a chain's start (Model::chained_gradient_sum), checking its size.
+inline void take_chain_start(const SumStart& start, Vec& sum, Index d) {
+  start(sum);
+  if (static_cast<Index>(sum.size()) != d)
+    throw Error("chained clipped sum: the start has " + std::to_string(sum.size()) + " entries, expected " +
+                std::to_string(d));
+}
 
 /// A d-vector whose start can be placed at any offset (in doubles) past an
 /// aligned address, to reproduce where row k of a b x d matrix would start.

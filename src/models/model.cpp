@@ -164,9 +164,11 @@ namespace {
 // holds (detail::block_rows is a multiple of the alignment unit), so clipping
 // gives the bits of the whole-batch form without its b x d matrix.
 template <class BlockRows>
-ClippedSum clipped_blocks(Index d, const IndexList& idx, double clip, BlockRows block_rows_of) {
+ClippedSum clipped_blocks(Index d, const IndexList& idx, double clip, BlockRows block_rows_of,
+                          const SumStart* start = nullptr) {
   ClippedSum result;
   result.sum = Vec::Zero(static_cast<Eigen::Index>(d));
+  if (start != nullptr) detail::take_chain_start(*start, result.sum, d);
   const Index rows = detail::block_rows(d);
   RowMatrix block;
   IndexList part;
@@ -202,6 +204,28 @@ ClippedSum Model::clipped_difference_sum(const Vec& x, const Vec& x_prev, const 
     block -= at_prev;
   });
 }
+
+ClippedSum Model::chained_gradient_sum(const Vec& x, const Dataset& data, const IndexList& idx, double clip,
+                                       const SumStart& start) const {
+  return clipped_blocks(
+      dim(), idx, clip, [&](const IndexList& part, RowMatrix& block) { batch_gradients(x, data, part, block); },
+      &start);
+}
+
+ClippedSum Model::chained_difference_sum(const Vec& x, const Vec& x_prev, const Dataset& data, const IndexList& idx,
+                                         double clip, const SumStart& start) const {
+  RowMatrix at_prev;
+  return clipped_blocks(
+      dim(), idx, clip,
+      [&](const IndexList& part, RowMatrix& block) {
+        batch_gradients(x, data, part, block);
+        batch_gradients(x_prev, data, part, at_prev);
+        block -= at_prev;
+      },
+      &start);
+}
+
+Index Model::share_unit() { return detail::kStretchUnit; }
 
 double Model::mean_loss(const Vec& x, const Dataset& data, const IndexList& idx) const {
   if (idx.empty()) throw Error(name() + "::mean_loss: no records given, expected at least one");

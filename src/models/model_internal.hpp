@@ -81,6 +81,11 @@ class MarginModel : public Model {
                                   double clip) const final;
   ClippedSum clipped_difference_sum(const Vec& x, const Vec& x_prev, const Dataset& data, const IndexList& idx,
                                     double clip) const final;
+  /// The same passes continued from a chain's start (Model::chained_gradient_sum).
+  ClippedSum chained_gradient_sum(const Vec& x, const Dataset& data, const IndexList& idx, double clip,
+                                  const SumStart& start) const final;
+  ClippedSum chained_difference_sum(const Vec& x, const Vec& x_prev, const Dataset& data, const IndexList& idx,
+                                    double clip, const SumStart& start) const final;
 
  protected:
   /// The label as the model reads it (e.g. 0 -> -1 for the classifiers).
@@ -112,6 +117,11 @@ class MarginModel : public Model {
   // prefetch for the margins' loop to step).
   void dense_coefficients(const Vec& x, const Vec* x_prev, const Dataset& data, const Index* records, Index count,
                           double* s1, double* s0, wide::LinePrefetch* prefetch = nullptr) const;
+  // The clipped sums, from zero (start null) or from a chain's start.
+  ClippedSum gradient_sum_from(const Vec& x, const Dataset& data, const IndexList& idx, double clip,
+                               const SumStart* start) const;
+  ClippedSum difference_sum_from(const Vec& x, const Vec& x_prev, const Dataset& data, const IndexList& idx,
+                                 double clip, const SumStart* start) const;
   Index features_;
 };
 

@@ -122,6 +122,26 @@ void MarginModel::dense_coefficients(const Vec& x, const Vec* x_prev, const Data
 
 ClippedSum MarginModel::clipped_gradient_sum(const Vec& x, const Dataset& data, const IndexList& idx,
                                              double clip) const {
+  return gradient_sum_from(x, data, idx, clip, nullptr);
+}
+
+ClippedSum MarginModel::chained_gradient_sum(const Vec& x, const Dataset& data, const IndexList& idx, double clip,
+                                             const SumStart& start) const {
+  return gradient_sum_from(x, data, idx, clip, &start);
+}
+
+ClippedSum MarginModel::clipped_difference_sum(const Vec& x, const Vec& x_prev, const Dataset& data,
+                                               const IndexList& idx, double clip) const {
+  return difference_sum_from(x, x_prev, data, idx, clip, nullptr);
+}
+
+ClippedSum MarginModel::chained_difference_sum(const Vec& x, const Vec& x_prev, const Dataset& data,
+                                               const IndexList& idx, double clip, const SumStart& start) const {
+  return difference_sum_from(x, x_prev, data, idx, clip, &start);
+}
+
+ClippedSum MarginModel::gradient_sum_from(const Vec& x, const Dataset& data, const IndexList& idx, double clip,
+                                          const SumStart* start) const {
   check_point(*this, x, "clipped_gradient_sum");
   check_feature_count(*this, data);
   if (!data.is_sparse() && wide::enabled()) {
@@ -131,17 +151,17 @@ ClippedSum MarginModel::clipped_gradient_sum(const Vec& x, const Dataset& data, 
                                wide::LinePrefetch* prefetch) {
         dense_coefficients(x, nullptr, data, records, count, s1, nullptr, prefetch);
       };
-    });
+    }, start);
   }
   return clipped_row_sum(2 * kMarginKernel, data, idx, features_, clip, [this, &x, &data] {
     return [this, &x, &data](const Index* records, Index count, double* const* out) {
       fused_rows(x, data, records, count, out);
     };
-  });
+  }, start);
 }
 
-ClippedSum MarginModel::clipped_difference_sum(const Vec& x, const Vec& x_prev, const Dataset& data,
-                                               const IndexList& idx, double clip) const {
+ClippedSum MarginModel::difference_sum_from(const Vec& x, const Vec& x_prev, const Dataset& data,
+                                            const IndexList& idx, double clip, const SumStart* start) const {
   check_point(*this, x, "clipped_difference_sum");
   check_point(*this, x_prev, "clipped_difference_sum");
   check_feature_count(*this, data);
@@ -153,18 +173,18 @@ ClippedSum MarginModel::clipped_difference_sum(const Vec& x, const Vec& x_prev, 
                                         wide::LinePrefetch* prefetch) {
         dense_coefficients(x, &x_prev, data, records, count, s1, s0, prefetch);
       };
-    });
+    }, start);
   }
   if (data.is_sparse()) {  // gradient()'s kernel at both points (CSR rows are short)
     return clipped_difference_rows(2 * kMarginKernel + 1, data, idx, features_, x, x_prev, clip, [this, &data] {
       return [this, &data](const Vec& at, Index i, Eigen::Map<Vec> out) { gradient_kernel(at, data, i, out); };
-    });
+    }, start);
   }
   return clipped_row_sum(2 * kMarginKernel + 1, data, idx, features_, clip, [this, &x, &x_prev, &data] {
     return [this, &x, &x_prev, &data](const Index* records, Index count, double* const* out) {
       fused_difference_rows(x, x_prev, data, records, count, out);
     };
-  });
+  }, start);
 }
 
 namespace {

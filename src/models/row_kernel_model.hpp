@@ -24,17 +24,34 @@ class RowKernelModel : public Model {
  public:
   ClippedSum clipped_gradient_sum(const Vec& x, const Dataset& data, const IndexList& idx,
                                   double clip) const final {
-    check_point(*this, x, "clipped_gradient_sum");
-    return clipped_gradient_rows(2 * kKind, data, idx, model().dim(), x, clip, row_kernels(data));
+    return gradient_sum_from(x, data, idx, clip, nullptr);
   }
   ClippedSum clipped_difference_sum(const Vec& x, const Vec& x_prev, const Dataset& data, const IndexList& idx,
                                     double clip) const final {
-    check_point(*this, x, "clipped_difference_sum");
-    check_point(*this, x_prev, "clipped_difference_sum");
-    return clipped_difference_rows(2 * kKind + 1, data, idx, model().dim(), x, x_prev, clip, row_kernels(data));
+    return difference_sum_from(x, x_prev, data, idx, clip, nullptr);
+  }
+  ClippedSum chained_gradient_sum(const Vec& x, const Dataset& data, const IndexList& idx, double clip,
+                                  const SumStart& start) const final {
+    return gradient_sum_from(x, data, idx, clip, &start);
+  }
+  ClippedSum chained_difference_sum(const Vec& x, const Vec& x_prev, const Dataset& data, const IndexList& idx,
+                                    double clip, const SumStart& start) const final {
+    return difference_sum_from(x, x_prev, data, idx, clip, &start);
   }
 
  private:
+  ClippedSum gradient_sum_from(const Vec& x, const Dataset& data, const IndexList& idx, double clip,
+                               const SumStart* start) const {
+    check_point(*this, x, "clipped_gradient_sum");
+    return clipped_gradient_rows(2 * kKind, data, idx, model().dim(), x, clip, row_kernels(data), start);
+  }
+  ClippedSum difference_sum_from(const Vec& x, const Vec& x_prev, const Dataset& data, const IndexList& idx,
+                                 double clip, const SumStart* start) const {
+    check_point(*this, x, "clipped_difference_sum");
+    check_point(*this, x_prev, "clipped_difference_sum");
+    return clipped_difference_rows(2 * kKind + 1, data, idx, model().dim(), x, x_prev, clip, row_kernels(data),
+                                   start);
+  }
   const D& model() const { return static_cast<const D&>(*this); }
   // Per-thread row kernels for the engine: D's kernel, each with its own scratch.
   auto row_kernels(const Dataset& data) const {

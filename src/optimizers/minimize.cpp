@@ -1,29 +1,33 @@
 // The one entry point: validates the options against the algorithm table,
-// draws the run's keys, and runs the algorithm's row.
+// checks the records (with a process group: agreed by every process), plans
+// how the batches come, draws the run's keys, and runs the algorithm's row.
+#include "optimizers/minimize.hpp"
+
 #include <omp.h>
 
+#include <atomic>
 #include <chrono>
+#include <memory>
 
+#include "data/dataset_layout.hpp"
 #include "dpsosp/error.hpp"
 #include "dpsosp/noise.hpp"
 #include "dpsosp/optimizer.hpp"
+#include "optimizers/process_group.hpp"
 #include "optimizers/registry.hpp"
 
 namespace dpsosp {
+namespace detail {
 
-Summary minimize(const Model& model, const Dataset& data, const Vec& x0, const RunOptions& options) {
-  options.Validate();
-  model.validate(data);
+void check_start(const Model& model, const Vec& x0) {
   if (static_cast<Index>(x0.size()) != model.dim()) {
     throw Error("minimize: x0 has " + std::to_string(x0.size()) + " entries, the model " + model.name() +
                 " has dimension " + std::to_string(model.dim()));
   }
   if (!x0.allFinite()) throw Error("minimize: x0 has a non-finite entry");
-  if (data.rows() == 0) throw Error("minimize: the dataset has no records");
-  // Not numbers are refused before any noise is drawn (SPEC section 8); every
-  // finite record, however extreme, runs to the end.
-  check_finite(data, "minimize");
+}
 
+Summary run_checked(const Model& model, const Dataset& records, const Vec& x0, const RunOptions& options) {
   const int previous_threads = omp_get_max_threads();
   if (options.threads > 0) omp_set_num_threads(options.threads);
   struct RestoreThreads {
@@ -34,14 +38,53 @@ Summary minimize(const Model& model, const Dataset& data, const Vec& x0, const R
   Summary summary;
   summary.algorithm = algorithm_name(options.algorithm);
   summary.seed = options.seed ? *options.seed : secure_random_seed();
-  summary.noise_key_source = options.noise_key ? "supplied" : "generated";
+  bool supplied = options.noise_key.has_value();
   // The key lives in this frame (and the generators) for the run, and nowhere else.
-  const NoiseKey key = options.noise_key ? *options.noise_key : NoiseKey::generate();
+  NoiseKey key = options.noise_key ? *options.noise_key : NoiseKey::generate();
+  if (options.process_group) {
+    std::array<std::uint8_t, 16> bytes = key.bytes();
+    share_keys(*options.process_group, summary.seed, bytes, supplied);
+    key = NoiseKey::from_bytes(bytes);
+    bytes.fill(0);
+  }
+  summary.noise_key_source = supplied ? "supplied" : "generated";
+  if (options.single_pass()) summary.sample_order = sample_order_name(options.sample_order_or_default());
+  summary.processes = options.process_group ? options.process_group->size() : 1;
   summary.x = x0;
   const auto start = std::chrono::steady_clock::now();
-  detail::algorithm_row(options.algorithm).run(model, data, options, key, summary);
+  algorithm_row(options.algorithm).run(model, records, options, key, summary);
   summary.diagnostics.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return summary;
+}
+
+}  // namespace detail
+
+Summary minimize(const Model& model, const Dataset& data, const Vec& x0, const RunOptions& options) {
+  detail::agreed_checks(options.process_group.get(), options, x0, [&] {
+    options.Validate();
+    model.validate(data);
+    detail::check_start(model, x0);
+    if (data.rows() == 0) throw Error("minimize: the dataset has no records");
+    // Not numbers are refused before any noise is drawn (SPEC section 8); every
+    // finite record, however extreme, runs to the end.
+    check_finite(data, "minimize");
+    return options.process_group ? record_fingerprint(data) : 0;
+  });
+  const bool file_order = options.single_pass() && options.sample_order_or_default() == SampleOrder::kFile;
+  if (!file_order && !options.process_group) return detail::run_checked(model, data, x0, options);
+  // The algorithm reads its records through a plan: the file's order, and a
+  // group's shares with the stop flag the processes agree on.
+  auto plan = std::make_shared<detail::BatchPlan>();
+  plan->file_order = file_order;
+  plan->group = options.process_group;
+  std::atomic<bool> agreed_stop{false};
+  RunOptions planned = options;
+  if (options.process_group) {
+    plan->local_stop = options.stop_flag;
+    plan->agreed_stop = &agreed_stop;
+    planned.stop_flag = &agreed_stop;
+  }
+  return detail::run_checked(model, detail::DatasetLayout::planned(data, plan), x0, planned);
 }
 
 }  // namespace dpsosp

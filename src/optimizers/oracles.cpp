@@ -9,11 +9,14 @@
 
 #include <cmath>
 #include <limits>
+#include <numeric>
 #include <utility>
 
-#include "engine/clip_rule.hpp"
 #include "data/dataset_layout.hpp"
+#include "data/record_stream.hpp"
 #include "dpsosp/error.hpp"
+#include "engine/clip_rule.hpp"
+#include "optimizers/process_group.hpp"
 
 namespace dpsosp {
 
@@ -44,31 +47,60 @@ void check_dim(const Model& model, const Vec& x, const char* who) {
 }  // namespace
 
 GradientOracles::GradientOracles(const Model& model, const Dataset& data, SamplePool& pool)
-    : model_(model), data_(data), pool_(pool) {
+    : model_(model), data_(data), pool_(pool), plan_(detail::DatasetLayout::plan(data)) {
   if (pool.size() != data.rows()) {
     throw Error("GradientOracles: the sample pool has " + std::to_string(pool.size()) +
                 " records, the dataset " + std::to_string(data.rows()));
   }
+  if (plan_ != nullptr && plan_->stream && !detail::DatasetLayout::reads_order_of(pool, data))
+    throw Error("GradientOracles: streamed records are read in the file's order, the pool has another");
   if (detail::DatasetLayout::reads_order_of(pool, data)) stored_ = detail::DatasetLayout::stored_rows(data);
 }
 
-IndexList GradientOracles::next_batch(Index b, const Dataset*& from) {
-  if (!stored_) {
-    from = &data_;
-    return pool_.draw(b);
+ClippedSum GradientOracles::sum_batch(Index b, const IndexList* given, const BatchSum& sum) {
+  const detail::BatchPlan* plan = plan_;
+  const bool shared = plan != nullptr && plan->group != nullptr;
+  const BatchShare share = shared ? batch_share(b, plan->group->rank(), plan->group->size()) : BatchShare{0, b};
+  const Dataset* from = &data_;
+  IndexList rows;
+  std::optional<Dataset> streamed;
+  if (given != nullptr) {  // o1_on: records by index
+    rows.assign(given->begin() + static_cast<std::ptrdiff_t>(share.first),
+                given->begin() + static_cast<std::ptrdiff_t>(share.end));
+  } else if (plan != nullptr && plan->stream) {
+    // The next b records of the file, of which this process decodes its share.
+    detail::DatasetLayout::advance(pool_, b);
+    detail::RecordStream& stream = *plan->stream;
+    stream.skip(share.first);
+    streamed = stream.next(share.size());
+    stream.skip(b - share.end);
+    rows.resize(share.size());
+    std::iota(rows.begin(), rows.end(), Index{0});
+    from = &*streamed;
+  } else if (stored_) {
+    // Stored row k holds the pool's k-th record: the batch is the next b rows.
+    const Index first = detail::DatasetLayout::advance(pool_, b);
+    rows.resize(share.size());
+    std::iota(rows.begin(), rows.end(), first + share.first);
+    from = &*stored_;
+  } else {
+    const IndexList all = pool_.draw(b);
+    rows.assign(all.begin() + static_cast<std::ptrdiff_t>(share.first),
+                all.begin() + static_cast<std::ptrdiff_t>(share.end));
   }
-  // Stored row k holds the pool's k-th record: the batch is the next b rows.
-  const Index first = detail::DatasetLayout::advance(pool_, b);
-  IndexList rows(b);
-  for (Index k = 0; k < b; ++k) rows[k] = first + k;
-  from = &*stored_;
-  return rows;
+  if (!shared) return sum(*from, rows, nullptr);
+  return detail::chain_batch(*plan, b, model_.dim(),
+                             [&](const SumStart& start) { return sum(*from, rows, &start); });
 }
 
 OracleOutput GradientOracles::o1_on(const Vec& x, const IndexList& records, double clip) {
   check_dim(model_, x, "GradientOracles::o1");
   if (records.empty()) throw Error("GradientOracles::o1: batch size must be at least 1, got 0");
-  ClippedSum sum = model_.clipped_gradient_sum(x, data_, records, clip);
+  ClippedSum sum = sum_batch(records.size(), &records, [&](const Dataset& from, const IndexList& rows,
+                                                           const SumStart* start) {
+    return start ? model_.chained_gradient_sum(x, from, rows, clip, *start)
+                 : model_.clipped_gradient_sum(x, from, rows, clip);
+  });
   gradient_evaluations_ += records.size();
   return mean_of(std::move(sum), records.size());
 }
@@ -76,22 +108,24 @@ OracleOutput GradientOracles::o1_on(const Vec& x, const IndexList& records, doub
 OracleOutput GradientOracles::o1(const Vec& x, Index b, double clip) {
   if (b == 0) throw Error("GradientOracles::o1: batch size must be at least 1, got 0");
   check_dim(model_, x, "GradientOracles::o1");
-  const Dataset* from = nullptr;
-  const IndexList records = next_batch(b, from);
-  ClippedSum sum = model_.clipped_gradient_sum(x, *from, records, clip);
-  gradient_evaluations_ += records.size();
-  return mean_of(std::move(sum), records.size());
+  ClippedSum sum = sum_batch(b, nullptr, [&](const Dataset& from, const IndexList& rows, const SumStart* start) {
+    return start ? model_.chained_gradient_sum(x, from, rows, clip, *start)
+                 : model_.clipped_gradient_sum(x, from, rows, clip);
+  });
+  gradient_evaluations_ += b;
+  return mean_of(std::move(sum), b);
 }
 
 OracleOutput GradientOracles::o2(const Vec& x, const Vec& x_prev, Index b, double clip) {
   check_dim(model_, x, "GradientOracles::o2");
   check_dim(model_, x_prev, "GradientOracles::o2");
   if (b == 0) throw Error("GradientOracles::o2: batch size must be at least 1, got 0");
-  const Dataset* from = nullptr;
-  const IndexList records = next_batch(b, from);
-  ClippedSum sum = model_.clipped_difference_sum(x, x_prev, *from, records, clip);
-  gradient_evaluations_ += 2 * records.size();
-  return mean_of(std::move(sum), records.size());
+  ClippedSum sum = sum_batch(b, nullptr, [&](const Dataset& from, const IndexList& rows, const SumStart* start) {
+    return start ? model_.chained_difference_sum(x, x_prev, from, rows, clip, *start)
+                 : model_.clipped_difference_sum(x, x_prev, from, rows, clip);
+  });
+  gradient_evaluations_ += 2 * b;
+  return mean_of(std::move(sum), b);
 }
 
 }  // namespace dpsosp

@@ -223,7 +223,16 @@ void RunOptions::Validate() const {
     if (value && *value < 1) refuse("overrides." + std::string(field) + " = 0: must be at least 1");
   }
   if (threads < 0) refuse("threads = " + std::to_string(threads) + ": must be >= 0 (0 = all cores)");
+  if (sample_order && poisson())
+    refuse("sample_order = " + sample_order_name(*sample_order) +
+           ": Poisson dpsgd (epochs > 0) draws records by index, in no order");
+  if (process_group && !(process_group->size() >= 1 && process_group->rank() >= 0 &&
+                         process_group->rank() < process_group->size()))
+    refuse("process_group: rank " + std::to_string(process_group->rank()) + " of " +
+           std::to_string(process_group->size()) + " processes");
 }
+
+std::string sample_order_name(SampleOrder order) { return order == SampleOrder::kFile ? "file" : "seed"; }
 
 std::string termination_name(Termination t) {
   switch (t) {

@@ -1,0 +1,143 @@
+// Streamed runs (minimize over a RecordFile): the bits of a loaded run of the
+// same file in the file's order, for every single-pass algorithm, dense and
+// sparse; a file shuffled by a seed streams as a loaded run of the original
+// records in that seed's order; bad records are refused before the first step.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "dpsosp/dpsosp.hpp"
+#include "run_cases.hpp"
+#include "test_errors.hpp"
+
+namespace dpsosp {
+namespace {
+
+using testing::same_bits;
+
+std::string temp_path(const std::string& name) {
+  return ::testing::TempDir() + "streamed_run_test_" + std::to_string(::getpid()) + "_" + name;
+}
+
+void expect_same_run(const Summary& got, const Summary& want) {
+  EXPECT_TRUE(same_bits(got.x, want.x));
+  EXPECT_EQ(got.steps, want.steps);
+  EXPECT_EQ(got.samples_used, want.samples_used);
+  EXPECT_EQ(got.gradient_evaluations, want.gradient_evaluations);
+  EXPECT_EQ(got.diagnostics.clipped_o1 + got.diagnostics.clipped_o2,
+            want.diagnostics.clipped_o1 + want.diagnostics.clipped_o2);
+  EXPECT_EQ(got.termination, want.termination);
+}
+
+TEST(StreamedRun, GivesTheBitsOfALoadedRunInFileOrder) {
+  const std::string path = temp_path("same.dpsr");
+  for (bool sparse : {false, true}) {
+    for (RecordValueType type : {RecordValueType::kFloat64, RecordValueType::kFloat32}) {
+      RecordWriteOptions w;
+      w.values = type;
+      write_record_file(testing::run_data(sparse), path, w);
+      const Dataset loaded = load_record_file(path);
+      const RecordFile file(path);
+      const auto model = make_model("logistic", loaded.cols());
+      const Vec x0 = Vec::Constant(static_cast<Eigen::Index>(model->dim()), 0.05);
+      for (const std::string& algo : testing::every_algorithm()) {
+        SCOPED_TRACE(algo + (sparse ? " sparse " : " dense ") + record_value_type_name(type));
+        // Until the records run out, and a short run that stops first.
+        for (Index steps : {Index{0}, Index{7}}) {
+          RunOptions o = testing::short_run(algo, steps);
+          o.sample_order = SampleOrder::kFile;
+          const Summary want = minimize(*model, loaded, x0, o);
+          const Summary got = minimize(*model, file, x0, o);
+          ASSERT_GT(want.steps, 0u);
+          expect_same_run(got, want);
+          EXPECT_EQ(got.sample_order, "file");
+          o.sample_order.reset();  // a streamed run's order is the file's anyway
+          expect_same_run(minimize(*model, file, x0, o), want);
+        }
+      }
+    }
+  }
+  std::remove(path.c_str());
+}
+
+TEST(StreamedRun, AShuffledFileStreamsAsTheSeedsOrderOfTheRecords) {
+  const std::string path = temp_path("shuffled.dpsr");
+  const Dataset data = testing::run_data(false);
+  RecordWriteOptions w;
+  w.shuffle_seed = 21;  // short_run's seed
+  write_record_file(data, path, w);
+  const auto model = make_model("logistic", data.cols());
+  const Vec x0 = Vec::Zero(static_cast<Eigen::Index>(model->dim()));
+  for (const char* algo : {"spider-tree-adaptive", "dpsgd"}) {
+    SCOPED_TRACE(algo);
+    const RunOptions o = testing::short_run(algo, 0);
+    expect_same_run(minimize(*model, RecordFile(path), x0, o), minimize(*model, data, x0, o));
+  }
+  std::remove(path.c_str());
+}
+
+// A record file of n records of 100 features (two validation chunks) whose
+// record `bad` is changed by edit(label, features).
+std::string file_with_bad_record(Index n, Index bad, const std::function<void(double*, double*)>& edit) {
+  const std::string path = temp_path("bad.dpsr");
+  write_record_file(testing::make_test_data(n, 100, testing::Labels::kBinary, false, 40), path);
+  std::vector<char> b;
+  {
+    std::ifstream in(path, std::ios::binary);
+    b.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  char* record = b.data() + 128 + bad * (8 + 100 * 8);
+  double label, features[100];
+  std::memcpy(&label, record, 8);
+  std::memcpy(features, record + 8, sizeof features);
+  edit(&label, features);
+  std::memcpy(record, &label, 8);
+  std::memcpy(record + 8, features, sizeof features);
+  std::ofstream(path, std::ios::binary | std::ios::trunc).write(b.data(), static_cast<std::streamsize>(b.size()));
+  return path;
+}
+
+TEST(StreamedRun, BadRecordsAreRefusedBeforeTheFirstStep) {
+  const auto model = make_model("logistic", 100);
+  const Vec x0 = Vec::Zero(100);
+  RunOptions o = testing::short_run("dpsgd", 0);
+  int steps_seen = 0;
+  o.on_step = [&](const Iteration&) { return ++steps_seen, true; };
+  // Past the first chunk of the validation pass (about 8 MiB, 10381 records).
+  std::string path = file_with_bad_record(12000, 11000, [](double*, double* z) { z[7] = std::nan(""); });
+  EXPECT_CONTAINS(testing::error_of([&] { minimize(*model, RecordFile(path), x0, o); }),
+                  "record 11000 (0-based), feature 7 is nan");
+  path = file_with_bad_record(12000, 11500, [](double* y, double*) { *y = 2; });
+  EXPECT_CONTAINS(testing::error_of([&] { minimize(*model, RecordFile(path), x0, o); }),
+                  "label of record 11500 (0-based) is 2");
+  EXPECT_EQ(steps_seen, 0) << "nothing ran: the refusal came before any noise";
+  std::remove(path.c_str());
+}
+
+TEST(StreamedRun, RefusesWhatCannotStream) {
+  const std::string path = temp_path("refuse.dpsr");
+  write_record_file(testing::run_data(false, 500), path);
+  const auto model = make_model("logistic", 12);
+  RunOptions o = testing::short_run("dpsgd");
+  o.epochs = 1;
+  EXPECT_CONTAINS(testing::error_of([&] { minimize(*model, RecordFile(path), Vec::Zero(12), o); }),
+                  "a streamed run is single-pass");
+  o = testing::short_run("dpsgd");
+  o.sample_order = SampleOrder::kSeed;
+  EXPECT_CONTAINS(testing::error_of([&] { minimize(*model, RecordFile(path), Vec::Zero(12), o); }),
+                  "in the file's order");
+  const auto other = make_model("logistic", 13);
+  EXPECT_CONTAINS(testing::error_of([&] { minimize(*other, RecordFile(path), Vec::Zero(13), testing::short_run("dpsgd")); }),
+                  "the data have 12 features per record, expected 13");
+  std::remove(path.c_str());
+}
+
+}  // namespace
+}  // namespace dpsosp

@@ -74,6 +74,7 @@ py::dict summary_dict(const Summary& s) {
   d["x"] = s.x;
   d["algo"] = s.algorithm;
   d["seed"] = s.seed;
+  d["sample_order"] = s.sample_order.empty() ? py::none() : py::cast(s.sample_order);
   d["noise_key"] = s.noise_key_source;
   const PrivacyRecord& p = s.privacy;
   d["epsilon"] = p.epsilon;
@@ -122,14 +123,14 @@ PYBIND11_MODULE(_core, m) {
 
   m.def(
       "run",
-      [](const std::string& model_name, const Eigen::Ref<const RowMatrix>& X,
+      [](const std::string& model_name, const std::optional<Eigen::Ref<const RowMatrix>>& X,
          const std::optional<Eigen::Ref<const Vec>>& y, const std::string& algo, std::optional<double> epsilon,
          double delta, double G, double M, double rho, double B, std::optional<std::uint64_t> seed,
          std::optional<double> alpha_scale, std::optional<Index> batch_size, std::optional<Index> period,
          std::optional<double> epochs, std::optional<double> learning_rate, std::optional<Vec> x0, Index max_steps,
          std::optional<Index> max_phase_length, int threads, Index classes, Index hidden, Index rank,
          const std::optional<py::bytes>& noise_key, const std::optional<std::string>& noise_key_file,
-         bool release_only, const std::string& noise) {
+         bool release_only, const std::string& noise, const std::optional<std::string>& data_file, bool stream) {
         RunOptions o;
         o.algorithm = parse_algorithm(algo);
         // epsilon: 1 by default for a private algorithm (as the CLI's --epsilon);
@@ -151,7 +152,39 @@ PYBIND11_MODULE(_core, m) {
         o.threads = threads;
         // The same rules, and words, as the CLI's (before the records are copied).
         o.Validate();
-        check_finite_arrays(X, y);
+        if (data_file.has_value() == X.has_value())
+          throw Error("run: give the records as X (and y) or as data='FILE' (a record file), not " +
+                      std::string(X ? "both" : "neither"));
+        if (!data_file && stream) throw Error("run: stream=True reads a record file: give data='FILE'");
+        if (data_file && y) throw Error("run: a record file holds its labels; y applies to X");
+        ModelOptions mo;
+        mo.classes = classes;
+        mo.hidden = hidden;
+        mo.rank = rank;
+        if (data_file) {
+          // A record file (dpsosp convert): streamed in its own order, or
+          // loaded whole and run in the seed's order, as `dpsosp run` does.
+          o.noise_key = noise_key_of(noise_key, noise_key_file);
+          o.seed = seed;
+          Summary s;
+          if (stream) {
+            const RecordFile file(*data_file);
+            const auto model = make_model(model_name, file.info(), mo);
+            const Vec start = x0 ? *x0 : Vec::Zero(static_cast<Eigen::Index>(model->dim()));
+            py::gil_scoped_release release;
+            s = minimize(*model, file, start, o);
+          } else {
+            const Dataset data = load_record_file(*data_file);
+            const auto model = make_model(model_name, data.cols(), mo, &data);
+            const Vec start = x0 ? *x0 : Vec::Zero(static_cast<Eigen::Index>(model->dim()));
+            py::gil_scoped_release release;
+            s = minimize(*model, data, start, o);
+          }
+          py::dict result = summary_dict(s);
+          if (!release_only) result["diagnostics"] = diagnostics_dict(s);
+          return result;
+        }
+        check_finite_arrays(*X, y);
         o.noise_key = noise_key_of(noise_key, noise_key_file);
         // Every algorithm but dpsgd with epochs (Poisson sampling) reads each
         // record once, in the seed's sample order: the records are copied in
@@ -159,15 +192,11 @@ PYBIND11_MODULE(_core, m) {
         if (!seed) seed = secure_random_seed();
         o.seed = seed;
         Dataset data;
-        if (o.single_pass() && X.rows() <= std::numeric_limits<std::uint32_t>::max()) {
-          data = y ? copy_in_sample_order(X, *y, *seed) : copy_in_sample_order(X, Vec(), *seed);
+        if (o.single_pass() && X->rows() <= std::numeric_limits<std::uint32_t>::max()) {
+          data = y ? copy_in_sample_order(*X, *y, *seed) : copy_in_sample_order(*X, Vec(), *seed);
         } else {
-          data = make_dataset(X, y);
+          data = make_dataset(*X, y);
         }
-        ModelOptions mo;
-        mo.classes = classes;
-        mo.hidden = hidden;
-        mo.rank = rank;
         const auto model = make_model(model_name, data.cols(), mo, &data);
         const Vec start = x0 ? *x0 : Vec::Zero(static_cast<Eigen::Index>(model->dim()));
         Summary s;
@@ -179,7 +208,7 @@ PYBIND11_MODULE(_core, m) {
         if (!release_only) result["diagnostics"] = diagnostics_dict(s);
         return result;
       },
-      py::arg("model"), py::arg("X"), py::arg("y") = py::none(), py::arg("algo") = "spider-tree-adaptive",
+      py::arg("model"), py::arg("X") = py::none(), py::arg("y") = py::none(), py::arg("algo") = "spider-tree-adaptive",
       py::arg("epsilon") = py::none(), py::arg("delta") = 1e-6, py::arg("G") = 1.0, py::arg("M") = 1.0,
       py::arg("rho") = 1.0, py::arg("B") = 1.0, py::arg("seed") = py::none(), py::arg("alpha_scale") = py::none(),
       py::arg("batch_size") = py::none(), py::arg("period") = py::none(), py::arg("epochs") = py::none(),
@@ -187,12 +216,30 @@ PYBIND11_MODULE(_core, m) {
       py::arg("max_phase_length") = py::none(), py::arg("threads") = 0, py::arg("classes") = 0,
       py::arg("hidden") = 32, py::arg("rank") = 1, py::arg("noise_key") = py::none(),
       py::arg("noise_key_file") = py::none(), py::arg("release_only") = false, py::arg("noise") = "float",
+      py::arg("data") = py::none(), py::arg("stream") = false,
       "Run an optimizer on the records X (n x p) with labels y; returns the report as a dict. Everything but "
       "its 'diagnostics' is covered by the privacy guarantee. epsilon defaults to 1 for a private algorithm; "
       "options an algorithm does not read are refused (dpsosp.algorithms() lists what each reads). seed keys "
       "the public randomness (sample order, perturbations); the privacy noise is keyed by noise_key (16 secret "
       "bytes) or noise_key_file, by default a fresh key from the OS that is kept nowhere. noise='secure' puts every "
-      "release on a grid with exact discrete Gaussian noise (docs/noise.md).");
+      "release on a grid with exact discrete Gaussian noise (docs/noise.md). Instead of X and y, data='FILE' names a "
+      "record file (dpsosp convert): loaded whole, or with stream=True read once, front to back, in the file's order "
+      "(a few batches in memory; docs/data-formats.md).");
+
+  m.def(
+      "write_records",
+      [](const std::string& path, const Eigen::Ref<const RowMatrix>& X, const std::optional<Eigen::Ref<const Vec>>& y,
+         std::optional<std::uint64_t> shuffle_seed, const std::string& values) {
+        check_finite_arrays(X, y);
+        RecordWriteOptions w;
+        w.values = parse_record_value_type(values);
+        w.shuffle_seed = shuffle_seed;
+        write_record_file(make_dataset(X, y), path, w);
+      },
+      py::arg("path"), py::arg("X"), py::arg("y") = py::none(), py::arg("shuffle_seed") = py::none(),
+      py::arg("values") = "float64",
+      "Write the records X (and labels y) to a record file, which run(data=path, stream=True) reads front to back "
+      "(as `dpsosp convert` writes them; shuffle_seed: in that public seed's sample order).");
 
   m.def(
       "generate_noise_key", [] {

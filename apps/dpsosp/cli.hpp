@@ -43,6 +43,9 @@ struct LoadedProblem {
   /// model (the same model and dimension); null otherwise.
   std::shared_ptr<const Population> population;
   double load_seconds = 0;
+  /// run --stream: the record file, opened but not loaded (data is empty).
+  std::optional<RecordFile> records;
+  Index rows() const { return records ? records->info().rows : data.rows(); }
 };
 /// Loads the records and builds the model; every problem is reported as an Error
 /// naming the option (--data, --synthetic, --model, --classes, ...). Given
@@ -50,6 +53,12 @@ struct LoadedProblem {
 /// seed's sample order (make_synthetic), for a single-pass run with that seed:
 /// the same results, read front to back. --data files keep their order.
 LoadedProblem load_problem(const DataSource& source, std::optional<std::uint64_t> sample_order_seed = std::nullopt);
+/// run --stream: opens the --data record file and builds the model from its
+/// header (a class count from its label range, as load_problem infers it
+/// from the labels); the records are checked by the run's validation pass.
+LoadedProblem open_streamed_problem(const DataSource& source);
+/// The ModelOptions that source's --classes, --hidden, --rank give `model`.
+ModelOptions model_options_of(const DataSource& source, const std::string& model);
 /// Loads evaluation data for `model` (--eval FILE) with the options of `source`.
 Dataset load_eval_data(const DataSource& source, const std::string& path, const std::string& labels_path,
                        const Model& model);
@@ -118,5 +127,6 @@ void setup_privacy(CLI::App& app);
 void setup_demo(CLI::App& app);
 void setup_audit(CLI::App& app);
 void setup_keygen(CLI::App& app);
+void setup_convert(CLI::App& app);
 
 }  // namespace dpsosp::cli

@@ -222,6 +222,8 @@ LoadedProblem load_problem(const DataSource& s, std::optional<std::uint64_t> sam
   return p;
 }
 
+ModelOptions model_options_of(const DataSource& s, const std::string& model) { return model_options(s, model); }
+
 Dataset load_eval_data(const DataSource& s, const std::string& path, const std::string& labels_path,
                        const Model& model) {
   const std::string source = "--eval " + path;

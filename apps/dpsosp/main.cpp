@@ -9,22 +9,11 @@
 #include <string>
 
 #include "cli.hpp"
+#include "processes.hpp"
 
 namespace {
 
-constexpr const char* kCommands[] = {"run", "certify", "privacy", "demo", "audit", "keygen"};
-
-// One line, whatever the message holds (file names and JSON excerpts may carry
-// newlines or control characters).
-int fail(const std::string& message, int status) {
-  std::string line = message;
-  for (char& c : line)
-    if (c == '\n' || c == '\r' || c == '\t' || c == '\v' || c == '\f') c = ' ';
-    else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
-  std::cout.flush();
-  std::cerr << "dpsosp: error: " << line << "\n";
-  return status;
-}
+constexpr const char* kCommands[] = {"run", "certify", "privacy", "demo", "audit", "keygen", "convert"};
 
 bool is_command(const char* arg) {
   for (const char* c : kCommands)
@@ -35,6 +24,7 @@ bool is_command(const char* arg) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  dpsosp::cli::Processes processes(argc, argv);  // an MPI job's rank, under mpirun (processes.hpp)
   CLI::App app{"dpsosp: differentially private non-convex optimization that finds second-order stationary points"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "dpsosp 0.1.0");
@@ -44,8 +34,14 @@ int main(int argc, char** argv) {
   dpsosp::cli::setup_demo(app);
   dpsosp::cli::setup_audit(app);
   dpsosp::cli::setup_keygen(app);
+  dpsosp::cli::setup_convert(app);
   if (argc > 1 && argv[1][0] != '-' && !is_command(argv[1])) {
-    return fail("unknown command '" + std::string(argv[1]) + "' (expected run, certify, privacy, demo, audit or keygen; see dpsosp --help)", 2);
+    return processes.fail("unknown command '" + std::string(argv[1]) + "' (expected run, certify, privacy, demo, audit, keygen or convert; see dpsosp --help)", 2, true);
+  }
+  try {
+    if (argc > 1 && is_command(argv[1])) dpsosp::cli::Processes::check_command(argv[1]);
+  } catch (const dpsosp::Error& e) {
+    return processes.fail(e.what(), 1, true);
   }
   try {
     app.parse(argc, argv);
@@ -58,13 +54,16 @@ int main(int argc, char** argv) {
   } catch (const CLI::RuntimeError& e) {
     return e.get_exit_code();  // a subcommand's own status (run: 130 after an interrupt); its report is written
   } catch (const CLI::ParseError& e) {
-    return fail(std::string(e.what()) + " (see dpsosp " + (argc > 1 && is_command(argv[1]) ? std::string(argv[1]) + " " : "") + "--help)", 2);
+    // The same command line on every rank: rank 0 says it.
+    return processes.fail(std::string(e.what()) + " (see dpsosp " + (argc > 1 && is_command(argv[1]) ? std::string(argv[1]) + " " : "") + "--help)", 2, true);
+  } catch (const dpsosp::cli::QuietExit& e) {
+    return e.status;  // another rank printed the line
   } catch (const dpsosp::Error& e) {
-    return fail(e.what(), 1);
+    return processes.fail(e.what(), 1);
   } catch (const std::bad_alloc&) {
-    return fail("out of memory", 1);
+    return processes.fail("out of memory", 1);
   } catch (const std::exception& e) {
-    return fail(e.what(), 1);
+    return processes.fail(e.what(), 1);
   }
   return 0;
 }

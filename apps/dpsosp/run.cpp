@@ -1,4 +1,4 @@
-// `dpsosp run`: one optimizer run, its JSON report, and what happens on SIGINT/SIGTERM.
+// `dpsosp run`: one optimizer run and its JSON report (on SIGINT/SIGTERM: stop_signal.hpp).
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,82 +12,12 @@
 #include <set>
 
 #include "cli.hpp"
+#include "processes.hpp"
 #include "result_reader.hpp"
+#include "stop_signal.hpp"
 
 namespace dpsosp::cli {
 namespace {
-
-// ---- Stopping on a signal -------------------------------------------------
-// The first SIGINT or SIGTERM only sets a flag that the optimizer polls once
-// per step; the run then ends, the report so far (with the guarantee fixed
-// before the run, which covers the shorter run too) is written and the exit status is 128 + the
-// signal number (130 for SIGINT). The handler restores the default action of
-// both signals (SA_RESETHAND, and sigaction for the other one; both are
-// blocked while it runs), so a second SIGINT or SIGTERM ends the process at
-// once. It is async-signal-safe: lock-free atomics, a sig_atomic_t store,
-// sigaction(2), raise(3) and write(2), with errno saved around them.
-std::atomic<bool> g_stop{false};
-static_assert(std::atomic<bool>::is_always_lock_free, "the signal handler needs a lock-free flag");
-volatile std::sig_atomic_t g_signal = 0;
-
-// Signals handled so far. Two signals can reach two threads (the OpenMP
-// workers take signals too) before either handler has restored the default
-// actions; the later handler then does what a second signal must: end the
-// process, by the signal's default action.
-std::atomic<int> g_signals_seen{0};
-static_assert(std::atomic<int>::is_always_lock_free, "the signal handler needs a lock-free counter");
-
-extern "C" void on_stop_signal(int signo) {
-  const int saved_errno = errno;
-  if (g_signals_seen.fetch_add(1) > 0) {
-    struct sigaction default_action {};
-    default_action.sa_handler = SIG_DFL;
-    sigemptyset(&default_action.sa_mask);
-    sigaction(signo, &default_action, nullptr);
-    raise(signo);  // pending (blocked while this handler runs), delivered on return
-    errno = saved_errno;
-    return;
-  }
-  g_signal = signo;
-  g_stop.store(true, std::memory_order_relaxed);
-  struct sigaction default_action {};
-  default_action.sa_handler = SIG_DFL;
-  sigemptyset(&default_action.sa_mask);
-  sigaction(SIGINT, &default_action, nullptr);
-  sigaction(SIGTERM, &default_action, nullptr);
-  static const char kMessage[] = "dpsosp: stopping after this step and writing the report (a second signal aborts)\n";
-  const ssize_t ignored = ::write(STDERR_FILENO, kMessage, sizeof kMessage - 1);
-  (void)ignored;
-  errno = saved_errno;
-}
-
-/// Installs the handler for SIGINT and SIGTERM for its lifetime.
-class StopOnSignal {
- public:
-  StopOnSignal() {
-    g_stop.store(false);
-    g_signals_seen.store(0);
-    g_signal = 0;
-    struct sigaction action {};
-    action.sa_handler = on_stop_signal;
-    sigemptyset(&action.sa_mask);
-    sigaddset(&action.sa_mask, SIGINT);
-    sigaddset(&action.sa_mask, SIGTERM);
-    action.sa_flags = SA_RESETHAND | SA_RESTART;
-    sigaction(SIGINT, &action, &previous_int_);
-    sigaction(SIGTERM, &action, &previous_term_);
-  }
-  ~StopOnSignal() {
-    sigaction(SIGINT, &previous_int_, nullptr);
-    sigaction(SIGTERM, &previous_term_, nullptr);
-  }
-  StopOnSignal(const StopOnSignal&) = delete;
-  StopOnSignal& operator=(const StopOnSignal&) = delete;
-
- private:
-  struct sigaction previous_int_ {};
-  struct sigaction previous_term_ {};
-};
 
 // ---- Options ----------------------------------------------------------------
 struct RunArgs {
@@ -104,6 +34,8 @@ struct RunArgs {
   std::string epochs = "0", learning_rate;
   std::string threads = "0";
   bool trajectory = false;
+  bool stream = false;  // --stream: read a record file once, front to back (stream_source.cpp)
+  std::string order;    // --order seed|file
   std::vector<std::string> overrides;
   bool given(const std::string& option) const { return app->count(option) > 0; }
 };
@@ -151,7 +83,7 @@ void parse_overrides(const std::vector<std::string>& items, ParameterOverrides& 
       {"privacy.noise", "--noise"},     {"privacy.epsilon", "--epsilon"}, {"privacy", "--epsilon"},      {"batch_size", "--batch-size"},
       {"period", "--period"},           {"epochs", "--epochs"},        {"learning_rate", "--learning-rate"},
       {"alpha_scale", "--alpha-scale"}, {"max_phase_length", "--max-phase-length"},
-      {"threads", "--threads"},         {"overrides.", "--set "}};
+      {"threads", "--threads"},         {"sample_order", "--order"},   {"overrides.", "--set "}};
   std::string m = e.what();
   const std::string prefix = "RunOptions: ";
   if (m.compare(0, prefix.size(), prefix) != 0) throw e;
@@ -182,6 +114,22 @@ Vec parse_x0(const std::string& spec, const LoadedProblem& p) {
     throw Error("--x0 " + spec + ": expected " + std::to_string(d) + " values for model " + p.model->name() + ", got " +
                 std::to_string(point.x.size()));
   return point.x;
+}
+
+// The checks that need the records' count and the model: batch sizes, the
+// Poisson step count, the start point.
+void check_sizes_and_start(const RunArgs& a, const RunOptions& o, const LoadedProblem& p, Vec& x0) {
+  const Index n = p.rows();
+  if (o.batch_size && *o.batch_size > n)
+    throw Error("--batch-size " + std::to_string(*o.batch_size) + ": more than the " + std::to_string(n) + " records");
+  if (o.overrides.b && *o.overrides.b > n)
+    throw Error("--set b=" + std::to_string(*o.overrides.b) + ": more than the " + std::to_string(n) + " records");
+  if (o.poisson()) {
+    const Index batch = o.batch_size ? *o.batch_size : std::min<Index>(256, n);
+    if (*o.epochs * static_cast<double>(n) / static_cast<double>(batch) > 1e10)
+      throw Error("--epochs " + a.epochs + ": more than 1e10 Poisson steps at this batch size");
+  }
+  x0 = a.given("--x0") ? parse_x0(a.x0, p) : Vec::Zero(static_cast<Eigen::Index>(p.model->dim()));
 }
 
 int do_run(const RunArgs& a) {
@@ -224,6 +172,14 @@ int do_run(const RunArgs& a) {
   o.record_trajectory = a.trajectory;
   parse_overrides(a.overrides, o.overrides);
   if (a.given("--seed")) o.seed = parse_count(a.seed, "--seed", 0, std::numeric_limits<std::uint64_t>::max());
+  if (a.given("--order")) {
+    if (a.order != "seed" && a.order != "file") throw Error("--order: expected seed or file, got " + quote_token(a.order));
+    if (a.stream && a.order != "file")
+      throw Error("--order " + a.order + ": a streamed run reads the records in the file's order (--order file)");
+    o.sample_order = a.order == "file" ? SampleOrder::kFile : SampleOrder::kSeed;
+  }
+  if (a.stream && o.poisson()) throw Error("--stream: a streamed run is single-pass; --epochs (Poisson dpsgd) draws records by index");
+  o.process_group = Processes::group();
   // What applies to which algorithm is the library's rule, in its words.
   try {
     o.Validate();
@@ -249,25 +205,24 @@ int do_run(const RunArgs& a) {
   // --synthetic records in that order, so the run reads them front to back.
   // The results are the same bits either way (docs/performance.md).
   if (!o.seed) o.seed = secure_random_seed();
-  LoadedProblem p = load_problem(a.source, o.single_pass() ? o.seed : std::nullopt);
-  const Index n = p.data.rows();
-  if (o.batch_size && *o.batch_size > n)
-    throw Error("--batch-size " + std::to_string(*o.batch_size) + ": more than the " + std::to_string(n) + " records");
-  if (o.overrides.b && *o.overrides.b > n)
-    throw Error("--set b=" + std::to_string(*o.overrides.b) + ": more than the " + std::to_string(n) + " records");
-  if (o.poisson()) {
-    const Index batch = o.batch_size ? *o.batch_size : std::min<Index>(256, n);
-    if (*o.epochs * static_cast<double>(n) / static_cast<double>(batch) > 1e10)
-      throw Error("--epochs " + a.epochs + ": more than 1e10 Poisson steps at this batch size");
-  }
-  const Vec x0 = a.given("--x0") ? parse_x0(a.x0, p) : Vec::Zero(static_cast<Eigen::Index>(p.model->dim()));
+  Processes::share_seed(*o.seed);  // an MPI job: rank 0's
+  const bool seed_order = o.single_pass() && o.sample_order_or_default() == SampleOrder::kSeed;
+  LoadedProblem p;
+  Vec x0;
   std::optional<Dataset> eval;
-  if (a.given("--eval")) eval = load_eval_data(a.source, a.eval, a.eval_labels, *p.model);
+  // Every rank loads (or opens) the same records; a failure on one fails all.
+  Processes::agree([&] {
+    p = a.stream ? open_streamed_problem(a.source) : load_problem(a.source, seed_order ? o.seed : std::nullopt);
+    check_sizes_and_start(a, o, p, x0);
+    if (a.given("--eval") && Processes::reports()) eval = load_eval_data(a.source, a.eval, a.eval_labels, *p.model);
+  });
+  const Index n = p.rows();
 
   const auto start = std::chrono::steady_clock::now();
   auto last = start;
-  o.stop_flag = &g_stop;
+  o.stop_flag = &stop_flag();
   o.on_step = [&](const Iteration& it) {
+    if (!Processes::reports()) return true;
     const Index step = it.step;
     const auto now = std::chrono::steady_clock::now();
     if (std::chrono::duration<double>(now - last).count() >= 1.0) {
@@ -277,9 +232,10 @@ int do_run(const RunArgs& a) {
     }
     return true;
   };
-  StopOnSignal stop_on_signal;  // until the report is written
-  const Summary s = minimize(*p.model, p.data, x0, o);
-  const bool interrupted = s.interrupted() || g_stop.load();
+  StopOnSignal stop_on_signal(Processes::reports());  // until the report is written
+  const Summary s = p.records ? minimize(*p.model, *p.records, x0, o) : minimize(*p.model, p.data, x0, o);
+  const bool interrupted = s.interrupted() || stop_flag().load();
+  if (!Processes::reports()) return interrupted ? 128 + stop_signal() : 0;
 
   // The release (covered by the guarantee) and, apart, the diagnostics
   // computed from the private data (SPEC section 8).
@@ -288,6 +244,10 @@ int do_run(const RunArgs& a) {
   j["interrupted"] = interrupted;
   j["model"] = p.model->name();
   j["n"] = n;
+  // How the records were read: public, fixed before the run.
+  if (!s.sample_order.empty()) j["sample_order"] = s.sample_order;  // "seed" or "file"
+  if (p.records) j["streamed"] = true;                              // once, front to back, in the file's order
+  j["processes"] = s.processes;                                     // that shared each batch (mpirun -n P)
   j["d"] = p.model->dim();
   diagnostics["load_seconds"] = p.load_seconds;
   j["target"] = {{"epsilon", number(o.privacy ? o.privacy->epsilon : std::numeric_limits<double>::infinity())},
@@ -327,7 +287,7 @@ int do_run(const RunArgs& a) {
   if (!a.release_only) j["diagnostics"] = std::move(diagnostics);
   write_text(a.out, j.dump(2) + "\n");
   if (interrupted) {
-    const int signo = g_signal != 0 ? static_cast<int>(g_signal) : SIGINT;
+    const int signo = stop_signal();
     std::fprintf(stderr, "dpsosp: interrupted after %zu steps; the report so far was written\n",
                  static_cast<size_t>(s.steps));
     return 128 + signo;
@@ -374,6 +334,13 @@ void setup_run(CLI::App& app) {
   run->add_option("--set", args->overrides, "Override a parameter: name=value (alpha, kappa, sigma, eta, zeta, threshold, b, T, Gamma)");
   run->add_option("--threads", args->threads, "Threads, 0 (all cores) to 1024; never changes results")->capture_default_str();
   run->add_flag("--trajectory", args->trajectory, "Include every iterate in the report");
+  run->add_flag("--stream", args->stream,
+                "Read the --data record file (dpsosp convert) once, front to back, a few batches in memory at a "
+                "time: the single-pass order is the file's (public, fixed before the run); a validation pass "
+                "checks every record first");
+  run->add_option("--order", args->order,
+                  "Single-pass order: seed (default: a random order fixed by --seed) or file (the records' own "
+                  "order, public; the order of --stream)");
   run->add_option("--eval", args->eval, "Evaluation data for the certificate (same format rules as --data)");
   run->add_flag("--no-certificate", args->no_certificate, "Skip the certificate (it can take minutes for large models)");
   run->add_option("--eval-labels", args->eval_labels, "IDX labels of --eval (default: the file beside it)");

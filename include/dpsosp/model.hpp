@@ -8,6 +8,7 @@
 #include <string>
 
 #include "dpsosp/data.hpp"
+#include "dpsosp/record_file.hpp"
 #include "dpsosp/types.hpp"
 
 namespace dpsosp {
@@ -109,6 +110,12 @@ class Model {
 std::unique_ptr<Model> make_model(const std::string& name, Index features,
                                   const ModelOptions& options = {},
                                   const Dataset* data = nullptr);
+/// The same for the records of a record file, which are not in memory: the
+/// class count of softmax / mlp, unless set, is inferred from the header's
+/// label range as make_model infers it from the labels (max + 1, at least 2);
+/// a streamed run's validation pass checks the range against the records.
+std::unique_ptr<Model> make_model(const std::string& name, const RecordFileInfo& records,
+                                  const ModelOptions& options = {});
 /// The list of model names, for help texts.
 std::vector<std::string> model_names();
 

@@ -13,10 +13,13 @@ noise; run(..., release_only=True) leaves it out. seed keys only the public
 randomness; the privacy noise comes from a secret key, fresh from the OS unless
 noise_key (see generate_noise_key) or noise_key_file is given.
 
+Records too large for memory go to a record file (write_records, or `dpsosp
+convert`); run(model, data=path, stream=True) reads it once, front to back.
+
 Every function raises ValueError with a one-line message on bad input.
 """
 from ._core import (algorithm_table, algorithms, certify, certify_population, gdp_epsilon, generate_noise_key, models,
-                    privacy_poisson, privacy_tree, run, synthetic)
+                    privacy_poisson, privacy_tree, run, synthetic, write_records)
 
 __all__ = ["run", "certify", "certify_population", "synthetic", "privacy_tree", "privacy_poisson",
-           "gdp_epsilon", "generate_noise_key", "algorithms", "algorithm_table", "models"]
+           "gdp_epsilon", "generate_noise_key", "algorithms", "algorithm_table", "models", "write_records"]

@@ -143,6 +143,26 @@ class PythonModule(unittest.TestCase):
                 self.assertEqual(r["steps"], cli["steps"], algo)
                 np.testing.assert_array_equal(r["x"], np.array(cli["x"], dtype=float), err_msg=algo)
 
+    def test_record_files_stream_with_the_bits_of_arrays(self):
+        rng = np.random.default_rng(5)
+        X = rng.standard_normal((6000, 5))
+        y = (X[:, 0] + 0.3 * rng.standard_normal(6000) > 0).astype(float)
+        common = dict(epsilon=2, seed=9, noise_key=KEY)
+        with tempfile.TemporaryDirectory() as d:
+            plain, shuffled = os.path.join(d, "plain.dpsr"), os.path.join(d, "shuffled.dpsr")
+            dpsosp.write_records(plain, X, y)
+            dpsosp.write_records(shuffled, X, y, shuffle_seed=9)
+            arrays = dpsosp.run("logistic", X, y, **common)
+            # Loaded whole: the seed's order, as for arrays.
+            np.testing.assert_array_equal(dpsosp.run("logistic", data=plain, **common)["x"], arrays["x"])
+            # Streamed in the file's order, which the shuffle seed made the seed's.
+            streamed = dpsosp.run("logistic", data=shuffled, stream=True, **common)
+            np.testing.assert_array_equal(streamed["x"], arrays["x"])
+            with self.assertRaisesRegex(ValueError, "not both"):
+                dpsosp.run("logistic", X, y, data=plain)
+            with self.assertRaisesRegex(ValueError, "stream=True reads a record file"):
+                dpsosp.run("logistic", X, y, stream=True)
+
     def test_privacy_figures_match_spec(self):
         self.assertAlmostEqual(dpsosp.privacy_tree(5, [1000, 500, 256], 1e-6)["epsilon_gdp"], 2.92160, places=5)
         self.assertAlmostEqual(dpsosp.privacy_poisson(0.01, 1.1, 1000, 1e-5), 1.71177, places=3)

@@ -334,6 +334,23 @@ std::unique_ptr<Model> make_model(const std::string& name, Index features, const
   return detail::make_mlp(features, options.hidden, classes);
 }
 
+std::unique_ptr<Model> make_model(const std::string& name, const RecordFileInfo& records,
+                                  const ModelOptions& options) {
+  ModelOptions o = options;
+  if ((name == "softmax" || name == "mlp") && o.classes == 0) {
+    if (!records.labeled)
+      throw Error("make_model: " + name + " cannot infer the number of classes: the records have no labels; "
+                  "set ModelOptions::classes");
+    const double top = records.label_max;
+    if (!(records.label_min >= 0.0 && std::floor(top) == top && top < 1e9))
+      throw Error(name + ": the labels reach " + detail::format_number(top) + " (from " +
+                  detail::format_number(records.label_min) +
+                  "), expected non-negative integers (class indices); set ModelOptions::classes");
+    o.classes = std::max<Index>(2, static_cast<Index>(top) + 1);
+  }
+  return make_model(name, records.cols, o);
+}
+
 std::optional<bool> Model::correct(const Vec&, const Dataset&, Index) const { return std::nullopt; }
 
 double Model::accuracy(const Vec& x, const Dataset& data) const {

@@ -52,7 +52,9 @@ TEST(RecordFile, WritesAndReadsBackEveryKind) {
       SCOPED_TRACE(std::string(sparse ? "sparse" : "dense") + (labels == Labels::kNone ? " unlabeled" : " labeled"));
       const Dataset data = testing::make_test_data(300, 7, labels, sparse, 5);
       const std::string path = temp_path("kinds.dpsr");
-      write_record_file(data, path);
+      RecordWriteOptions w;
+      w.block_records = 64;  // blocks of 64 records, the last one of 44
+      write_record_file(data, path, w);
       const RecordFileInfo info = read_record_file_info(path);
       EXPECT_EQ(info.rows, 300u);
       EXPECT_EQ(info.cols, 7u);
@@ -64,16 +66,15 @@ TEST(RecordFile, WritesAndReadsBackEveryKind) {
       ASSERT_EQ(back.rows(), data.rows());
       EXPECT_EQ(back.is_sparse(), sparse);
       for (Index i = 0; i < data.rows(); ++i) expect_same_record(data, i, back, i);
-      // Scanned in chunks: the same records, and the same fingerprint as whole.
+      EXPECT_EQ(info.block_records, 64u);
+      // Scanned: the same records, and the same fingerprint as whole.
       Index seen = 0;
       RecordFile file(path);
-      file.scan(
-          [&](const Dataset& chunk, Index first) {
-            EXPECT_EQ(first, seen);
-            for (Index k = 0; k < chunk.rows(); ++k) expect_same_record(data, first + k, chunk, k);
-            seen += chunk.rows();
-          },
-          64);
+      file.scan([&](const Dataset& chunk, Index first) {
+        EXPECT_EQ(first, seen);
+        for (Index k = 0; k < chunk.rows(); ++k) expect_same_record(data, first + k, chunk, k);
+        seen += chunk.rows();
+      });
       EXPECT_EQ(seen, 300u);
       EXPECT_EQ(record_fingerprint(back), record_fingerprint(load_dataset(path, FileFormat::kRecords)));
       std::remove(path.c_str());
@@ -133,10 +134,10 @@ TEST(RecordFile, BadFilesAreRefusedNamingTheProblem) {
   b[16] = 11;  // n = 11 records: the sizes no longer fit the payload
   write_bytes(path, b);
   EXPECT_CONTAINS(error_of([&] { load_record_file(path); }), "its sizes need");
-  // A NaN in record 4's feature 2: refused, naming it.
+  // A NaN in record 4's feature 2 (one block: 10 labels, then the rows): refused, naming it.
   b = good;
   const double nan = std::nan("");
-  std::memcpy(b.data() + 128 + 4 * (8 + 3 * 8) + 8 + 2 * 8, &nan, 8);
+  std::memcpy(b.data() + 128 + 10 * 8 + (4 * 3 + 2) * 8, &nan, 8);
   write_bytes(path, b);
   EXPECT_CONTAINS(error_of([&] { load_record_file(path); }), "record 4 (0-based), feature 2 is nan");
   EXPECT_CONTAINS(error_of([&] { RecordFile(path).scan([](const Dataset&, Index) {}); }), "record 4 (0-based)");
@@ -151,12 +152,12 @@ TEST(RecordFile, SparseIndicesMustIncreaseAndFit) {
   const std::string path = temp_path("sparse.dpsr");
   write_record_file(Dataset(s, Vec()), path);
   std::vector<char> b = bytes_of(path);
-  // Record 0: [count 2][1][3][values]; make its second index 1.
+  // One block: counts [2][1], indices [1][3][0], values; make record 0's second index 1.
   const std::uint32_t one = 1, nine = 9;
-  std::memcpy(b.data() + 128 + 4 + 4, &one, 4);
+  std::memcpy(b.data() + 128 + 2 * 4 + 4, &one, 4);
   write_bytes(path, b);
   EXPECT_CONTAINS(error_of([&] { load_record_file(path); }), "record 0 (0-based), feature index 1 after index 1");
-  std::memcpy(b.data() + 128 + 4 + 4, &nine, 4);
+  std::memcpy(b.data() + 128 + 2 * 4 + 4, &nine, 4);
   write_bytes(path, b);
   EXPECT_CONTAINS(error_of([&] { load_record_file(path); }), "feature index 9: out of range for 4 features");
   std::remove(path.c_str());

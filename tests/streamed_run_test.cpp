@@ -83,23 +83,27 @@ TEST(StreamedRun, AShuffledFileStreamsAsTheSeedsOrderOfTheRecords) {
   std::remove(path.c_str());
 }
 
-// A record file of n records of 100 features (two validation chunks) whose
-// record `bad` is changed by edit(label, features).
+// A record file of n records of 100 features in blocks of 1000 whose record
+// `bad` is changed by edit(label, features).
 std::string file_with_bad_record(Index n, Index bad, const std::function<void(double*, double*)>& edit) {
   const std::string path = temp_path("bad.dpsr");
-  write_record_file(testing::make_test_data(n, 100, testing::Labels::kBinary, false, 40), path);
+  RecordWriteOptions w;
+  w.block_records = 1000;
+  write_record_file(testing::make_test_data(n, 100, testing::Labels::kBinary, false, 40), path, w);
   std::vector<char> b;
   {
     std::ifstream in(path, std::ios::binary);
     b.assign(std::istreambuf_iterator<char>(in), {});
   }
-  char* record = b.data() + 128 + bad * (8 + 100 * 8);
+  char* block = b.data() + 128 + (bad / 1000) * 1000 * (8 + 100 * 8);
+  char* label_at = block + (bad % 1000) * 8;
+  char* row = block + 1000 * 8 + (bad % 1000) * 100 * 8;
   double label, features[100];
-  std::memcpy(&label, record, 8);
-  std::memcpy(features, record + 8, sizeof features);
+  std::memcpy(&label, label_at, 8);
+  std::memcpy(features, row, sizeof features);
   edit(&label, features);
-  std::memcpy(record, &label, 8);
-  std::memcpy(record + 8, features, sizeof features);
+  std::memcpy(label_at, &label, 8);
+  std::memcpy(row, features, sizeof features);
   std::ofstream(path, std::ios::binary | std::ios::trunc).write(b.data(), static_cast<std::streamsize>(b.size()));
   return path;
 }
@@ -110,7 +114,7 @@ TEST(StreamedRun, BadRecordsAreRefusedBeforeTheFirstStep) {
   RunOptions o = testing::short_run("dpsgd", 0);
   int steps_seen = 0;
   o.on_step = [&](const Iteration&) { return ++steps_seen, true; };
-  // Past the first chunk of the validation pass (about 8 MiB, 10381 records).
+  // Past the first block of the validation pass (4 MiB: 5000 records).
   std::string path = file_with_bad_record(12000, 11000, [](double*, double* z) { z[7] = std::nan(""); });
   EXPECT_CONTAINS(testing::error_of([&] { minimize(*model, RecordFile(path), x0, o); }),
                   "record 11000 (0-based), feature 7 is nan");

@@ -87,6 +87,7 @@ void setup_convert(CLI::App& app) {
     j["labeled"] = info.labeled;
     j["values"] = record_value_type_name(info.values);
     j["shuffle_seed"] = info.shuffle_seed ? nlohmann::json(*info.shuffle_seed) : nlohmann::json(nullptr);
+    j["block_records"] = info.block_records;
     j["bytes"] = info.payload_bytes + 128;
     j["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::cout << j.dump(2) << "\n";

@@ -1,7 +1,8 @@
 // dpsosp: record files, a binary format that a run can read front to back
 // (`dpsosp convert`, `dpsosp run --stream`; docs/data-formats.md, "Record
 // files"): a 128-byte header (n, d, dense or CSR, labels, value type, the
-// public shuffle seed) and then the records, one after another.
+// public shuffle seed, records per block) and then the records, block after
+// block, each block's labels first, then its features.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -36,6 +37,9 @@ struct RecordFileInfo {
   double label_min = std::numeric_limits<double>::quiet_NaN();
   double label_max = std::numeric_limits<double>::quiet_NaN();
   std::uint64_t payload_bytes = 0;  ///< bytes after the header
+  /// Records per block (labels, then features, of each block; the last
+  /// block may be shorter).
+  Index block_records = 0;
 };
 
 struct RecordWriteOptions {
@@ -45,6 +49,8 @@ struct RecordWriteOptions {
   /// loaded run with this seed uses them. The seed is public (the header
   /// keeps it). Unset: record order.
   std::optional<std::uint64_t> shuffle_seed;
+  /// Records per block; 0: about 1 MiB of records (16 to 65536 of them).
+  Index block_records = 0;
 };
 
 /// Writes the records (record order, or the shuffle seed's) to path, through
@@ -67,11 +73,11 @@ class RecordFile {
   const std::string& path() const { return path_; }
   const RecordFileInfo& info() const { return info_; }
   /// Reads every record once, front to back (read-ahead on a second thread),
-  /// `chunk` records at a time (0: about 8 MiB of them): visit(records, first) sees records first ..
-  /// first + records.rows() - 1 of the file. NaN and Inf are refused (the
-  /// message names the record). Throws Error if the file changed since it was
-  /// opened.
-  void scan(const std::function<void(const Dataset& records, Index first)>& visit, Index chunk = 0) const;
+  /// whole blocks at a time, about 32 MiB of records: visit(records, first)
+  /// sees records first .. first + records.rows() - 1 of the file. NaN and
+  /// Inf are refused (the message names the record). Throws Error if the
+  /// file changed since it was opened.
+  void scan(const std::function<void(const Dataset& records, Index first)>& visit) const;
   /// Throws Error "WHO: PATH changed ..." unless the file is the one opened.
   void check_unchanged(const std::string& who) const;
 

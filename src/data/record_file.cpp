@@ -88,28 +88,50 @@ void write_records(const Dataset& data, const std::vector<std::uint32_t>& order,
   unsigned char header[detail::kRecordHeaderBytes];
   detail::encode_record_header(info, header);
   out.put(header, sizeof header);
-  std::vector<std::uint32_t> indices;
-  for (Index k = 0; k < n; ++k) {
-    const Index i = record_of(k);
+  const SparseRowMatrix* m = data.is_sparse() ? &data.sparse() : nullptr;
+  const auto pairs_of = [&](Index i, std::int64_t& begin, std::int64_t& end) {
+    const auto at = static_cast<Eigen::Index>(detail::DatasetLayout::slot(data, i));
+    begin = m->outerIndexPtr()[at];
+    end = m->outerIndexPtr()[at + 1];
+  };
+  // Block after block: the labels, then the features (dense rows; or the
+  // pair counts, the indices and the values).
+  for (Index b0 = 0; b0 < n; b0 += info.block_records) {
+    const Index b1 = std::min(n, b0 + info.block_records);
     if (info.labeled) {
-      const double y = data.label(i);
-      if (!std::isfinite(y))
-        throw Error(std::string(kWrite) + ": " + path + ": the label of record " + std::to_string(i) + " is not finite");
-      out.put(&y, 8);
+      for (Index k = b0; k < b1; ++k) {
+        const double y = data.label(record_of(k));
+        if (!std::isfinite(y))
+          throw Error(std::string(kWrite) + ": " + path + ": the label of record " + std::to_string(record_of(k)) +
+                      " is not finite");
+        out.put(&y, 8);
+      }
     }
-    if (!data.is_sparse()) {
-      const double* row = data.dense_row(i);
-      for (Index j = 0; j < info.cols; ++j) put_value(out, row[j], info.values, i, j, path);
+    if (m == nullptr) {
+      for (Index k = b0; k < b1; ++k) {
+        const double* row = data.dense_row(record_of(k));
+        for (Index j = 0; j < info.cols; ++j) put_value(out, row[j], info.values, record_of(k), j, path);
+      }
       continue;
     }
-    const SparseRowMatrix& m = data.sparse();
-    const auto at = static_cast<Eigen::Index>(detail::DatasetLayout::slot(data, i));
-    const std::int64_t begin = m.outerIndexPtr()[at], end = m.outerIndexPtr()[at + 1];
-    const auto pairs = static_cast<std::uint32_t>(end - begin);
-    out.put(&pairs, 4);
-    indices.assign(m.innerIndexPtr() + begin, m.innerIndexPtr() + end);
-    out.put(indices.data(), 4 * indices.size());
-    for (std::int64_t p = begin; p < end; ++p) put_value(out, m.valuePtr()[p], info.values, i, m.innerIndexPtr()[p], path);
+    std::int64_t begin = 0, end = 0;
+    for (Index k = b0; k < b1; ++k) {
+      pairs_of(record_of(k), begin, end);
+      const auto pairs = static_cast<std::uint32_t>(end - begin);
+      out.put(&pairs, 4);
+    }
+    for (Index k = b0; k < b1; ++k) {
+      pairs_of(record_of(k), begin, end);
+      for (std::int64_t p = begin; p < end; ++p) {
+        const auto index = static_cast<std::uint32_t>(m->innerIndexPtr()[p]);
+        out.put(&index, 4);
+      }
+    }
+    for (Index k = b0; k < b1; ++k) {
+      pairs_of(record_of(k), begin, end);
+      for (std::int64_t p = begin; p < end; ++p)
+        put_value(out, m->valuePtr()[p], info.values, record_of(k), m->innerIndexPtr()[p], path);
+    }
   }
   out.flush();
 }
@@ -140,6 +162,9 @@ void write_record_file(const Dataset& data, const std::string& path, const Recor
   } else {
     info.payload_bytes = n * detail::dense_record_bytes(info);
   }
+  info.block_records = options.block_records > 0 ? options.block_records : detail::automatic_block_records(info);
+  if (info.block_records > std::numeric_limits<std::uint32_t>::max())
+    throw Error(std::string(kWrite) + ": " + path + ": blocks of more than 2^32 - 1 records");
   std::vector<std::uint32_t> order;
   if (options.shuffle_seed) {
     if (n > std::numeric_limits<std::uint32_t>::max())
@@ -198,8 +223,18 @@ RecordFileInfo read_record_file_info(const std::string& path) { return read_info
 
 Dataset load_record_file(const std::string& path) {
   const RecordFileInfo info = read_info(path, "load_record_file");
-  detail::RecordStream stream(path, info, "load_record_file");
-  return stream.next(info.rows, true);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw Error("load_record_file: " + path + ": cannot open file: " + std::strerror(errno));
+  try {
+    (void)::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+    detail::BlockReader reader(fd, info, "load_record_file", path, true);
+    Dataset data = reader.read(info.rows);
+    ::close(fd);
+    return data;
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
 }
 
 RecordFile::Identity RecordFile::identity_of(const std::string& path, const char* who) {
@@ -226,17 +261,13 @@ void RecordFile::check_unchanged(const std::string& who) const {
                       "must read the records it checked");
 }
 
-void RecordFile::scan(const std::function<void(const Dataset&, Index)>& visit, Index chunk) const {
-  if (chunk == 0) {
-    const std::uint64_t per = info_.sparse ? std::max<std::uint64_t>(1, info_.payload_bytes / info_.rows)
-                                           : detail::dense_record_bytes(info_);
-    chunk = std::max<Index>(1, (std::size_t{8} << 20) / per);
-  }
-  detail::RecordStream stream(path_, info_, "RecordFile::scan");
-  while (stream.position() < info_.rows) {
+void RecordFile::scan(const std::function<void(const Dataset&, Index)>& visit) const {
+  detail::BlockStream stream(path_, info_, "RecordFile::scan", true);
+  for (;;) {
     const Index first = stream.position();
-    const Dataset records = stream.next(std::min(chunk, info_.rows - first), true);
-    visit(records, first);
+    const detail::RecordStream::Rows block = stream.next_block();
+    if (block.rows.empty()) break;
+    visit(block.data, first);
   }
   check_unchanged("RecordFile::scan");
 }

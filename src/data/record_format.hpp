@@ -1,7 +1,14 @@
 // Internal: the record file's layout (docs/data-formats.md, "Record files"):
-// the header's fields, the decoding of records from bytes into a Dataset, and
-// the records' fingerprint. The loader (record_file.cpp) and the stream
-// (record_stream.cpp) decode through the same RecordDecoder.
+// the header's fields, the reading of record blocks into Datasets, and the
+// records' fingerprint. The loader (record_file.cpp) and the stream
+// (record_stream.cpp) read blocks through the same BlockReader.
+//
+// The records come in blocks of block_records records (the last one may be
+// shorter), each block's labels first, then its features: dense, the block's
+// rows (row-major); CSR, each record's pair count, then all the block's
+// indices, then all its values. So a block of float64 dense records is read
+// straight into a Dataset's arrays (pread, no decoding), and a block of
+// anything else with one pass over its bytes.
 #pragma once
 #include <cstdint>
 #include <cstring>
@@ -35,36 +42,46 @@ inline std::size_t value_bytes(RecordValueType t) { return t == RecordValueType:
 inline std::uint64_t dense_record_bytes(const RecordFileInfo& info) {
   return (info.labeled ? 8 : 0) + static_cast<std::uint64_t>(info.cols) * value_bytes(info.values);
 }
+/// The automatic block size: about 1 MiB of records, 16 to 65536 of them.
+Index automatic_block_records(const RecordFileInfo& info);
 
-/// Where the decoder takes its bytes: n contiguous bytes, valid until the next
-/// call; throws Error when the file ends first.
-class ByteSource {
+/// Reads whole blocks of a record file, in order, from an open descriptor,
+/// checking what the kernels' memory safety needs (sparse pairs in range, in
+/// strictly increasing order) and, with check_finite, refusing NaN and Inf
+/// with a message naming the record (the loader and the validation pass; a
+/// streamed run's own pass leaves them to clipping, which maps a non-finite
+/// vector to zero).
+class BlockReader {
  public:
-  virtual ~ByteSource() = default;
-  virtual const unsigned char* take(std::size_t n) = 0;
-};
-
-/// Decodes records (dense or CSR, as the header says) into Datasets, checking
-/// what the memory safety of the kernels needs: sparse pairs in range and in
-/// strictly increasing order. check_finite refuses NaN and Inf, naming the
-/// record (the loader and the validation pass; a streamed run's second pass
-/// leaves them to clipping, which maps a non-finite vector to zero).
-class RecordDecoder {
- public:
-  RecordDecoder(const RecordFileInfo& info, const char* who, std::string path)
-      : info_(info), who_(who), path_(std::move(path)) {}
-  /// The next `count` records of src, which are records first.. of the file.
-  Dataset decode(ByteSource& src, Index count, Index first, bool check_finite);
-  /// Passes over `count` records without decoding them (sparse: reads their pair counts).
-  void skip(ByteSource& src, Index count, Index first);
+  BlockReader(int fd, const RecordFileInfo& info, const char* who, std::string path, bool check_finite);
+  /// Records the blocks from the next one on hold, at most `most` of them,
+  /// whole blocks only (at least one block, whatever `most`).
+  Index records_in_blocks_up_to(Index most) const;
+  /// The next `count` records (whole blocks: records_in_blocks_up_to) as one
+  /// dataset; throws Error at a bad record or when the file cannot be read.
+  Dataset read(Index count);
+  Index position() const { return position_; }
+  bool done() const { return position_ >= info_.rows; }
 
  private:
   [[noreturn]] void fail(Index record, const std::string& what) const;
-  double value(const unsigned char* p) const;
+  void pread_all(void* to, std::size_t bytes, std::uint64_t at) const;
+  void check_dense(const RowMatrix& m, Eigen::Index row0, Eigen::Index rows, Index first) const;
+  int fd_;
   RecordFileInfo info_;
   const char* who_;
   std::string path_;
+  bool check_finite_;
+  Index position_ = 0;
+  std::uint64_t offset_ = kRecordHeaderBytes;
+  std::uint64_t pairs_read_ = 0;
+  std::vector<unsigned char> raw_;
 };
+
+/// Rows [first, first + count) of a dataset as a dataset of their own (a copy).
+Dataset copy_rows(const Dataset& data, Index first, Index count);
+/// The rows of several datasets of one kind, one after another (a copy).
+Dataset concatenate_rows(const std::vector<Dataset>& parts);
 
 /// The digest behind record_fingerprint, fed chunk by chunk in record order:
 /// four streams (shape and pair counts, labels, sparse indices, features),

@@ -1,4 +1,5 @@
-// dpsosp: a record file read front to back with read-ahead (record_stream.hpp).
+// dpsosp: record files read front to back with read-ahead (record_stream.hpp):
+// the shared part and the BlockStream.
 #include "data/record_stream.hpp"
 
 #include <fcntl.h>
@@ -7,114 +8,29 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <numeric>
 #include <utility>
+#include <vector>
 
 #include "dpsosp/error.hpp"
 
 namespace dpsosp::detail {
 
-RecordStream::RecordStream(const std::string& path, const RecordFileInfo& info, const char* who)
-    : info_(info), who_(who), path_(path), decoder_(info, who, path) {
-  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd_ < 0) throw Error(std::string(who) + ": " + path + ": cannot open file: " + std::strerror(errno));
-  // Tell the kernel the reads are sequential: it reads further ahead itself.
-  (void)::posix_fadvise(fd_, 0, 0, POSIX_FADV_SEQUENTIAL);
-  reader_ = std::thread([this] { read_ahead(); });
+std::unique_ptr<RecordStream> make_ring_stream(const std::string& path, const RecordFileInfo& info, const char* who,
+                                               bool check_finite);  // ring_stream.cpp
+
+int open_record_file(const std::string& path, const char* who) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw Error(std::string(who) + ": " + path + ": cannot open file: " + std::strerror(errno));
+  // The reads are sequential: the kernel reads further ahead itself.
+  (void)::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+  return fd;
 }
 
-RecordStream::~RecordStream() {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    stop_ = true;
-  }
-  changed_.notify_all();
-  if (reader_.joinable()) reader_.join();
-  if (fd_ >= 0) ::close(fd_);
-}
-
-void RecordStream::read_ahead() {
-  std::uint64_t offset = kRecordHeaderBytes;
-  const std::uint64_t end = kRecordHeaderBytes + info_.payload_bytes;
-  while (offset < end) {
-    std::vector<unsigned char> chunk;
-    {
-      std::unique_lock<std::mutex> lock(mutex_);
-      changed_.wait(lock, [&] { return stop_ || !spare_.empty() || chunks_made_ < kAhead + 1; });
-      if (stop_) return;
-      if (!spare_.empty()) {
-        chunk = std::move(spare_.back());
-        spare_.pop_back();
-      } else {
-        ++chunks_made_;
-      }
-    }
-    const auto bytes = static_cast<std::size_t>(std::min<std::uint64_t>(kChunkBytes, end - offset));
-    chunk.resize(bytes);
-    std::size_t got = 0;
-    std::string error;
-    while (got < bytes) {
-      const ssize_t r = ::pread(fd_, chunk.data() + got, bytes - got, static_cast<off_t>(offset + got));
-      if (r < 0 && errno == EINTR) continue;
-      if (r < 0) {
-        error = std::string("read error at byte ") + std::to_string(offset + got) + ": " + std::strerror(errno);
-        break;
-      }
-      if (r == 0) {
-        error = "the file ends at byte " + std::to_string(offset + got) + ", its header promises " +
-                std::to_string(end) + " (truncated while being read?)";
-        break;
-      }
-      got += static_cast<std::size_t>(r);
-    }
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (!error.empty()) {
-      error_ = error;
-      done_ = true;
-      changed_.notify_all();
-      return;
-    }
-    full_.push_back(std::move(chunk));
-    offset += bytes;
-    changed_.notify_all();
-  }
-  std::lock_guard<std::mutex> lock(mutex_);
-  done_ = true;
-  changed_.notify_all();
-}
-
-void RecordStream::next_chunk() {
-  std::unique_lock<std::mutex> lock(mutex_);
-  if (!current_.empty() || current_.capacity() > 0) spare_.push_back(std::move(current_));
-  changed_.notify_all();
-  changed_.wait(lock, [&] { return !full_.empty() || done_; });
-  if (full_.empty()) {
-    throw Error(std::string(who_) + ": " + path_ + ": " +
-                (error_.empty() ? std::string("no more records to read") : error_));
-  }
-  current_ = std::move(full_.front());
-  full_.pop_front();
-  at_ = 0;
-}
-
-const unsigned char* RecordStream::take(std::size_t n) {
-  if (n <= current_.size() - at_) {
-    const unsigned char* p = current_.data() + at_;
-    at_ += n;
-    return p;
-  }
-  // The bytes straddle chunks: gather them.
-  scratch_.resize(n);
-  std::size_t have = current_.size() - at_;
-  if (have > 0) std::memcpy(scratch_.data(), current_.data() + at_, have);
-  at_ = current_.size();
-  while (have < n) {
-    next_chunk();
-    const std::size_t m = std::min(n - have, current_.size());
-    std::memcpy(scratch_.data() + have, current_.data(), m);
-    have += m;
-    at_ = m;
-  }
-  return scratch_.data();
+std::unique_ptr<RecordStream> open_record_stream(const std::string& path, const RecordFileInfo& info,
+                                                 const char* who, bool check_finite) {
+  if (!info.sparse) return make_ring_stream(path, info, who, check_finite);
+  return std::make_unique<BlockStream>(path, info, who, check_finite);
 }
 
 void RecordStream::check_count(Index count, const char* what) const {
@@ -123,17 +39,121 @@ void RecordStream::check_count(Index count, const char* what) const {
                 " records at record " + std::to_string(position_) + " of " + std::to_string(info_.rows));
 }
 
-Dataset RecordStream::next(Index count, bool check_finite) {
+void RecordStream::ended() const { throw Error(std::string(who_) + ": " + path_ + ": no more records to read"); }
+
+std::atomic<std::size_t>& BlockStream::block_bytes() {
+  static std::atomic<std::size_t> bytes{kBlockBytes};
+  return bytes;
+}
+
+BlockStream::BlockStream(const std::string& path, const RecordFileInfo& info, const char* who, bool check_finite)
+    : RecordStream(info, who, path),
+      fd_(open_record_file(path, who)),
+      block_bytes_(block_bytes().load()),
+      reader_state_(fd_, info, who, path, check_finite) {
+  reader_ = std::thread([this] { read_ahead(); });
+}
+
+BlockStream::~BlockStream() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+  }
+  changed_.notify_all();
+  if (reader_.joinable()) reader_.join();
+  ::close(fd_);
+}
+
+void BlockStream::read_ahead() {
+  const std::uint64_t per = info_.sparse ? std::max<std::uint64_t>(1, info_.payload_bytes / info_.rows)
+                                         : std::max<std::uint64_t>(1, dense_record_bytes(info_));
+  const Index most = std::max<Index>(1, block_bytes_ / per);
+  while (!reader_state_.done()) {
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      changed_.wait(lock, [&] { return stop_ || ready_.size() < kAhead; });
+      if (stop_) return;
+    }
+    Dataset block;
+    try {
+      block = reader_state_.read(reader_state_.records_in_blocks_up_to(most));
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      error_ = std::current_exception();
+      done_ = true;
+      changed_.notify_all();
+      return;
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    ready_.push_back(std::move(block));
+    changed_.notify_all();
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  done_ = true;
+  changed_.notify_all();
+}
+
+bool BlockStream::pull() {
+  current_first_ += current_.rows();
+  current_ = Dataset();  // freed before waiting: at most kAhead + 1 blocks
+  std::unique_lock<std::mutex> lock(mutex_);
+  changed_.wait(lock, [&] { return !ready_.empty() || done_; });
+  if (ready_.empty()) {
+    if (error_) std::rethrow_exception(error_);
+    return false;
+  }
+  current_ = std::move(ready_.front());
+  ready_.pop_front();
+  changed_.notify_all();
+  return true;
+}
+
+RecordStream::Rows BlockStream::next(Index count) {
   check_count(count, "read");
-  Dataset out = decoder_.decode(*this, count, position_, check_finite);
-  position_ += count;
+  while (count > 0 && position_ >= current_first_ + current_.rows()) {
+    if (!pull()) ended();
+  }
+  const Index end = position_ + count;
+  Rows out;
+  if (count == 0 || end <= current_first_ + current_.rows()) {  // in place
+    out.data = current_;
+    out.rows.resize(count);
+    std::iota(out.rows.begin(), out.rows.end(), position_ - current_first_);
+    position_ = end;
+    return out;
+  }
+  std::vector<Dataset> parts;  // the rows span blocks: copied into one dataset
+  while (position_ < end) {
+    if (position_ >= current_first_ + current_.rows() && !pull()) ended();
+    const Index from = position_ - current_first_;
+    const Index take = std::min(end - position_, current_.rows() - from);
+    parts.push_back(copy_rows(current_, from, take));
+    position_ += take;
+  }
+  out.data = concatenate_rows(parts);
+  out.rows.resize(count);
+  std::iota(out.rows.begin(), out.rows.end(), Index{0});
   return out;
 }
 
-void RecordStream::skip(Index count) {
+void BlockStream::skip(Index count) {
   check_count(count, "skip");
-  decoder_.skip(*this, count, position_);
-  position_ += count;
+  const Index end = position_ + count;
+  while (end > current_first_ + current_.rows()) {
+    if (!pull()) ended();
+  }
+  position_ = end;
+}
+
+RecordStream::Rows BlockStream::next_block() {
+  Rows out;
+  if (position_ >= current_first_ + current_.rows() && !pull()) return out;
+  const Index from = position_ - current_first_;
+  out.data = from == 0 ? current_ : copy_rows(current_, from, current_.rows() - from);
+  out.rows.resize(out.data.rows());
+  std::iota(out.rows.begin(), out.rows.end(), Index{0});
+  position_ = current_first_ + current_.rows();
+  return out;
 }
 
 }  // namespace dpsosp::detail

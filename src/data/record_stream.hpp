@@ -1,17 +1,27 @@
-// Internal: a record file read once, front to back, with read-ahead: a second
-// thread reads the file in 4 MiB chunks (pread, posix_fadvise SEQUENTIAL) up
-// to kAhead chunks ahead of the records decoded, so reading and computing
-// overlap and at most (kAhead + 1) chunks plus the batch in use sit in
-// memory, whatever the file's size. Streamed runs (the oracles) and
-// RecordFile::scan read through it.
+// Internal: a record file read once, front to back, with read-ahead on a
+// second thread, so that reading and computing overlap and a bounded number
+// of records sit in memory whatever the file's size. Streamed runs (the
+// oracles) read through one; RecordFile::scan through a BlockStream.
+//
+//  * RingStream (dense records): one ring of rows, allocated once (32 MiB:
+//    it stays in a large cache), which the reader thread fills, straight from the file
+//    (pread) where the values are float64, as far ahead as the rows the
+//    consumer is done with allow. A batch is read in place, its rows where the
+//    ring holds them (no copy, no allocation a batch); one larger than half
+//    the ring is copied out as the ring fills.
+//  * BlockStream (CSR records, and scans): whole blocks of about kBlockBytes
+//    of records, kAhead of them read ahead; a batch inside one block is read
+//    in place, one spanning blocks is copied.
 #pragma once
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <exception>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
-#include <vector>
 
 #include "data/record_format.hpp"
 #include "dpsosp/data.hpp"
@@ -19,51 +29,75 @@
 
 namespace dpsosp::detail {
 
-class RecordStream final : public ByteSource {
+class RecordStream {
  public:
-  static constexpr std::size_t kChunkBytes = std::size_t{4} << 20;
-  static constexpr std::size_t kAhead = 4;
-
-  /// Opens path, whose header `info` is (checked by the caller), at record 0.
-  RecordStream(const std::string& path, const RecordFileInfo& info, const char* who);
-  ~RecordStream() override;
-  RecordStream(const RecordStream&) = delete;
-  RecordStream& operator=(const RecordStream&) = delete;
-
-  const RecordFileInfo& info() const { return info_; }
-  /// Records position() .. position() + count - 1 of the file, as rows 0..
-  /// of a dataset (dense or CSR as the file is); check_finite refuses NaN and
-  /// Inf. Throws Error past the last record or when the file cannot be read.
-  Dataset next(Index count, bool check_finite = false);
+  virtual ~RecordStream() = default;
+  /// Records position() .. position() + count - 1 of the file: records
+  /// `rows` of `data`, valid until the next call. Throws Error past the last
+  /// record or when the file cannot be read (with check_finite, at a
+  /// non-finite value).
+  struct Rows {
+    Dataset data;
+    IndexList rows;
+  };
+  virtual Rows next(Index count) = 0;
   /// Passes over the next count records.
-  void skip(Index count);
+  virtual void skip(Index count) = 0;
   Index position() const { return position_; }
-  /// The ByteSource of the decoder: the next n bytes of the file's records.
-  const unsigned char* take(std::size_t n) override;
+  const RecordFileInfo& info() const { return info_; }
 
- private:
-  void read_ahead();  // the second thread's loop
-  void next_chunk();  // the consumer's: the next chunk read, in order
+ protected:
+  RecordStream(const RecordFileInfo& info, const char* who, std::string path)
+      : info_(info), who_(who), path_(std::move(path)) {}
   void check_count(Index count, const char* what) const;
-
+  [[noreturn]] void ended() const;
   RecordFileInfo info_;
   const char* who_;
   std::string path_;
-  int fd_ = -1;
-  RecordDecoder decoder_;
   Index position_ = 0;
-  // Shared with the reader thread (under mutex_).
-  std::mutex mutex_;
+};
+
+/// The bytes of a RingStream's ring (32 MiB; tests make it small to wrap it
+/// often). Only memory and speed depend on it.
+std::atomic<std::size_t>& ring_stream_bytes();
+
+/// The stream for a file (ring for dense records, blocks for CSR), at record 0.
+std::unique_ptr<RecordStream> open_record_stream(const std::string& path, const RecordFileInfo& info,
+                                                 const char* who, bool check_finite = false);
+/// The file opened for reading (posix_fadvise SEQUENTIAL); throws Error.
+int open_record_file(const std::string& path, const char* who);
+
+class BlockStream final : public RecordStream {
+ public:
+  static constexpr std::size_t kBlockBytes = std::size_t{4} << 20;
+  static constexpr std::size_t kAhead = 3;
+  /// The bytes of records a block holds (kBlockBytes; tests make it small
+  /// to read many blocks). Only memory and speed depend on it.
+  static std::atomic<std::size_t>& block_bytes();
+
+  BlockStream(const std::string& path, const RecordFileInfo& info, const char* who, bool check_finite = false);
+  ~BlockStream() override;
+  BlockStream(const BlockStream&) = delete;
+  BlockStream& operator=(const BlockStream&) = delete;
+  Rows next(Index count) override;
+  void skip(Index count) override;
+  /// The rest of the block in use, or the next block; no rows at the end.
+  Rows next_block();
+
+ private:
+  void read_ahead();  // the second thread's loop
+  bool pull();        // the next block into current_; false at the end
+
+  int fd_;
+  std::size_t block_bytes_;
+  std::mutex mutex_;  // guards what the reader thread shares: ready_, stop_, done_, error_
   std::condition_variable changed_;
-  std::deque<std::vector<unsigned char>> full_;  // chunks read, oldest first
-  std::vector<std::vector<unsigned char>> spare_;  // chunks to read into
-  std::size_t chunks_made_ = 0;
+  std::deque<Dataset> ready_;
   bool stop_ = false, done_ = false;
-  std::string error_;
-  // The consumer's own.
-  std::vector<unsigned char> current_;
-  std::size_t at_ = 0;
-  std::vector<unsigned char> scratch_;  // bytes that straddle two chunks
+  std::exception_ptr error_;
+  BlockReader reader_state_;
+  Dataset current_;  // the consumer's block, and the first record it holds
+  Index current_first_ = 0;
   std::thread reader_;  // started last: everything above exists when it runs
 };
 

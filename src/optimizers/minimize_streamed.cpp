@@ -49,8 +49,9 @@ std::string shown(double v) {
 }
 
 // The validation pass: every record read once and checked as a loaded run
-// checks its records; returns their fingerprint.
-std::uint64_t validate_records(const Model& model, const RecordFile& file) {
+// checks its records; returns their fingerprint (with `fingerprint`: a group's
+// processes compare them), else 0.
+std::uint64_t validate_records(const Model& model, const RecordFile& file, bool fingerprint) {
   const RecordFileInfo& info = file.info();
   detail::RecordHasher hasher;
   double low = std::numeric_limits<double>::infinity(), high = -low;
@@ -64,12 +65,12 @@ std::uint64_t validate_records(const Model& model, const RecordFile& file) {
       low = std::min(low, records.labels().minCoeff());
       high = std::max(high, records.labels().maxCoeff());
     }
-    hasher.add(records);
+    if (fingerprint) hasher.add(records);
   });
   if (info.labeled && !(low == info.label_min && high == info.label_max))
     throw Error("minimize: " + file.path() + ": the header's label range [" + shown(info.label_min) + ", " +
                 shown(info.label_max) + "] is not the records' [" + shown(low) + ", " + shown(high) + "]");
-  return hasher.value();
+  return fingerprint ? hasher.value() : 0;
 }
 
 }  // namespace
@@ -83,11 +84,11 @@ Summary minimize(const Model& model, const RecordFile& file, const Vec& x0, cons
       throw Error("minimize: a streamed run reads its records in the file's order (sample_order = file), not "
                   "the seed's");
     detail::check_start(model, x0);
-    return validate_records(model, file);
+    return validate_records(model, file, options.process_group != nullptr);
   });
   auto plan = std::make_shared<detail::BatchPlan>();
   plan->file_order = true;
-  plan->stream = std::make_shared<detail::RecordStream>(file.path(), file.info(), "minimize");
+  plan->stream = detail::open_record_stream(file.path(), file.info(), "minimize");
   plan->group = options.process_group;
   std::atomic<bool> agreed_stop{false};
   RunOptions planned = options;

@@ -68,14 +68,15 @@ ClippedSum GradientOracles::sum_batch(Index b, const IndexList* given, const Bat
     rows.assign(given->begin() + static_cast<std::ptrdiff_t>(share.first),
                 given->begin() + static_cast<std::ptrdiff_t>(share.end));
   } else if (plan != nullptr && plan->stream) {
-    // The next b records of the file, of which this process decodes its share.
+    // The next b records of the file, of which this process reads its share
+    // (in place where the stream holds them, data/record_stream.hpp).
     detail::DatasetLayout::advance(pool_, b);
     detail::RecordStream& stream = *plan->stream;
     stream.skip(share.first);
-    streamed = stream.next(share.size());
+    detail::RecordStream::Rows got = stream.next(share.size());
     stream.skip(b - share.end);
-    rows.resize(share.size());
-    std::iota(rows.begin(), rows.end(), Index{0});
+    streamed = std::move(got.data);
+    rows = std::move(got.rows);
     from = &*streamed;
   } else if (stored_) {
     // Stored row k holds the pool's k-th record: the batch is the next b rows.

@@ -101,10 +101,14 @@ class Stream(unittest.TestCase):
 
     def test_a_bad_record_is_refused_before_the_run_and_no_report_is_written(self):
         records = self.path("bad.dpsr")
-        self.convert(self.csv, records)
-        with open(records, "r+b") as f:  # record 4321, feature 2: NaN (8-byte label, 6 features)
-            f.seek(128 + 4321 * (8 + 6 * 8) + 8 + 2 * 8)
-            f.write(struct.pack("<d", float("nan")))
+        blocks = self.convert(self.csv, records, "--values", "float32")["block_records"]
+        # Record 4321, feature 2: NaN. Blocks of `blocks` records: their labels
+        # (float64), then their rows (6 float32 features).
+        k, i = divmod(4321, blocks)
+        m = min(blocks, 6000 - k * blocks)
+        with open(records, "r+b") as f:
+            f.seek(128 + k * blocks * (8 + 6 * 4) + m * 8 + (i * 6 + 2) * 4)
+            f.write(struct.pack("<f", float("nan")))
         out = self.path("never.json")
         r = dpsosp("run", "--model", "logistic", "--data", records, "--stream", "--out", out)
         self.assertEqual(r.returncode, 1)

@@ -33,7 +33,8 @@ class RecordStream {
  public:
   virtual ~RecordStream() = default;
   /// Records position() .. position() + count - 1 of the file: records
-  /// `rows` of `data`, valid until the next call. Throws Error past the last
+  /// `rows` of `data`, valid until the next call of next (skip keeps them).
+  /// Throws Error past the last
   /// record or when the file cannot be read (with check_finite, at a
   /// non-finite value).
   struct Rows {

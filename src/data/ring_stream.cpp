@@ -55,10 +55,11 @@ class RingStream final : public RecordStream {
     release(position_);  // the previous batch is done
     Rows out;
     out.rows.resize(count);
-    if (count <= capacity_ / 2) {  // in place
+    if (count <= capacity_ / 2) {  // in place: its rows are held until the next call of next
       wait_written(position_ + count);
       for (Index k = 0; k < count; ++k) out.rows[k] = (position_ + k) % capacity_;
       out.data = ring_;
+      held_ = position_;
       position_ += count;
       return out;
     }
@@ -78,13 +79,14 @@ class RingStream final : public RecordStream {
     }
     std::iota(out.rows.begin(), out.rows.end(), Index{0});
     out.data = Dataset(std::move(m), std::move(y));
+    held_ = position_;  // a copy: no ring rows held
     return out;
   }
 
   void skip(Index count) override {
     check_count(count, "skip");
     position_ += count;
-    release(position_);
+    release(std::min(position_, held_));  // the rows of the last batch stay held
   }
 
  private:
@@ -190,6 +192,7 @@ class RingStream final : public RecordStream {
   std::mutex mutex_;
   std::condition_variable changed_;
   Index written_ = 0, released_ = 0;
+  Index held_ = 0;  // the consumer's: records from here on may be in the Rows last returned
   bool stop_ = false;
   std::exception_ptr error_;
   std::thread reader_;  // started last

@@ -5,6 +5,10 @@
 #
 #   bash fuzz/run.sh [SECONDS_EACH=60] [BUILD_DIR=build-fuzz] [FUZZERS="csv libsvm idx result"]
 #
+# fuzz_records (record files, the loader and the read-ahead scan) is built
+# too but left out of the default list, which .ci/run runs: name it to run
+# it (bash fuzz/run.sh 60 build-fuzz records).
+#
 # Seeds come from fuzz/corpus/<name>/ (in the repository, read only); what the
 # fuzzers find goes to BUILD_DIR/corpus/<name>/ and a crashing input to
 # BUILD_DIR/artifacts/. Reproduce a finding with BUILD_DIR/fuzz_<name> FILE.

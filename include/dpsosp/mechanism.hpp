@@ -18,8 +18,10 @@ enum class MechanismKind {
   kTree,             ///< binary tree mechanism, a fresh tree per phase (exact GDP)
   kGaussian,         ///< Gaussian noise on every release, accumulated within a phase (exact GDP)
   kPoissonGaussian,  ///< Poisson-subsampled Gaussian releases of clipped sums (RDP)
+  kMatrixFactorization,  ///< one matrix factorization of the prefix sums over the run (exact GDP)
 };
-std::string mechanism_name(MechanismKind kind);  ///< "none", "tree", "gaussian", "poisson-gaussian"
+/// "none", "tree", "gaussian", "poisson-gaussian", "matrix-factorization".
+std::string mechanism_name(MechanismKind kind);
 
 /// The neighbouring relation a guarantee holds for.
 enum class Adjacency {
@@ -42,14 +44,20 @@ struct PrivacyRecord {
   double sensitivity = 0;       ///< the calibrated L2 sensitivity bound of a release
   double noise_multiplier = 0;  ///< sigma / sensitivity
   int depth = 0;                ///< tree depth of the guarantee (1 without a tree)
+  /// The matrix-factorization mechanism: the releases its noise was
+  /// calibrated for, its factorization's largest column norm over them (the
+  /// sensitivity of C u per unit of a release's) and its BLT buffers; 0 otherwise.
+  Index horizon = 0;
+  double column_norm = 0;
+  int buffers = 0;
   NoiseMode noise = NoiseMode::kFloat;
   /// The secure mode's grid (a power of two; the tree's, or the first
   /// release's for the Gaussian mechanism), 0 in float mode. A release's
   /// sensitivity grows by grid * sqrt(d) by the rounding.
   double grid = 0;
   bool is_private() const { return mechanism != MechanismKind::kNone; }
-  /// "gdp-tree", "gdp-gaussian", "rdp-poisson", "zcdp-tree-discrete",
-  /// "zcdp-gaussian-discrete" or "none (non-private)".
+  /// "gdp-tree", "gdp-gaussian", "gdp-mf", "rdp-poisson", "zcdp-tree-discrete",
+  /// "zcdp-gaussian-discrete", "zcdp-mf-discrete" or "none (non-private)".
   std::string accounting() const;
 };
 
@@ -77,10 +85,12 @@ class Mechanism {
 std::unique_ptr<Mechanism> make_no_mechanism();
 
 /// The secure mode's rounding and noise for a release of L2 sensitivity s in
-/// dimension d (docs/noise.md): values are rounded to the grid
-/// 2^floor(log2(s / (1024 sqrt(d)))) (coarser where the scale would pass
-/// 2^27), which adds at most grid * sqrt(d) to the sensitivity; the noise is
-/// grid * N_Z(0, scale^2) with scale = ceil(z * (s / grid + sqrt(d))), z the
+/// dimension d (docs/noise.md), or for R = `rounded_releases` rounded
+/// d-vectors that one record moves by s in all (the matrix-factorization
+/// mechanism's C u over its horizon): values are rounded to the grid
+/// 2^floor(log2(s / (1024 sqrt(d R)))) (coarser where the scale would pass
+/// 2^27), which adds at most grid * sqrt(d R) to the sensitivity; the noise is
+/// grid * N_Z(0, scale^2) with scale = ceil(z * (s / grid + sqrt(d R))), z the
 /// noise multiplier of the rounded release. Throws Error where the scale
 /// would pass exact::kMaxDiscreteSigma.
 struct DiscreteNoise {
@@ -88,7 +98,7 @@ struct DiscreteNoise {
   std::uint64_t scale = 0;          ///< the discrete Gaussian's sigma, in grid units
   double integer_sensitivity = 0;   ///< s / grid + sqrt(d), in grid units
 };
-DiscreteNoise discrete_noise(double sensitivity, Index dim, double noise_multiplier);
+DiscreteNoise discrete_noise(double sensitivity, Index dim, double noise_multiplier, Index rounded_releases = 1);
 
 // Calibration, one rule per mechanism (the makers below use them; parameter
 // reports call them for their sigma).
@@ -122,6 +132,25 @@ std::unique_ptr<Mechanism> make_tree_mechanism(Index dim, const NoiseKey& key, d
 std::unique_ptr<Mechanism> make_gaussian_mechanism(Index dim, const NoiseKey& key, const PrivacyTarget& target,
                                                    double reported_sensitivity,
                                                    std::optional<double> noise_multiplier = std::nullopt);
+
+/// The matrix-factorization mechanism (docs/matrix-factorization.md): the
+/// square-root factorization of the prefix sums over at most `horizon`
+/// releases, as a BLT (factorization.hpp). It factorizes the increments of the
+/// caller's estimate: within a phase exact_t - exact_{t-1}, at a restart
+/// exact_t - released_{t-1} (the last release, public), so each increment
+/// holds one step's records and has L2 sensitivity at most
+/// `sensitivity_bound`; release t is the sum of the increments plus (B z)_t.
+/// The run is (s * column_norm / sigma)-GDP for replace-one, column_norm the
+/// factorization's largest column norm over the horizon; sigma is calibrated
+/// to the target unless given. A release past the horizon is refused (the
+/// caller stops at it). Secure mode: C u rounded to a grid plus discrete
+/// Gaussian noise, zCDP accounting (discrete_noise with R = horizon).
+std::unique_ptr<Mechanism> make_mf_mechanism(Index dim, const NoiseKey& key, double sensitivity_bound, Index horizon,
+                                             const PrivacyTarget& target, std::optional<double> sigma = std::nullopt);
+/// Its noise per coordinate for a target: s * column_norm(horizon) / gdp_mu(eps,
+/// delta); secure mode: grid * scale of discrete_noise(s * column_norm, dim,
+/// 1 / sqrt(2 zcdp_rho(eps, delta)), horizon).
+double mf_noise_sigma(double sensitivity_bound, Index horizon, const PrivacyTarget& target, Index dim);
 
 /// Poisson-subsampled Gaussian (multi-epoch dpsgd): `steps` releases of
 /// clipped sums (sensitivity at most the clip C under add/remove), each

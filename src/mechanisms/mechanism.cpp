@@ -201,6 +201,7 @@ std::string mechanism_name(MechanismKind kind) {
     case MechanismKind::kTree: return "tree";
     case MechanismKind::kGaussian: return "gaussian";
     case MechanismKind::kPoissonGaussian: return "poisson-gaussian";
+    case MechanismKind::kMatrixFactorization: return "matrix-factorization";
   }
   return "unknown";
 }
@@ -221,6 +222,7 @@ std::string PrivacyRecord::accounting() const {
     case MechanismKind::kTree: return secure ? "zcdp-tree-discrete" : "gdp-tree";
     case MechanismKind::kGaussian: return secure ? "zcdp-gaussian-discrete" : "gdp-gaussian";
     case MechanismKind::kPoissonGaussian: return "rdp-poisson";
+    case MechanismKind::kMatrixFactorization: return secure ? "zcdp-mf-discrete" : "gdp-mf";
   }
   return "unknown";
 }

@@ -85,6 +85,11 @@ py::dict summary_dict(const Summary& s) {
   d["epsilon_rdp"] = p.epsilon_rdp;
   d["zcdp_rho"] = p.zcdp_rho;
   d["depth"] = p.depth;
+  if (p.mechanism == MechanismKind::kMatrixFactorization) {
+    d["horizon"] = p.horizon;
+    d["column_norm"] = p.column_norm;
+    d["buffers"] = p.buffers;
+  }
   d["mechanism"] = mechanism_name(p.mechanism);
   d["noise"] = p.is_private() ? py::cast(noise_mode_name(p.noise)) : py::none();
   d["grid"] = p.grid;
@@ -99,6 +104,17 @@ py::dict summary_dict(const Summary& s) {
   d["params"] = s.params;
   d["termination"] = termination_name(s.termination);
   d["interrupted"] = s.interrupted();
+  d["constants"] = py::dict(py::arg("G") = s.constants.G, py::arg("M") = s.constants.M,
+                            py::arg("rho") = s.constants.rho, py::arg("B") = s.constants.B);
+  if (s.estimate) {
+    py::dict e;
+    e["records"] = s.estimate->records;
+    e["rounds"] = s.estimate->rounds;
+    e["count_noise"] = s.estimate->count_noise;
+    if (s.estimate->G) e["G"] = *s.estimate->G;
+    if (s.estimate->M) e["M"] = *s.estimate->M;
+    d["estimate"] = e;
+  }
   return d;
 }
 
@@ -124,12 +140,13 @@ PYBIND11_MODULE(_core, m) {
       "run",
       [](const std::string& model_name, const Eigen::Ref<const RowMatrix>& X,
          const std::optional<Eigen::Ref<const Vec>>& y, const std::string& algo, std::optional<double> epsilon,
-         double delta, double G, double M, double rho, double B, std::optional<std::uint64_t> seed,
+         double delta, const py::object& G, const py::object& M, double rho, double B,
+         std::optional<std::uint64_t> seed,
          std::optional<double> alpha_scale, std::optional<Index> batch_size, std::optional<Index> period,
          std::optional<double> epochs, std::optional<double> learning_rate, std::optional<Vec> x0, Index max_steps,
          std::optional<Index> max_phase_length, int threads, Index classes, Index hidden, Index rank,
          const std::optional<py::bytes>& noise_key, const std::optional<std::string>& noise_key_file,
-         bool release_only, const std::string& noise) {
+         bool release_only, const std::string& noise, std::optional<double> tail, std::optional<bool> o2) {
         RunOptions o;
         o.algorithm = parse_algorithm(algo);
         // epsilon: 1 by default for a private algorithm (as the CLI's --epsilon);
@@ -140,7 +157,18 @@ PYBIND11_MODULE(_core, m) {
           if (!o.privacy) throw Error("run: noise = secure: " + algo + " is non-private and adds no noise");
           o.privacy->noise = NoiseMode::kSecure;
         }
-        o.constants = {G, M, rho, B};
+        // G and M: a number, or "auto" (the default): a private estimate for a
+        // private run (clip_estimate.hpp), 1 for a non-private one.
+        const auto constant = [&](const py::object& v, const char* name, bool& estimate) {
+          if (!py::isinstance<py::str>(v)) return v.cast<double>();
+          if (v.cast<std::string>() != "auto")
+            throw Error(std::string("run: ") + name + " must be a number or 'auto', got '" + v.cast<std::string>() + "'");
+          if (o.is_private_run()) estimate = true;
+          return 1.0;
+        };
+        o.constants = {constant(G, "G", o.estimate.G), constant(M, "M", o.estimate.M), rho, B};
+        o.tail = tail;
+        o.o2 = o2;
         o.alpha_scale = alpha_scale;
         o.batch_size = batch_size;
         o.period = period;
@@ -180,13 +208,14 @@ PYBIND11_MODULE(_core, m) {
         return result;
       },
       py::arg("model"), py::arg("X"), py::arg("y") = py::none(), py::arg("algo") = "spider-tree-adaptive",
-      py::arg("epsilon") = py::none(), py::arg("delta") = 1e-6, py::arg("G") = 1.0, py::arg("M") = 1.0,
+      py::arg("epsilon") = py::none(), py::arg("delta") = 1e-6, py::arg("G") = "auto", py::arg("M") = "auto",
       py::arg("rho") = 1.0, py::arg("B") = 1.0, py::arg("seed") = py::none(), py::arg("alpha_scale") = py::none(),
       py::arg("batch_size") = py::none(), py::arg("period") = py::none(), py::arg("epochs") = py::none(),
       py::arg("learning_rate") = py::none(), py::arg("x0") = py::none(), py::arg("max_steps") = 0,
       py::arg("max_phase_length") = py::none(), py::arg("threads") = 0, py::arg("classes") = 0,
       py::arg("hidden") = 32, py::arg("rank") = 1, py::arg("noise_key") = py::none(),
       py::arg("noise_key_file") = py::none(), py::arg("release_only") = false, py::arg("noise") = "float",
+      py::arg("tail") = py::none(), py::arg("o2") = py::none(),
       "Run an optimizer on the records X (n x p) with labels y; returns the report as a dict. Everything but "
       "its 'diagnostics' is covered by the privacy guarantee. epsilon defaults to 1 for a private algorithm; "
       "options an algorithm does not read are refused (dpsosp.algorithms() lists what each reads). seed keys "

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "dpsosp/dpsosp.hpp"
+#include "test_counting_model.hpp"
 #include "test_keys.hpp"
 
 namespace dpsosp {
@@ -103,51 +104,11 @@ TEST(SpiderTreeAdaptive, PhaseCapForcesO1AndBoundsDepth) {
   EXPECT_NEAR(s.privacy.epsilon, 2.0, 1e-9);
 }
 
-// A model wrapper that records which records each batch call touched.
-class CountingModel final : public Model {
- public:
-  explicit CountingModel(const Model& inner) : inner_(inner) {}
-  std::string name() const override { return inner_.name(); }
-  Index dim() const override { return inner_.dim(); }
-  Index features() const override { return inner_.features(); }
-  void validate(const Dataset& d) const override { inner_.validate(d); }
-  double loss(const Vec& x, const Dataset& d, Index i) const override { return inner_.loss(x, d, i); }
-  void gradient(const Vec& x, const Dataset& d, Index i, Eigen::Ref<Vec> out) const override {
-    single_calls_++;
-    inner_.gradient(x, d, i, out);
-  }
-  void hvp(const Vec& x, const Dataset& d, Index i, const Vec& v, Eigen::Ref<Vec> out) const override {
-    inner_.hvp(x, d, i, v, out);
-  }
-  void batch_gradients(const Vec& x, const Dataset& d, const IndexList& idx, RowMatrix& out) const override {
-    calls_.push_back(idx);
-    inner_.batch_gradients(x, d, idx, out);
-  }
-  mutable std::vector<IndexList> calls_;
-  mutable Index single_calls_ = 0;
-
- private:
-  const Model& inner_;
-};
-
-// Every record is drawn at most once: a batch call either repeats the previous
-// call's records (the two gradients of one O2 difference) or touches only
-// records never seen before.
-void expect_single_use(const CountingModel& m, Index n) {
-  std::vector<int> seen(n, 0);
-  for (std::size_t c = 0; c < m.calls_.size(); ++c) {
-    if (c > 0 && m.calls_[c] == m.calls_[c - 1]) continue;
-    for (Index i : m.calls_[c]) {
-      ASSERT_LT(i, n);
-      EXPECT_EQ(seen[i]++, 0) << "record " << i << " used twice";
-    }
-  }
-}
-
 TEST(SinglePass, EveryRecordUsedAtMostOnceByEverySinglePassAlgorithm) {
   PhaseRetrieval pr(60000);
-  for (const char* algo : {"spider-tree-adaptive", "spider-gauss-fixed", "spider-tree-periodic", "dpsgd", "spider", "sgd"}) {
-    CountingModel counting(*pr.model);
+  for (const char* algo : {"spider-tree-adaptive", "spider-gauss-fixed", "spider-tree-periodic", "dpsgd", "spider", "sgd",
+                           "spider-mf-adaptive"}) {
+    testing::CountingModel counting(*pr.model);
     RunOptions o = issue_options(4.0, 5);
     o.algorithm = parse_algorithm(algo);
     if (!is_private_algorithm(o.algorithm)) o.privacy.reset();  // the references take no target
@@ -155,7 +116,7 @@ TEST(SinglePass, EveryRecordUsedAtMostOnceByEverySinglePassAlgorithm) {
     const Summary s = minimize(counting, pr.problem.data, pr.problem.saddle, o);
     SCOPED_TRACE(algo);
     EXPECT_GT(s.steps, 0u);
-    expect_single_use(counting, 60000);
+    testing::expect_single_use(counting, 60000);
     Index drawn = 0;
     std::set<Index> distinct;
     for (const auto& call : counting.calls_)

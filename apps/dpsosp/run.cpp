@@ -1,11 +1,7 @@
-// `dpsosp run`: one optimizer run, its JSON report, and what happens on SIGINT/SIGTERM.
-#include <unistd.h>
-
+// `dpsosp run`: one optimizer run and its JSON report (SIGINT/SIGTERM:
+// stop_signal.hpp).
 #include <algorithm>
-#include <atomic>
-#include <cerrno>
 #include <chrono>
-#include <csignal>
 #include <cstdio>
 #include <limits>
 #include <cstring>
@@ -13,81 +9,10 @@
 
 #include "cli.hpp"
 #include "result_reader.hpp"
+#include "stop_signal.hpp"
 
 namespace dpsosp::cli {
 namespace {
-
-// ---- Stopping on a signal -------------------------------------------------
-// The first SIGINT or SIGTERM only sets a flag that the optimizer polls once
-// per step; the run then ends, the report so far (with the guarantee fixed
-// before the run, which covers the shorter run too) is written and the exit status is 128 + the
-// signal number (130 for SIGINT). The handler restores the default action of
-// both signals (SA_RESETHAND, and sigaction for the other one; both are
-// blocked while it runs), so a second SIGINT or SIGTERM ends the process at
-// once. It is async-signal-safe: lock-free atomics, a sig_atomic_t store,
-// sigaction(2), raise(3) and write(2), with errno saved around them.
-std::atomic<bool> g_stop{false};
-static_assert(std::atomic<bool>::is_always_lock_free, "the signal handler needs a lock-free flag");
-volatile std::sig_atomic_t g_signal = 0;
-
-// Signals handled so far. Two signals can reach two threads (the OpenMP
-// workers take signals too) before either handler has restored the default
-// actions; the later handler then does what a second signal must: end the
-// process, by the signal's default action.
-std::atomic<int> g_signals_seen{0};
-static_assert(std::atomic<int>::is_always_lock_free, "the signal handler needs a lock-free counter");
-
-extern "C" void on_stop_signal(int signo) {
-  const int saved_errno = errno;
-  if (g_signals_seen.fetch_add(1) > 0) {
-    struct sigaction default_action {};
-    default_action.sa_handler = SIG_DFL;
-    sigemptyset(&default_action.sa_mask);
-    sigaction(signo, &default_action, nullptr);
-    raise(signo);  // pending (blocked while this handler runs), delivered on return
-    errno = saved_errno;
-    return;
-  }
-  g_signal = signo;
-  g_stop.store(true, std::memory_order_relaxed);
-  struct sigaction default_action {};
-  default_action.sa_handler = SIG_DFL;
-  sigemptyset(&default_action.sa_mask);
-  sigaction(SIGINT, &default_action, nullptr);
-  sigaction(SIGTERM, &default_action, nullptr);
-  static const char kMessage[] = "dpsosp: stopping after this step and writing the report (a second signal aborts)\n";
-  const ssize_t ignored = ::write(STDERR_FILENO, kMessage, sizeof kMessage - 1);
-  (void)ignored;
-  errno = saved_errno;
-}
-
-/// Installs the handler for SIGINT and SIGTERM for its lifetime.
-class StopOnSignal {
- public:
-  StopOnSignal() {
-    g_stop.store(false);
-    g_signals_seen.store(0);
-    g_signal = 0;
-    struct sigaction action {};
-    action.sa_handler = on_stop_signal;
-    sigemptyset(&action.sa_mask);
-    sigaddset(&action.sa_mask, SIGINT);
-    sigaddset(&action.sa_mask, SIGTERM);
-    action.sa_flags = SA_RESETHAND | SA_RESTART;
-    sigaction(SIGINT, &action, &previous_int_);
-    sigaction(SIGTERM, &action, &previous_term_);
-  }
-  ~StopOnSignal() {
-    sigaction(SIGINT, &previous_int_, nullptr);
-    sigaction(SIGTERM, &previous_term_, nullptr);
-  }
-  StopOnSignal(const StopOnSignal&) = delete;
-  StopOnSignal& operator=(const StopOnSignal&) = delete;
-
- private:
-  struct sigaction previous_int_ {};
-  struct sigaction previous_term_ {};
-};
 
 // ---- Options ----------------------------------------------------------------
 struct RunArgs {
@@ -98,10 +23,10 @@ struct RunArgs {
   std::string seed, noise_key_file, x0, eval, eval_labels, out;
   bool no_certificate = false;
   bool release_only = false;
-  std::string G = "1", M = "1", rho = "1", B = "1";
+  std::string G = "auto", M = "auto", rho = "1", B = "1";
   std::string alpha_scale = "1";
   std::string batch_size, period, max_steps = "0", max_phase_length = "0";
-  std::string epochs = "0", learning_rate;
+  std::string epochs = "0", learning_rate, tail, o2 = "auto";
   std::string threads = "0";
   bool trajectory = false;
   std::vector<std::string> overrides;
@@ -150,7 +75,8 @@ void parse_overrides(const std::vector<std::string>& items, ParameterOverrides& 
   static const std::pair<const char*, const char*> kFields[] = {
       {"privacy.noise", "--noise"},     {"privacy.epsilon", "--epsilon"}, {"privacy", "--epsilon"},      {"batch_size", "--batch-size"},
       {"period", "--period"},           {"epochs", "--epochs"},        {"learning_rate", "--learning-rate"},
-      {"alpha_scale", "--alpha-scale"}, {"max_phase_length", "--max-phase-length"},
+      {"alpha_scale", "--alpha-scale"}, {"max_phase_length", "--max-phase-length"}, {"tail", "--tail"},
+      {"o2", "--o2"},
       {"threads", "--threads"},         {"overrides.", "--set "}};
   std::string m = e.what();
   const std::string prefix = "RunOptions: ";
@@ -200,8 +126,20 @@ int do_run(const RunArgs& a) {
     if (!o.privacy) throw Error("--noise secure: " + info.name + " is non-private and adds no noise");
     o.privacy->noise = NoiseMode::kSecure;
   }
-  o.constants.G = parse_real(a.G, "--G", Range::kPositive);
-  o.constants.M = parse_real(a.M, "--M", Range::kPositive);
+  // G and M: a value, or auto (a private estimate, clip_estimate.hpp), the
+  // default of a private run; a non-private run takes 1 when not given.
+  const auto constant = [&](const std::string& text, const char* option, bool& estimate) {
+    if (text != "auto") return parse_real(text, option, Range::kPositive);
+    if (info.is_private && !(o.privacy && !o.privacy->is_private())) {
+      estimate = true;
+    } else if (a.given(option)) {
+      throw Error(std::string(option) + " auto: the constants are estimated privately for private runs only; give a "
+                  "value for " + info.name);
+    }
+    return 1.0;
+  };
+  o.constants.G = constant(a.G, "--G", o.estimate.G);
+  o.constants.M = constant(a.M, "--M", o.estimate.M);
   o.constants.rho = parse_real(a.rho, "--rho", Range::kPositive);
   o.constants.B = parse_real(a.B, "--B", Range::kPositive);
   if (a.given("--alpha-scale")) o.alpha_scale = parse_real(a.alpha_scale, "--alpha-scale", Range::kPositive);
@@ -220,6 +158,14 @@ int do_run(const RunArgs& a) {
     if (*o.epochs > 1e9) throw Error("--epochs: expected at most 1e9 epochs, got " + quote_token(a.epochs));
   }
   if (a.given("--learning-rate")) o.learning_rate = parse_real(a.learning_rate, "--learning-rate", Range::kPositive);
+  if (a.given("--tail")) o.tail = parse_real(a.tail, "--tail", Range::kNonNegative);
+  if (a.given("--o2")) {
+    if (a.o2 == "on") o.o2 = true;
+    else if (a.o2 == "off") o.o2 = false;
+    else if (a.o2 != "auto") throw Error("--o2: expected auto, on or off, got " + quote_token(a.o2));
+    else if (!(info.knobs & kKnobO2))
+      throw Error("--o2: applies to " + algorithms_reading(kKnobO2) + ", not " + info.name);
+  }
   o.threads = static_cast<int>(parse_count(a.threads, "--threads", 0, kMaxThreads));
   o.record_trajectory = a.trajectory;
   parse_overrides(a.overrides, o.overrides);
@@ -266,7 +212,7 @@ int do_run(const RunArgs& a) {
 
   const auto start = std::chrono::steady_clock::now();
   auto last = start;
-  o.stop_flag = &g_stop;
+  o.stop_flag = &stop_flag();
   o.on_step = [&](const Iteration& it) {
     const Index step = it.step;
     const auto now = std::chrono::steady_clock::now();
@@ -279,7 +225,7 @@ int do_run(const RunArgs& a) {
   };
   StopOnSignal stop_on_signal;  // until the report is written
   const Summary s = minimize(*p.model, p.data, x0, o);
-  const bool interrupted = s.interrupted() || g_stop.load();
+  const bool interrupted = s.interrupted() || stop_requested_by_signal();
 
   // The release (covered by the guarantee) and, apart, the diagnostics
   // computed from the private data (SPEC section 8).
@@ -292,7 +238,7 @@ int do_run(const RunArgs& a) {
   diagnostics["load_seconds"] = p.load_seconds;
   j["target"] = {{"epsilon", number(o.privacy ? o.privacy->epsilon : std::numeric_limits<double>::infinity())},
                  {"delta", o.privacy ? o.privacy->delta : delta}};
-  j["constants"] = {{"G", o.constants.G}, {"M", o.constants.M}, {"rho", o.constants.rho}, {"B", o.constants.B}};
+  j["constants"] = {{"G", s.constants.G}, {"M", s.constants.M}, {"rho", s.constants.rho}, {"B", s.constants.B}};
   if (eval) {  // before the certificate, which may take long on large models
     IndexList all(eval->rows());
     for (Index i = 0; i < eval->rows(); ++i) all[i] = i;
@@ -327,7 +273,7 @@ int do_run(const RunArgs& a) {
   if (!a.release_only) j["diagnostics"] = std::move(diagnostics);
   write_text(a.out, j.dump(2) + "\n");
   if (interrupted) {
-    const int signo = g_signal != 0 ? static_cast<int>(g_signal) : SIGINT;
+    const int signo = stop_signal_number();
     std::fprintf(stderr, "dpsosp: interrupted after %zu steps; the report so far was written\n",
                  static_cast<size_t>(s.steps));
     return 128 + signo;
@@ -360,8 +306,14 @@ void setup_run(CLI::App& app) {
                   "Secret key of the privacy noise (32 hex digits, from dpsosp keygen), for a reproducible run; keep "
                   "it as secret as the data (default: a fresh key from the OS, kept nowhere)");
   run->add_option("--x0", args->x0, "Start point: a file (one CSV line, or a result JSON), or zeros (default), saddle, optimum (synthetic)");
-  run->add_option("--G", args->G, "Lipschitz constant: per-example gradient clip for O1 (> 0)")->capture_default_str();
-  run->add_option("--M", args->M, "smoothness: O2 clip is M*||x_t - x_{t-1}||, step 1/M (> 0)")->capture_default_str();
+  run->add_option("--G", args->G,
+                  "Lipschitz constant: per-example gradient clip for O1 (> 0), or auto: the private median of the "
+                  "per-example gradient norms at x0 on 2% of the records (private runs; non-private: 1)")
+      ->capture_default_str();
+  run->add_option("--M", args->M,
+                  "smoothness: O2 clip is M*||x_t - x_{t-1}||, step 1/M (> 0), or auto: the private median of "
+                  "per-example gradient-difference ratios at x0 (private runs; non-private: 1)")
+      ->capture_default_str();
   run->add_option("--rho", args->rho, "Hessian-Lipschitz constant (> 0)")->capture_default_str();
   run->add_option("--B", args->B, "bound on F(x0) - inf F (> 0)")->capture_default_str();
   run->add_option("--alpha-scale", args->alpha_scale, "SPIDER algorithms: multiplies the theory's alpha")->capture_default_str();
@@ -369,6 +321,13 @@ void setup_run(CLI::App& app) {
   run->add_option("--period", args->period, "spider-tree-periodic: O1 every q >= 1 steps (default: from the theory)");
   run->add_option("--epochs", args->epochs, "dpsgd: > 0 selects multi-epoch Poisson sampling (RDP accounting); 0 = single pass")->capture_default_str();
   run->add_option("--learning-rate", args->learning_rate, "sgd/dpsgd step size > 0 (default 1/M)");
+  run->add_option("--tail", args->tail,
+                  "spider-mf-adaptive: the result is the mean of the iterates over the last TAIL of the records, in "
+                  "[0, 1) (0 = the last iterate; default 0.5)");
+  run->add_option("--o2", args->o2,
+                  "spider-mf-adaptive: auto (O2 steps where sampling limits an O1 step more than the privacy noise), "
+                  "on or off")
+      ->capture_default_str();
   run->add_option("--max-steps", args->max_steps, "Stop after this many steps (0 = until the data run out)")->capture_default_str();
   run->add_option("--max-phase-length", args->max_phase_length, "SPIDER algorithms: L_max, the longest tree phase (0 = automatic, docs/parameters.md)")->capture_default_str();
   run->add_option("--set", args->overrides, "Override a parameter: name=value (alpha, kappa, sigma, eta, zeta, threshold, b, T, Gamma)");

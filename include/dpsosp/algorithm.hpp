@@ -19,6 +19,7 @@ enum class Algorithm : int {
   kDpsgd,               ///< clipped per-example gradients plus Gaussian noise
   kSpider,              ///< non-private SpiderBoost reference
   kSgd,                 ///< non-private SGD reference
+  kSpiderMfAdaptive,    ///< matrix-factorization noise, consistent O2, tail average (the practical finder)
 };
 
 /// The options of RunOptions that only some algorithms read.
@@ -29,6 +30,8 @@ enum Knob : unsigned {
   kKnobLearningRate = 1u << 3,    ///< RunOptions::learning_rate
   kKnobAlphaScale = 1u << 4,      ///< RunOptions::alpha_scale
   kKnobMaxPhaseLength = 1u << 5,  ///< RunOptions::max_phase_length
+  kKnobTail = 1u << 6,            ///< RunOptions::tail
+  kKnobO2 = 1u << 7,              ///< RunOptions::o2
 };
 
 /// The entries of ParameterOverrides (params.hpp), as bits.

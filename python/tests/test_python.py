@@ -107,9 +107,19 @@ class PythonModule(unittest.TestCase):
         rng = np.random.default_rng(0)
         X = rng.standard_normal((20000, 5))
         y = (X @ np.array([1.0, -1, 0.5, 0, 0]) > 0).astype(float)
-        r = dpsosp.run("logistic", X, y, algo="dpsgd", epsilon=1, delta=1e-6, seed=1, batch_size=200, noise_key=KEY)
+        r = dpsosp.run("logistic", X, y, algo="dpsgd", epsilon=1, delta=1e-6, seed=1, batch_size=200, noise_key=KEY,
+                       G=1.0, M=1.0)
         self.assertEqual(r["accounting"], "gdp-gaussian")
         self.assertEqual(r["samples_used"], 20000)
+        # By default G and M are estimated privately on 2% of the records
+        # (at least 500), which the optimizer then leaves alone.
+        a = dpsosp.run("logistic", X, y, algo="dpsgd", epsilon=1, delta=1e-6, seed=1, batch_size=200, noise_key=KEY)
+        self.assertEqual(a["estimate"]["records"], 500)
+        self.assertEqual(a["samples_used"], 500 + 97 * 200)
+        self.assertEqual(a["constants"]["G"], a["estimate"]["G"])
+        self.assertAlmostEqual(a["epsilon"], 1.0, places=9)
+        with self.assertRaises(ValueError):
+            dpsosp.run("logistic", X, y, G="median", noise_key=KEY)
         c = dpsosp.certify("logistic", X, y, r["x"], rho=1)
         # logistic loss is convex: its Hessian is positive semidefinite
         self.assertGreaterEqual(c["lambda_min"], -1e-9)

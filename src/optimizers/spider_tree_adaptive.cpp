@@ -17,7 +17,7 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 void run(const Model& model, const Dataset& data, const RunOptions& o, const NoiseKey& key, Summary& s) {
   const bool is_private = o.is_private_run();
   const PrivacyTarget target = is_private ? *o.privacy : PrivacyTarget{kInf, 1e-6};
-  SpiderParameters p = spider_tree_adaptive_parameters(data.rows(), model.dim(), target, o.constants,
+  SpiderParameters p = spider_tree_adaptive_parameters(data.rows() - s.reserved_records, model.dim(), target, o.constants,
                                                        o.alpha_scale_or_default(), o.overrides,
                                                        o.max_phase_length.value_or(0));
   SpiderConfig c = spider_config(o, p, is_private);

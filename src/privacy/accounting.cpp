@@ -15,8 +15,10 @@
 #include <limits>
 #include <sstream>
 #include <string>
+#include <tuple>
 
 #include "dpsosp/error.hpp"
+#include "privacy/memo.hpp"
 #include "privacy/normal.hpp"
 
 namespace dpsosp::privacy {
@@ -284,12 +286,15 @@ double dpsgd_poisson_epsilon(double q, double noise_multiplier, std::uint64_t st
   check_noise_multiplier("dpsgd_poisson_epsilon", noise_multiplier);
   check_steps("dpsgd_poisson_epsilon", steps);
   check_delta("dpsgd_poisson_epsilon", delta);
-  const std::vector<double>& orders = rdp_orders();
-  std::vector<double> rdp(orders.size());
-  for (std::size_t i = 0; i < orders.size(); ++i) {
-    rdp[i] = static_cast<double>(steps) * poisson_gaussian_rdp(q, noise_multiplier, orders[i]);
-  }
-  return rdp_to_epsilon(orders, rdp, delta);
+  // Memoized: Poisson runs of the audit and the calibration's bracket ask for the same figures.
+  return detail::memoized(std::make_tuple(q, noise_multiplier, steps, delta), [&] {
+    const std::vector<double>& orders = rdp_orders();
+    std::vector<double> rdp(orders.size());
+    for (std::size_t i = 0; i < orders.size(); ++i) {
+      rdp[i] = static_cast<double>(steps) * poisson_gaussian_rdp(q, noise_multiplier, orders[i]);
+    }
+    return rdp_to_epsilon(orders, rdp, delta);
+  });
 }
 
 double calibrate_dpsgd_noise(double q, std::uint64_t steps, double epsilon, double delta) {

@@ -1,17 +1,15 @@
 // Poisson DP-SGD and tree figures by PLD, and the calibration of the noise
 // multiplier to a target (docs/privacy-accounting.md, "PLD accountant").
-// Results are memoized: the audit and the tests build many runs with the same
-// figures, and each PLD costs tens of milliseconds.
+// Results are memoized (privacy/memo.hpp).
 #include <cmath>
 #include <limits>
-#include <map>
-#include <mutex>
 #include <sstream>
 #include <tuple>
 
 #include "dpsosp/error.hpp"
 #include "dpsosp/pld.hpp"
 #include "dpsosp/privacy.hpp"
+#include "privacy/memo.hpp"
 #include "privacy/pld_pmf.hpp"
 
 namespace dpsosp::privacy {
@@ -53,22 +51,6 @@ Key key(Query query, double q, double z, std::uint64_t steps, double value, Neig
              o.log_mass_truncation, o.tail_mass_truncation, o.pessimistic, o.max_bins};
 }
 
-template <class F>
-double memoized(const Key& k, F compute) {
-  static std::mutex mutex;
-  static std::map<Key, double> cache;
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    const auto it = cache.find(k);
-    if (it != cache.end()) return it->second;
-  }
-  const double value = compute();  // outside the lock: a PLD takes a while
-  std::lock_guard<std::mutex> lock(mutex);
-  if (cache.size() >= 4096) cache.clear();
-  cache.emplace(k, value);
-  return value;
-}
-
 // eps at z, +inf where the PLD would pass max_bins (more noise is needed).
 double epsilon_or_inf(double q, double z, std::uint64_t steps, double delta, Neighbouring n, const PldOptions& o) {
   try {
@@ -85,7 +67,7 @@ double dpsgd_pld_epsilon(double q, double z, std::uint64_t steps, double delta, 
   check_common("dpsgd_pld_epsilon", q, steps, o);
   check_z("dpsgd_pld_epsilon", z);
   check_delta("dpsgd_pld_epsilon", delta);
-  return memoized(key(Query::kEpsilon, q, z, steps, delta, n, o),
+  return detail::memoized(key(Query::kEpsilon, q, z, steps, delta, n, o),
                   [&] { return composed(q, z, steps, n, o).epsilon(delta); });
 }
 
@@ -100,7 +82,7 @@ double dpsgd_pld_delta(double q, double z, std::uint64_t steps, double epsilon, 
   check_common("dpsgd_pld_delta", q, steps, o);
   check_z("dpsgd_pld_delta", z);
   if (!(epsilon >= 0) || !std::isfinite(epsilon)) fail("dpsgd_pld_delta", "epsilon must be finite and >= 0", epsilon);
-  return memoized(key(Query::kDelta, q, z, steps, epsilon, n, o),
+  return detail::memoized(key(Query::kDelta, q, z, steps, epsilon, n, o),
                   [&] { return composed(q, z, steps, n, o).delta(epsilon); });
 }
 
@@ -109,7 +91,7 @@ double calibrate_dpsgd_noise_pld(double q, std::uint64_t steps, double epsilon, 
   check_common("calibrate_dpsgd_noise_pld", q, steps, o);
   if (!(epsilon > 0) || !std::isfinite(epsilon)) fail("calibrate_dpsgd_noise_pld", "epsilon must be finite and > 0", epsilon);
   check_delta("calibrate_dpsgd_noise_pld", delta);
-  return memoized(key(Query::kCalibration, q, epsilon, steps, delta, n, o), [&] {
+  return detail::memoized(key(Query::kCalibration, q, epsilon, steps, delta, n, o), [&] {
     const auto feasible = [&](double z, double& g) {
       const double e = epsilon_or_inf(q, z, steps, delta, n, o);
       g = e > 0 ? std::log(e / epsilon) : -kInf;

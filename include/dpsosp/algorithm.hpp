@@ -29,6 +29,7 @@ enum Knob : unsigned {
   kKnobLearningRate = 1u << 3,    ///< RunOptions::learning_rate
   kKnobAlphaScale = 1u << 4,      ///< RunOptions::alpha_scale
   kKnobMaxPhaseLength = 1u << 5,  ///< RunOptions::max_phase_length
+  kKnobAccountant = 1u << 6,      ///< RunOptions::accountant
 };
 
 /// The entries of ParameterOverrides (params.hpp), as bits.

@@ -127,9 +127,18 @@ void setup_privacy(CLI::App& app) {
       const auto relation = replace ? privacy::Neighbouring::kReplaceOne : privacy::Neighbouring::kAddRemove;
       if (use_rdp) j["epsilon_rdp"] = number(epsilon = privacy::dpsgd_poisson_epsilon(q, z, steps[0], delta));
       if (use_pld) {
-        j["epsilon_pld"] = number(epsilon = privacy::dpsgd_pld_epsilon(q, z, steps[0], delta, relation, pld));
-        j["epsilon_pld_optimistic"] = number(privacy::dpsgd_pld_epsilon_optimistic(q, z, steps[0], delta, relation, pld));
-        if (at_epsilon) j["delta_pld"] = privacy::dpsgd_pld_delta(q, z, steps[0], *at_epsilon, relation, pld);
+        try {
+          j["epsilon_pld"] = number(epsilon = privacy::dpsgd_pld_epsilon(q, z, steps[0], delta, relation, pld));
+          j["epsilon_pld_optimistic"] =
+              number(privacy::dpsgd_pld_epsilon_optimistic(q, z, steps[0], delta, relation, pld));
+          if (at_epsilon) j["delta_pld"] = privacy::dpsgd_pld_delta(q, z, steps[0], *at_epsilon, relation, pld);
+        } catch (const Error& e) {
+          // Asked for, the PLD's failure (too many bins) is the answer; by
+          // default the other accountants' figures still stand.
+          if (explicit_choice || !use_rdp) throw;
+          j["epsilon_pld"] = nullptr;
+          j["pld_error"] = e.what();
+        }
       }
       j["form"] = "poisson-subsampled-gaussian";
       j["adjacency"] = replace ? "replace-one" : "add/remove-one";

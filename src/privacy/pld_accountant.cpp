@@ -100,6 +100,10 @@ double calibrate_dpsgd_noise_pld(double q, std::uint64_t steps, double epsilon, 
     // Bracket around the RDP calibration (PLD's eps is lower, so its z is too).
     double hi = calibrate_dpsgd_noise(q, steps, epsilon, delta), lo = 0, g_hi = 0, g_lo = 0;
     if (n == Neighbouring::kReplaceOne) hi *= 2;  // z = sigma / (2C) there; a start only
+    // A PLD too large to build at the start is an error, not "more noise": the
+    // caller should coarsen the discretization or use RDP. (Below the start,
+    // a PLD too large counts as infeasible, which can only raise z.)
+    dpsgd_pld_epsilon(q, hi, steps, delta, n, o);
     for (int i = 0; !feasible(hi, g_hi); ++i) {
       if (i == 400) fail("calibrate_dpsgd_noise_pld", "no noise multiplier reaches epsilon", epsilon);
       lo = hi;

@@ -212,6 +212,8 @@ CASES = [
     ("privacy unknown adjacency", [*PRIVACY, "--steps", "10", "--sampling-rate", "0.1", "--adjacency", "swap"],
      "--adjacency: expected add-remove or replace-one"),
     ("privacy epsilon negative", [*PRIVACY, "--steps", "10", "--epsilon", "-1"], "--epsilon"),
+    ("privacy pld too large", [*PRIVACY, "--steps", "100000000", "--sampling-rate", "0.01", "--accountant", "pld"],
+     "more than max_bins"),
     ("privacy discretization 0", [*PRIVACY, "--steps", "10", "--discretization", "0"], "--discretization"),
     # --- demo and audit ---
     ("demo threads -1", ["demo", "--threads", "-1"], "--threads"),

@@ -106,6 +106,12 @@ class RunContract(unittest.TestCase):
         self.assertLess(j["epsilon_pld"], j["epsilon_gdp"] + 1e-4)
         j = json.loads(dpsosp(*tree, "--accountant", "gdp").stdout)
         self.assertEqual(set(j), {"epsilon", "accountant", "epsilon_gdp", "mu", "depth", "form", "adjacency"})
+        # A PLD too large to build: by default the RDP figure still stands (--accountant pld fails instead).
+        j = json.loads(dpsosp("privacy", "--noise-multiplier", "2", "--sampling-rate", "0.01", "--steps", "100000000",
+                              "--delta", "1e-5").stdout)
+        self.assertIsNone(j["epsilon_pld"])
+        self.assertIn("more than max_bins", j["pld_error"])
+        self.assertGreater(j["epsilon_rdp"], 0)
 
     def test_poisson_dpsgd_is_calibrated_by_pld_unless_rdp_is_asked_for(self):
         run = ["run", "--synthetic", "gaussian-mixture:n=4000,d=3,seed=2", "--model", "logistic", "--algo", "dpsgd",

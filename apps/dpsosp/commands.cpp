@@ -154,9 +154,15 @@ void setup_privacy(CLI::App& app) {
         j["rho"] = number(a.rho);
       }
       if (use_pld) {
-        j["epsilon_pld"] = number(epsilon = privacy::tree_pld_epsilon(z, a.depth, delta, pld));
-        if (at_epsilon && a.depth > 0)
-          j["delta_pld"] = privacy::gaussian_pld(z, std::sqrt(static_cast<double>(a.depth)), pld).delta(*at_epsilon);
+        try {
+          j["epsilon_pld"] = number(epsilon = privacy::tree_pld_epsilon(z, a.depth, delta, pld));
+          if (at_epsilon && a.depth > 0)
+            j["delta_pld"] = privacy::gaussian_pld(z, std::sqrt(static_cast<double>(a.depth)), pld).delta(*at_epsilon);
+        } catch (const Error& e) {
+          if (explicit_choice) throw;  // as in the Poisson form
+          j["epsilon_pld"] = nullptr;
+          j["pld_error"] = e.what();
+        }
       }
       j["depth"] = a.depth;
       j["form"] = "tree";

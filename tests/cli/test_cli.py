@@ -112,6 +112,9 @@ class RunContract(unittest.TestCase):
         self.assertIsNone(j["epsilon_pld"])
         self.assertIn("more than max_bins", j["pld_error"])
         self.assertGreater(j["epsilon_rdp"], 0)
+        j = json.loads(dpsosp("privacy", "--noise-multiplier", "0.01", "--steps", "100000", "--delta", "1e-5").stdout)
+        self.assertIsNone(j["epsilon_pld"])
+        self.assertGreater(j["epsilon_gdp"], 0)
 
     def test_poisson_dpsgd_is_calibrated_by_pld_unless_rdp_is_asked_for(self):
         run = ["run", "--synthetic", "gaussian-mixture:n=4000,d=3,seed=2", "--model", "logistic", "--algo", "dpsgd",

@@ -51,10 +51,10 @@ void fill(std::size_t n, Twiddles& t) {
   }
 }
 
-// Cached per thread up to 2^21 (the calibration runs many transforms of one
+// Cached per thread up to 2^19 (the calibration runs many transforms of one
 // length), built fresh above.
 const Twiddles& twiddles(std::size_t n, Twiddles& fresh) {
-  constexpr std::size_t kMaxCached = std::size_t{1} << 21;
+  constexpr std::size_t kMaxCached = std::size_t{1} << 19;  // 16 MB held at most
   thread_local Twiddles cached;
   if (n > kMaxCached) {
     fill(n, fresh);

@@ -143,6 +143,7 @@ class FashionMNIST:
         self.models = {"full": ["softmax", "mlp"], "reduced": ["softmax"], "off": []}[mode]
         self.algos = PRIVATE + ["dpsgd-multi"]
         self.epochs = 5
+        self.accountant = "pld"  # of dpsgd-multi (the CLI's default, named so the cache keys say it)
         self.seed = 1
         # Inputs are in [0, 1] (784 pixels, norm about 9); G = 1 clips most per-example
         # gradients, the usual DP-SGD regime; M = 1, step 1 for the SPIDER family.
@@ -159,5 +160,5 @@ class FashionMNIST:
              "--G", fmt(self.G), "--M", fmt(M if M is not None else self.M), "--rho", fmt(self.rho), "--B", fmt(self.B),
              "--seed", str(self.seed), "--threads", "1"] + noise_key_args(self.seed)
         if algo == "dpsgd-multi":
-            a += ["--epochs", fmt(float(self.epochs))]
+            a += ["--epochs", fmt(float(self.epochs)), "--accountant", self.accountant]
         return a

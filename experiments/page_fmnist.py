@@ -35,13 +35,16 @@ def write_fmnist(w, p):
             for algo in fm.algos:
                 for e in fm.eps:
                     r = fmres.get((model, algo, e))
-                    name = algo if algo != "dpsgd-multi" else "dpsgd, %g epochs (Poisson, RDP)" % fm.epochs
+                    name = algo if algo != "dpsgd-multi" else "dpsgd, %g epochs (Poisson, %s)" % (fm.epochs, fm.accountant.upper())
                     if not r:
                         w("| %s | %s | %s | missing | | | | | | | | |" % (model, name, config.fmt(e)))
                         continue
                     w("| %s | %s | %s | %.3f | %.2f%% | %.4f | %s | %s | %s | %d | %d | %s |" % (
                         model, name, config.fmt(e), r["epsilon"], 100 * r["accuracy"], r["loss"], f3(r["grad_norm"]),
                         f3(r["lambda_min"]), f3(r["sosp_gap"]), r["steps"], r["samples"], pct(r["clip"])))
+        w("")
+        w("Multi-epoch dpsgd calibrated by PLD against RDP, 3 seeds: docs/results-accountants.md "
+          "(`experiments/multi_epoch_accountants.py`).")
         w("")
         if fm.extra_M:
             w("Sensitivity of spider-tree-adaptive to M on softmax (the per-example smoothness of softmax cross-entropy is "

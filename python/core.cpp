@@ -83,6 +83,7 @@ py::dict summary_dict(const Summary& s) {
   d["sensitivity"] = p.sensitivity;
   d["noise_multiplier"] = p.noise_multiplier;
   d["epsilon_rdp"] = p.epsilon_rdp;
+  if (p.mechanism == MechanismKind::kPoissonGaussian) d["epsilon_pld"] = p.epsilon_pld;
   d["zcdp_rho"] = p.zcdp_rho;
   d["depth"] = p.depth;
   if (p.mechanism == MechanismKind::kMatrixFactorization) {
@@ -133,6 +134,8 @@ py::dict diagnostics_dict(const Summary& s) {
 
 }  // namespace
 
+void bind_privacy(py::module_& m);  // python/privacy.cpp
+
 PYBIND11_MODULE(_core, m) {
   m.doc() = "dpsosp: differentially private second-order stationary points";
 
@@ -146,7 +149,8 @@ PYBIND11_MODULE(_core, m) {
          std::optional<double> epochs, std::optional<double> learning_rate, std::optional<Vec> x0, Index max_steps,
          std::optional<Index> max_phase_length, int threads, Index classes, Index hidden, Index rank,
          const std::optional<py::bytes>& noise_key, const std::optional<std::string>& noise_key_file,
-         bool release_only, const std::string& noise, std::optional<double> tail, std::optional<bool> o2) {
+         bool release_only, const std::string& noise, std::optional<double> tail, std::optional<bool> o2,
+         const std::optional<std::string>& accountant) {
         RunOptions o;
         o.algorithm = parse_algorithm(algo);
         // epsilon: 1 by default for a private algorithm (as the CLI's --epsilon);
@@ -173,6 +177,11 @@ PYBIND11_MODULE(_core, m) {
         o.batch_size = batch_size;
         o.period = period;
         o.epochs = epochs;
+        if (accountant) {
+          if (*accountant != "pld" && *accountant != "rdp")
+            throw Error("run: accountant must be 'pld' or 'rdp', got '" + *accountant + "'");
+          o.accountant = *accountant == "pld" ? Accountant::kPld : Accountant::kRdp;
+        }
         o.learning_rate = learning_rate;
         o.max_steps = max_steps;
         o.max_phase_length = max_phase_length;
@@ -216,12 +225,14 @@ PYBIND11_MODULE(_core, m) {
       py::arg("hidden") = 32, py::arg("rank") = 1, py::arg("noise_key") = py::none(),
       py::arg("noise_key_file") = py::none(), py::arg("release_only") = false, py::arg("noise") = "float",
       py::arg("tail") = py::none(), py::arg("o2") = py::none(),
+      py::arg("accountant") = py::none(),
       "Run an optimizer on the records X (n x p) with labels y; returns the report as a dict. Everything but "
       "its 'diagnostics' is covered by the privacy guarantee. epsilon defaults to 1 for a private algorithm; "
       "options an algorithm does not read are refused (dpsosp.algorithms() lists what each reads). seed keys "
       "the public randomness (sample order, perturbations); the privacy noise is keyed by noise_key (16 secret "
       "bytes) or noise_key_file, by default a fresh key from the OS that is kept nowhere. noise='secure' puts every "
-      "release on a grid with exact discrete Gaussian noise (docs/noise.md).");
+      "release on a grid with exact discrete Gaussian noise (docs/noise.md). accountant ('pld', the default, or 'rdp') "
+      "calibrates and accounts dpsgd with epochs > 0.");
 
   m.def(
       "generate_noise_key", [] {
@@ -273,23 +284,7 @@ PYBIND11_MODULE(_core, m) {
       py::arg("spec"), py::arg("x"), py::arg("rho") = 1.0,
       "Certificate of x for the known population of a synthetic problem.");
 
-  m.def(
-      "privacy_tree",
-      [](double z, const std::vector<std::uint64_t>& steps, double delta) {
-        const privacy::TreeAccount a = privacy::account_tree(z, steps, delta);
-        py::dict d;
-        d["epsilon_gdp"] = a.epsilon_gdp;
-        d["epsilon_rdp"] = a.epsilon_rdp;
-        d["mu"] = a.mu;
-        d["rho"] = a.rho;
-        d["depth"] = a.depth;
-        return d;
-      },
-      py::arg("noise_multiplier"), py::arg("steps"), py::arg("delta"),
-      "Privacy of tree-aggregated Gaussian releases with the given phase lengths (replace-one).");
-  m.def("privacy_poisson", &privacy::dpsgd_poisson_epsilon, py::arg("sampling_rate"), py::arg("noise_multiplier"),
-        py::arg("steps"), py::arg("delta"), "epsilon of Poisson-subsampled DP-SGD (RDP, add/remove-one).");
-  m.def("gdp_epsilon", &privacy::gdp_epsilon, py::arg("mu"), py::arg("delta"), "Exact mu-GDP to (eps, delta).");
+  bind_privacy(m);
   m.def("algorithms", &algorithm_names, "Names accepted by run(algo=...).");
   m.def(
       "algorithm_table",
@@ -300,7 +295,7 @@ PYBIND11_MODULE(_core, m) {
         const std::pair<Knob, const char*> knobs[] = {
             {kKnobBatchSize, "batch_size"}, {kKnobPeriod, "period"},           {kKnobEpochs, "epochs"},
             {kKnobLearningRate, "learning_rate"}, {kKnobAlphaScale, "alpha_scale"},
-            {kKnobMaxPhaseLength, "max_phase_length"}};
+            {kKnobMaxPhaseLength, "max_phase_length"}, {kKnobAccountant, "accountant"}};
         for (const AlgorithmInfo& info : algorithm_table()) {
           py::dict r;
           r["name"] = info.name;

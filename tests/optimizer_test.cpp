@@ -245,23 +245,36 @@ TEST(Baselines, EachPrivateAlgorithmStaysWithinTargetAndRecomputes) {
   }
 }
 
-TEST(Baselines, PoissonDpsgdAccountsByRdp) {
+// Poisson dpsgd is calibrated and accounted by PLD unless RDP is asked for;
+// both reach the target, PLD with less noise.
+TEST(Baselines, PoissonDpsgdAccountsByPldByDefaultAndByRdpOnRequest) {
   PhaseRetrieval pr(20000);
   RunOptions o = issue_options(3.0, 2);
   o.algorithm = Algorithm::kDpsgd;
   o.epochs = 2;
   o.batch_size = 200;
-  const Summary s = minimize(*pr.model, pr.problem.data, pr.problem.saddle, o);
-  EXPECT_EQ(s.privacy.accounting(), "rdp-poisson");
-  // Accounted as add/remove-one; with n public what holds is zero-out.
-  EXPECT_EQ(s.privacy.adjacency, Adjacency::kZeroOut);
-  EXPECT_EQ(s.steps, 200u);
-  EXPECT_NEAR(s.privacy.epsilon, 3.0, 1e-6);
-  EXPECT_LE(s.privacy.epsilon, 3.0);
-  EXPECT_NEAR(privacy::dpsgd_poisson_epsilon(0.01, s.privacy.noise_multiplier, 200, 1e-6), s.privacy.epsilon, 1e-12);
-  // The batch sizes come from the secret sampling: their total is no part of the release.
-  EXPECT_FALSE(s.gradient_evaluations.has_value());
-  EXPECT_GT(s.diagnostics.gradient_evaluations, 0u);
+  const Summary pld = minimize(*pr.model, pr.problem.data, pr.problem.saddle, o);
+  o.accountant = Accountant::kRdp;
+  const Summary rdp = minimize(*pr.model, pr.problem.data, pr.problem.saddle, o);
+  EXPECT_EQ(pld.privacy.accounting(), "pld-poisson");
+  EXPECT_EQ(rdp.privacy.accounting(), "rdp-poisson");
+  for (const Summary* s : {&pld, &rdp}) {
+    // Accounted as add/remove-one; with n public what holds is zero-out.
+    EXPECT_EQ(s->privacy.adjacency, Adjacency::kZeroOut);
+    EXPECT_EQ(s->steps, 200u);
+    EXPECT_NEAR(s->privacy.epsilon, 3.0, 1e-5);
+    EXPECT_LE(s->privacy.epsilon, 3.0);
+    // The batch sizes come from the secret sampling: their total is no part of the release.
+    EXPECT_FALSE(s->gradient_evaluations.has_value());
+    EXPECT_GT(s->diagnostics.gradient_evaluations, 0u);
+  }
+  const double z_pld = pld.privacy.noise_multiplier, z_rdp = rdp.privacy.noise_multiplier;
+  EXPECT_EQ(pld.privacy.epsilon, privacy::dpsgd_pld_epsilon(0.01, z_pld, 200, 1e-6));
+  EXPECT_EQ(pld.privacy.epsilon_rdp, privacy::dpsgd_poisson_epsilon(0.01, z_pld, 200, 1e-6));
+  EXPECT_NEAR(privacy::dpsgd_poisson_epsilon(0.01, z_rdp, 200, 1e-6), rdp.privacy.epsilon, 1e-12);
+  EXPECT_EQ(rdp.privacy.epsilon_pld, privacy::dpsgd_pld_epsilon(0.01, z_rdp, 200, 1e-6));
+  EXPECT_LT(z_pld, 0.97 * z_rdp);                  // the same target, less noise
+  EXPECT_LT(rdp.privacy.epsilon_pld, 3.0 * 0.97);  // RDP's noise is more than the target needs
 }
 
 TEST(Baselines, NonPrivateReferencesReachSmallGap) {

@@ -38,6 +38,7 @@ nlohmann::json release_json(const Summary& s) {
   j["sensitivity"] = p.sensitivity;
   j["noise_multiplier"] = p.noise_multiplier;
   j["epsilon_rdp"] = number(p.epsilon_rdp);
+  if (p.mechanism == MechanismKind::kPoissonGaussian) j["epsilon_pld"] = number(p.epsilon_pld);
   j["zcdp_rho"] = number(p.zcdp_rho);
   j["depth"] = p.depth;
   if (p.mechanism == MechanismKind::kMatrixFactorization) {

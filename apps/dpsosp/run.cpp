@@ -26,7 +26,7 @@ struct RunArgs {
   std::string G = "auto", M = "auto", rho = "1", B = "1";
   std::string alpha_scale = "1";
   std::string batch_size, period, max_steps = "0", max_phase_length = "0";
-  std::string epochs = "0", learning_rate, tail, o2 = "auto";
+  std::string epochs = "0", learning_rate, tail, o2 = "auto", accountant = "pld";
   std::string threads = "0";
   bool trajectory = false;
   std::vector<std::string> overrides;
@@ -76,7 +76,7 @@ void parse_overrides(const std::vector<std::string>& items, ParameterOverrides& 
       {"privacy.noise", "--noise"},     {"privacy.epsilon", "--epsilon"}, {"privacy", "--epsilon"},      {"batch_size", "--batch-size"},
       {"period", "--period"},           {"epochs", "--epochs"},        {"learning_rate", "--learning-rate"},
       {"alpha_scale", "--alpha-scale"}, {"max_phase_length", "--max-phase-length"}, {"tail", "--tail"},
-      {"o2", "--o2"},
+      {"o2", "--o2"},                   {"accountant", "--accountant"},
       {"threads", "--threads"},         {"overrides.", "--set "}};
   std::string m = e.what();
   const std::string prefix = "RunOptions: ";
@@ -156,6 +156,11 @@ int do_run(const RunArgs& a) {
   if (a.given("--epochs")) {
     o.epochs = parse_real(a.epochs, "--epochs", Range::kNonNegative);
     if (*o.epochs > 1e9) throw Error("--epochs: expected at most 1e9 epochs, got " + quote_token(a.epochs));
+  }
+  if (a.given("--accountant")) {
+    if (a.accountant != "pld" && a.accountant != "rdp")
+      throw Error("--accountant: expected pld or rdp, got " + quote_token(a.accountant));
+    o.accountant = a.accountant == "pld" ? Accountant::kPld : Accountant::kRdp;
   }
   if (a.given("--learning-rate")) o.learning_rate = parse_real(a.learning_rate, "--learning-rate", Range::kPositive);
   if (a.given("--tail")) o.tail = parse_real(a.tail, "--tail", Range::kNonNegative);
@@ -319,7 +324,11 @@ void setup_run(CLI::App& app) {
   run->add_option("--alpha-scale", args->alpha_scale, "SPIDER algorithms: multiplies the theory's alpha")->capture_default_str();
   run->add_option("--batch-size", args->batch_size, "Fixed batch (>= 1) of spider-gauss-fixed, spider-tree-periodic, dpsgd, sgd, spider (default: the algorithm's)");
   run->add_option("--period", args->period, "spider-tree-periodic: O1 every q >= 1 steps (default: from the theory)");
-  run->add_option("--epochs", args->epochs, "dpsgd: > 0 selects multi-epoch Poisson sampling (RDP accounting); 0 = single pass")->capture_default_str();
+  run->add_option("--epochs", args->epochs, "dpsgd: > 0 selects multi-epoch Poisson sampling (PLD accounting); 0 = single pass")->capture_default_str();
+  run->add_option("--accountant", args->accountant,
+                  "dpsgd with --epochs: pld (privacy-loss distribution: less noise for the same target) or rdp; "
+                  "calibrates the noise and states the guarantee")
+      ->capture_default_str();
   run->add_option("--learning-rate", args->learning_rate, "sgd/dpsgd step size > 0 (default 1/M)");
   run->add_option("--tail", args->tail,
                   "spider-mf-adaptive: the result is the mean of the iterates over the last TAIL of the records, in "

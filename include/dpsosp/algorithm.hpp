@@ -32,6 +32,7 @@ enum Knob : unsigned {
   kKnobMaxPhaseLength = 1u << 5,  ///< RunOptions::max_phase_length
   kKnobTail = 1u << 6,            ///< RunOptions::tail
   kKnobO2 = 1u << 7,              ///< RunOptions::o2
+  kKnobAccountant = 1u << 8,      ///< RunOptions::accountant
 };
 
 /// The entries of ParameterOverrides (params.hpp), as bits.

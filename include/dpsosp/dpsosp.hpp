@@ -15,6 +15,7 @@
 #include "dpsosp/optimizer.hpp"
 #include "dpsosp/oracles.hpp"
 #include "dpsosp/params.hpp"
+#include "dpsosp/pld.hpp"
 #include "dpsosp/privacy.hpp"
 #include "dpsosp/synthetic.hpp"
 #include "dpsosp/tree.hpp"

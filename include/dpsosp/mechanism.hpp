@@ -17,11 +17,19 @@ enum class MechanismKind {
   kNone,             ///< no noise (the non-private references)
   kTree,             ///< binary tree mechanism, a fresh tree per phase (exact GDP)
   kGaussian,         ///< Gaussian noise on every release, accumulated within a phase (exact GDP)
-  kPoissonGaussian,  ///< Poisson-subsampled Gaussian releases of clipped sums (RDP)
+  kPoissonGaussian,  ///< Poisson-subsampled Gaussian releases of clipped sums (PLD or RDP)
   kMatrixFactorization,  ///< one matrix factorization of the prefix sums over the run (exact GDP)
 };
 /// "none", "tree", "gaussian", "poisson-gaussian", "matrix-factorization".
 std::string mechanism_name(MechanismKind kind);
+
+/// How a Poisson-subsampled Gaussian run is calibrated and accounted
+/// (docs/privacy-accounting.md); the other mechanisms are accounted exactly by GDP.
+enum class Accountant {
+  kPld,  ///< privacy-loss distribution, pessimistic rounding (the default: the tighter guarantee)
+  kRdp,  ///< Renyi DP on dp_accounting's order grid
+};
+std::string accountant_name(Accountant a);  ///< "pld", "rdp"
 
 /// The neighbouring relation a guarantee holds for.
 enum class Adjacency {
@@ -39,6 +47,11 @@ struct PrivacyRecord {
   double epsilon = 0, delta = 0;
   double mu = 0;                ///< GDP parameter (0 where the accounting is RDP)
   double epsilon_rdp = 0;       ///< the RDP/zCDP figure at delta, for comparison with other tools
+  /// Poisson dpsgd: the PLD figure at delta (pessimistic; +inf where the PLD
+  /// would pass its size limit); 0 for the other mechanisms.
+  double epsilon_pld = 0;
+  /// Poisson dpsgd: which accountant made `epsilon` (and calibrated the noise).
+  Accountant accountant = Accountant::kPld;
   double zcdp_rho = 0;          ///< zCDP rho (0 where it does not apply)
   double sigma = 0;             ///< per-coordinate noise of a release at the sensitivity bound
   double sensitivity = 0;       ///< the calibrated L2 sensitivity bound of a release
@@ -56,8 +69,9 @@ struct PrivacyRecord {
   /// sensitivity grows by grid * sqrt(d) by the rounding.
   double grid = 0;
   bool is_private() const { return mechanism != MechanismKind::kNone; }
-  /// "gdp-tree", "gdp-gaussian", "gdp-mf", "rdp-poisson", "zcdp-tree-discrete",
-  /// "zcdp-gaussian-discrete", "zcdp-mf-discrete" or "none (non-private)".
+  /// "gdp-tree", "gdp-gaussian", "gdp-mf", "pld-poisson", "rdp-poisson",
+  /// "zcdp-tree-discrete", "zcdp-gaussian-discrete", "zcdp-mf-discrete" or
+  /// "none (non-private)".
   std::string accounting() const;
 };
 
@@ -154,10 +168,12 @@ double mf_noise_sigma(double sensitivity_bound, Index horizon, const PrivacyTarg
 
 /// Poisson-subsampled Gaussian (multi-epoch dpsgd): `steps` releases of
 /// clipped sums (sensitivity at most the clip C under add/remove), each
-/// sampled at rate q, noise N(0, (z C)^2 I); RDP-accounted, zero-out with n
-/// public. z is calibrated to the target over `steps` unless given. Float
-/// noise only: the subsampled-Gaussian RDP bound is for continuous noise, so
-/// target.noise = kSecure is refused.
+/// sampled at rate q, noise N(0, (z C)^2 I); accounted under add/remove by
+/// `accountant` (PLD by default, or RDP), zero-out with n public. z is
+/// calibrated by that accountant to the target over `steps` unless given;
+/// the record's epsilon is that accountant's figure at z (at most the
+/// target), and it shows both figures. Float noise only: both bounds are for
+/// continuous noise, so target.noise = kSecure is refused.
 /// The mechanism also draws the batches: sample(n) gives the records of the
 /// next step, each with probability q, from the secret key's kPoisson stream
 /// (amplification needs the batch secret).
@@ -167,6 +183,7 @@ class PoissonGaussianMechanism : public Mechanism {
 };
 std::unique_ptr<PoissonGaussianMechanism> make_poisson_gaussian_mechanism(
     Index dim, const NoiseKey& key, double clip, double sampling_rate, std::uint64_t steps,
-    const PrivacyTarget& target, std::optional<double> noise_multiplier = std::nullopt);
+    const PrivacyTarget& target, std::optional<double> noise_multiplier = std::nullopt,
+    Accountant accountant = Accountant::kPld);
 
 }  // namespace dpsosp

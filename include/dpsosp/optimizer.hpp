@@ -64,10 +64,13 @@ struct RunOptions {
   std::optional<Index> batch_size;
   /// spider-tree-periodic: O1 every q steps (default from the theory).
   std::optional<Index> period;
-  /// dpsgd: epochs > 0 selects multi-epoch Poisson sampling (RDP accounting,
-  /// add/remove-one, so zero-out with n public); 0 or unset = single pass over
-  /// disjoint batches (exact GDP, replace-one).
+  /// dpsgd: epochs > 0 selects multi-epoch Poisson sampling (PLD or RDP
+  /// accounting, add/remove-one, so zero-out with n public); 0 or unset =
+  /// single pass over disjoint batches (exact GDP, replace-one).
   std::optional<double> epochs;
+  /// Poisson dpsgd: the accountant that calibrates the noise and states the
+  /// guarantee (default PLD: the same target with less noise than RDP).
+  std::optional<Accountant> accountant;
   /// Step size of sgd / dpsgd (default 1/M).
   std::optional<double> learning_rate;
   /// L_max of the tree phases of the SPIDER algorithms (default automatic,

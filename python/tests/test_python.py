@@ -157,6 +157,46 @@ class PythonModule(unittest.TestCase):
         self.assertAlmostEqual(dpsosp.privacy_tree(5, [1000, 500, 256], 1e-6)["epsilon_gdp"], 2.92160, places=5)
         self.assertAlmostEqual(dpsosp.privacy_poisson(0.01, 1.1, 1000, 1e-5), 1.71177, places=3)
 
+    def test_pld_accountant(self):
+        # The example (dp_accounting's PLDAccountant: 1.828244), below RDP's 2.10.
+        eps = dpsosp.privacy_poisson_pld(0.01, 1.0, 1000, 1e-5)
+        self.assertAlmostEqual(eps, 1.828244, delta=1e-5)
+        self.assertLess(eps, dpsosp.privacy_poisson(0.01, 1.0, 1000, 1e-5))
+        self.assertLess(dpsosp.privacy_poisson_pld(0.01, 1.0, 1000, 1e-5, pessimistic=False), eps)
+        self.assertLessEqual(dpsosp.privacy_poisson_pld_delta(0.01, 1.0, 1000, eps), 1e-5 * (1 + 1e-9))
+        z = dpsosp.calibrate_poisson(0.01, 1000, eps, 1e-5)
+        self.assertAlmostEqual(z, 1.0, delta=1e-5)
+        self.assertGreater(dpsosp.calibrate_poisson(0.01, 1000, eps, 1e-5, accountant="rdp"), 1.05)
+        # The object: composed releases of different sensitivities (e.g. a matrix mechanism's columns).
+        pld = dpsosp.pld_poisson_gaussian(0.01, 1.0).self_compose(1000)
+        self.assertIsInstance(pld, dpsosp.PrivacyLossDistribution)
+        self.assertEqual(pld.epsilon(1e-5), eps)
+        self.assertFalse(pld.symmetric)
+        mixed = dpsosp.pld_gaussian(2.0, 1.0).compose(dpsosp.pld_gaussian(2.0, 0.5))
+        self.assertAlmostEqual(mixed.epsilon(1e-6), dpsosp.gdp_epsilon(1.25 ** 0.5 / 2, 1e-6), delta=2e-4)
+        self.assertGreaterEqual(dpsosp.privacy_tree(5, [1000, 500, 256], 1e-6)["epsilon_pld"], 2.92160)
+        with self.assertRaisesRegex(ValueError, "adjacency must be 'add-remove' or 'replace-one'"):
+            dpsosp.privacy_poisson_pld(0.01, 1.0, 10, 1e-5, adjacency="swap")
+        with self.assertRaisesRegex(ValueError, "same discretization"):
+            dpsosp.pld_gaussian(1.0).compose(dpsosp.pld_gaussian(1.0, discretization=1e-3))
+
+    def test_poisson_dpsgd_accountant(self):
+        X = np.random.default_rng(2).standard_normal((4000, 3))
+        y = (X[:, 0] > 0).astype(float)
+        common = dict(algo="dpsgd", epochs=1, batch_size=100, epsilon=2, delta=1e-5, seed=1, noise_key=KEY)
+        pld = dpsosp.run("logistic", X, y, **common)
+        rdp = dpsosp.run("logistic", X, y, accountant="rdp", **common)
+        self.assertEqual(pld["accounting"], "pld-poisson")
+        self.assertEqual(rdp["accounting"], "rdp-poisson")
+        self.assertEqual(pld["epsilon"], pld["epsilon_pld"])
+        self.assertEqual(rdp["epsilon"], rdp["epsilon_rdp"])
+        self.assertLess(pld["noise_multiplier"], rdp["noise_multiplier"])
+        self.assertIn("accountant", {row["name"]: row for row in dpsosp.algorithm_table()}["dpsgd"]["options"])
+        with self.assertRaisesRegex(ValueError, "accountant = rdp: applies to Poisson dpsgd"):
+            dpsosp.run("logistic", X, y, algo="dpsgd", accountant="rdp")
+        with self.assertRaisesRegex(ValueError, "accountant must be 'pld' or 'rdp'"):
+            dpsosp.run("logistic", X, y, accountant="gdp", **common)
+
     def test_errors_are_value_errors(self):
         X = np.zeros((10, 3))
         with self.assertRaisesRegex(ValueError, "unknown"):

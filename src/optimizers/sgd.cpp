@@ -40,7 +40,8 @@ void run(const Model& model, const Dataset& data, const RunOptions& o, const Noi
                   " means more than 1e15 steps");
     planned_steps = static_cast<Index>(std::ceil(*o.epochs / q));
     auto poisson_mechanism =
-        make_poisson_gaussian_mechanism(d, key, clip, q, planned_steps, *o.privacy, o.overrides.noise_multiplier);
+        make_poisson_gaussian_mechanism(d, key, clip, q, planned_steps, *o.privacy, o.overrides.noise_multiplier,
+                                        o.accountant.value_or(Accountant::kPld));
     sampler = poisson_mechanism.get();
     noise = std::move(poisson_mechanism);
   } else if (is_private) {
@@ -137,7 +138,7 @@ AlgorithmRow dpsgd_row() {
             "DP-SGD: clipped per-example gradients plus Gaussian noise; single pass, or epochs > 0 for Poisson "
             "sampling",
             /*is_private=*/true, /*allows_infinite_epsilon=*/false, MechanismKind::kGaussian,
-            kKnobBatchSize | kKnobEpochs | kKnobLearningRate, kSetNoiseMultiplier};
+            kKnobBatchSize | kKnobEpochs | kKnobLearningRate | kKnobAccountant, kSetNoiseMultiplier};
   r.run = run;
   r.audit = {audit_linear, nullptr, nullptr};
   return r;

@@ -30,7 +30,7 @@ MODELS = {"logistic": "binary", "sigmoid": "binary", "cauchy": "real", "phase-re
 # to RELEASED if it is computed from the released iterates: the attack-surface
 # test then holds it to that.
 KNOWN = {"x", "algo", "private", "guarantee", "epsilon", "delta", "mu", "sigma", "sensitivity", "noise_multiplier",
-         "epsilon_rdp", "zcdp_rho", "depth", "mechanism", "accounting", "adjacency", "seed", "noise_key",
+         "epsilon_rdp", "epsilon_pld", "zcdp_rho", "depth", "mechanism", "accounting", "adjacency", "seed", "noise_key",
          "samples_used",
          "gradient_evaluations", "steps", "o1_calls", "perturbations", "phase_lengths", "params", "termination",
          "interrupted", "trajectory", "caveats", "model", "n", "d", "target", "constants", "certificate",

@@ -157,6 +157,12 @@ class PrivateReport(unittest.TestCase):
                     p = run_json("privacy", "--noise-multiplier", repr(j["noise_multiplier"]), "--steps", str(L),
                                  "--delta", "1e-6")
                     self.assertAlmostEqual(p["epsilon_gdp"], j["epsilon"], places=12)
+                if j["accounting"] == "gdp-mf":
+                    # The factorization over the horizon fixed before the run.
+                    p = run_json("privacy", "--mechanism", "mf", "--noise-multiplier", repr(j["noise_multiplier"]),
+                                 "--steps", str(j["horizon"]), "--delta", "1e-6")
+                    self.assertAlmostEqual(p["epsilon_gdp"], j["epsilon"], places=12)
+                    self.assertEqual(p["column_norm"], j["column_norm"])
                 if "--epochs" in extra:
                     self.assertEqual(j["adjacency"], "zero-out")
                     self.assertIsNone(j["gradient_evaluations"])  # the batch sizes are secret

@@ -84,8 +84,14 @@ py::dict summary_dict(const Summary& s) {
   d["sensitivity"] = p.sensitivity;
   d["noise_multiplier"] = p.noise_multiplier;
   d["epsilon_rdp"] = p.epsilon_rdp;
+  if (p.mechanism == MechanismKind::kPoissonGaussian) d["epsilon_pld"] = p.epsilon_pld;
   d["zcdp_rho"] = p.zcdp_rho;
   d["depth"] = p.depth;
+  if (p.mechanism == MechanismKind::kMatrixFactorization) {
+    d["horizon"] = p.horizon;
+    d["column_norm"] = p.column_norm;
+    d["buffers"] = p.buffers;
+  }
   d["mechanism"] = mechanism_name(p.mechanism);
   d["noise"] = p.is_private() ? py::cast(noise_mode_name(p.noise)) : py::none();
   d["grid"] = p.grid;
@@ -100,6 +106,17 @@ py::dict summary_dict(const Summary& s) {
   d["params"] = s.params;
   d["termination"] = termination_name(s.termination);
   d["interrupted"] = s.interrupted();
+  d["constants"] = py::dict(py::arg("G") = s.constants.G, py::arg("M") = s.constants.M,
+                            py::arg("rho") = s.constants.rho, py::arg("B") = s.constants.B);
+  if (s.estimate) {
+    py::dict e;
+    e["records"] = s.estimate->records;
+    e["rounds"] = s.estimate->rounds;
+    e["count_noise"] = s.estimate->count_noise;
+    if (s.estimate->G) e["G"] = *s.estimate->G;
+    if (s.estimate->M) e["M"] = *s.estimate->M;
+    d["estimate"] = e;
+  }
   return d;
 }
 
@@ -118,6 +135,8 @@ py::dict diagnostics_dict(const Summary& s) {
 
 }  // namespace
 
+void bind_privacy(py::module_& m);  // python/privacy.cpp
+
 PYBIND11_MODULE(_core, m) {
   m.doc() = "dpsosp: differentially private second-order stationary points";
 
@@ -125,12 +144,14 @@ PYBIND11_MODULE(_core, m) {
       "run",
       [](const std::string& model_name, const std::optional<Eigen::Ref<const RowMatrix>>& X,
          const std::optional<Eigen::Ref<const Vec>>& y, const std::string& algo, std::optional<double> epsilon,
-         double delta, double G, double M, double rho, double B, std::optional<std::uint64_t> seed,
+         double delta, const py::object& G, const py::object& M, double rho, double B,
+         std::optional<std::uint64_t> seed,
          std::optional<double> alpha_scale, std::optional<Index> batch_size, std::optional<Index> period,
          std::optional<double> epochs, std::optional<double> learning_rate, std::optional<Vec> x0, Index max_steps,
          std::optional<Index> max_phase_length, int threads, Index classes, Index hidden, Index rank,
          const std::optional<py::bytes>& noise_key, const std::optional<std::string>& noise_key_file,
-         bool release_only, const std::string& noise, const std::optional<std::string>& data_file, bool stream) {
+         bool release_only, const std::string& noise, std::optional<double> tail, std::optional<bool> o2,
+         const std::optional<std::string>& accountant, const std::optional<std::string>& data_file, bool stream) {
         RunOptions o;
         o.algorithm = parse_algorithm(algo);
         // epsilon: 1 by default for a private algorithm (as the CLI's --epsilon);
@@ -141,11 +162,27 @@ PYBIND11_MODULE(_core, m) {
           if (!o.privacy) throw Error("run: noise = secure: " + algo + " is non-private and adds no noise");
           o.privacy->noise = NoiseMode::kSecure;
         }
-        o.constants = {G, M, rho, B};
+        // G and M: a number, or "auto" (the default): a private estimate for a
+        // private run (clip_estimate.hpp), 1 for a non-private one.
+        const auto constant = [&](const py::object& v, const char* name, bool& estimate) {
+          if (!py::isinstance<py::str>(v)) return v.cast<double>();
+          if (v.cast<std::string>() != "auto")
+            throw Error(std::string("run: ") + name + " must be a number or 'auto', got '" + v.cast<std::string>() + "'");
+          if (o.is_private_run()) estimate = true;
+          return 1.0;
+        };
+        o.constants = {constant(G, "G", o.estimate.G), constant(M, "M", o.estimate.M), rho, B};
+        o.tail = tail;
+        o.o2 = o2;
         o.alpha_scale = alpha_scale;
         o.batch_size = batch_size;
         o.period = period;
         o.epochs = epochs;
+        if (accountant) {
+          if (*accountant != "pld" && *accountant != "rdp")
+            throw Error("run: accountant must be 'pld' or 'rdp', got '" + *accountant + "'");
+          o.accountant = *accountant == "pld" ? Accountant::kPld : Accountant::kRdp;
+        }
         o.learning_rate = learning_rate;
         o.max_steps = max_steps;
         o.max_phase_length = max_phase_length;
@@ -208,23 +245,25 @@ PYBIND11_MODULE(_core, m) {
         if (!release_only) result["diagnostics"] = diagnostics_dict(s);
         return result;
       },
-      py::arg("model"), py::arg("X") = py::none(), py::arg("y") = py::none(), py::arg("algo") = "spider-tree-adaptive",
-      py::arg("epsilon") = py::none(), py::arg("delta") = 1e-6, py::arg("G") = 1.0, py::arg("M") = 1.0,
+      py::arg("model"), py::arg("X") = py::none(), py::arg("y") = py::none(), py::arg("algo") = "spider-mf-adaptive",
+      py::arg("epsilon") = py::none(), py::arg("delta") = 1e-6, py::arg("G") = "auto", py::arg("M") = "auto",
       py::arg("rho") = 1.0, py::arg("B") = 1.0, py::arg("seed") = py::none(), py::arg("alpha_scale") = py::none(),
       py::arg("batch_size") = py::none(), py::arg("period") = py::none(), py::arg("epochs") = py::none(),
       py::arg("learning_rate") = py::none(), py::arg("x0") = py::none(), py::arg("max_steps") = 0,
       py::arg("max_phase_length") = py::none(), py::arg("threads") = 0, py::arg("classes") = 0,
       py::arg("hidden") = 32, py::arg("rank") = 1, py::arg("noise_key") = py::none(),
       py::arg("noise_key_file") = py::none(), py::arg("release_only") = false, py::arg("noise") = "float",
-      py::arg("data") = py::none(), py::arg("stream") = false,
+      py::arg("tail") = py::none(), py::arg("o2") = py::none(),
+      py::arg("accountant") = py::none(), py::arg("data") = py::none(), py::arg("stream") = false,
       "Run an optimizer on the records X (n x p) with labels y; returns the report as a dict. Everything but "
       "its 'diagnostics' is covered by the privacy guarantee. epsilon defaults to 1 for a private algorithm; "
       "options an algorithm does not read are refused (dpsosp.algorithms() lists what each reads). seed keys "
       "the public randomness (sample order, perturbations); the privacy noise is keyed by noise_key (16 secret "
       "bytes) or noise_key_file, by default a fresh key from the OS that is kept nowhere. noise='secure' puts every "
-      "release on a grid with exact discrete Gaussian noise (docs/noise.md). Instead of X and y, data='FILE' names a "
-      "record file (dpsosp convert): loaded whole, or with stream=True read once, front to back, in the file's order "
-      "(a few batches in memory; docs/data-formats.md).");
+      "release on a grid with exact discrete Gaussian noise (docs/noise.md). accountant ('pld', the default, or 'rdp') "
+      "calibrates and accounts dpsgd with epochs > 0. Instead of X and y, data='FILE' names a record file (dpsosp "
+      "convert): loaded whole, or with stream=True read once, front to back, in the file's order (a few batches in "
+      "memory; docs/data-formats.md).");
 
   m.def(
       "write_records",
@@ -291,23 +330,7 @@ PYBIND11_MODULE(_core, m) {
       py::arg("spec"), py::arg("x"), py::arg("rho") = 1.0,
       "Certificate of x for the known population of a synthetic problem.");
 
-  m.def(
-      "privacy_tree",
-      [](double z, const std::vector<std::uint64_t>& steps, double delta) {
-        const privacy::TreeAccount a = privacy::account_tree(z, steps, delta);
-        py::dict d;
-        d["epsilon_gdp"] = a.epsilon_gdp;
-        d["epsilon_rdp"] = a.epsilon_rdp;
-        d["mu"] = a.mu;
-        d["rho"] = a.rho;
-        d["depth"] = a.depth;
-        return d;
-      },
-      py::arg("noise_multiplier"), py::arg("steps"), py::arg("delta"),
-      "Privacy of tree-aggregated Gaussian releases with the given phase lengths (replace-one).");
-  m.def("privacy_poisson", &privacy::dpsgd_poisson_epsilon, py::arg("sampling_rate"), py::arg("noise_multiplier"),
-        py::arg("steps"), py::arg("delta"), "epsilon of Poisson-subsampled DP-SGD (RDP, add/remove-one).");
-  m.def("gdp_epsilon", &privacy::gdp_epsilon, py::arg("mu"), py::arg("delta"), "Exact mu-GDP to (eps, delta).");
+  bind_privacy(m);
   m.def("algorithms", &algorithm_names, "Names accepted by run(algo=...).");
   m.def(
       "algorithm_table",
@@ -318,7 +341,7 @@ PYBIND11_MODULE(_core, m) {
         const std::pair<Knob, const char*> knobs[] = {
             {kKnobBatchSize, "batch_size"}, {kKnobPeriod, "period"},           {kKnobEpochs, "epochs"},
             {kKnobLearningRate, "learning_rate"}, {kKnobAlphaScale, "alpha_scale"},
-            {kKnobMaxPhaseLength, "max_phase_length"}};
+            {kKnobMaxPhaseLength, "max_phase_length"}, {kKnobAccountant, "accountant"}};
         for (const AlgorithmInfo& info : algorithm_table()) {
           py::dict r;
           r["name"] = info.name;

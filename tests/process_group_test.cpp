@@ -68,6 +68,29 @@ TEST(ProcessGroup, EveryProcessEndsWithTheSingleProcessBits) {
   }
 }
 
+TEST(ProcessGroup, TheEstimateOfGAndMIsTheSameOnEveryProcess) {
+  const Dataset data = testing::run_data(false);
+  const auto model = make_model("logistic", data.cols());
+  const Vec x0 = Vec::Zero(static_cast<Eigen::Index>(model->dim()));
+  for (const std::string& algo : testing::every_algorithm()) {
+    if (!algorithm_info(parse_algorithm(algo)).is_private) continue;
+    SCOPED_TRACE(algo);
+    RunOptions o = testing::short_run(algo);
+    o.estimate.G = o.estimate.M = true;  // --G auto --M auto
+    const Summary want = minimize(*model, data, x0, o);
+    ASSERT_TRUE(want.estimate.has_value());
+    const auto runs = run_group<Summary>(3, [&](std::shared_ptr<ProcessGroup> g) {
+      RunOptions mine = o;
+      mine.process_group = g;
+      return minimize(*model, data, x0, mine);
+    });
+    for (const Summary& s : runs) {
+      expect_same_run(s, want);
+      EXPECT_EQ(s.constants.G, want.constants.G);
+    }
+  }
+}
+
 TEST(ProcessGroup, StreamedSharesGiveTheLoadedRunsBits) {
   const std::string path = ::testing::TempDir() + "process_group_test_" + std::to_string(::getpid()) + ".dpsr";
   for (bool sparse : {false, true}) {

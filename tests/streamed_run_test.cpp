@@ -67,6 +67,30 @@ TEST(StreamedRun, GivesTheBitsOfALoadedRunInFileOrder) {
   std::remove(path.c_str());
 }
 
+TEST(StreamedRun, TheEstimateOfGAndMTakesTheFilesFirstRecordsAsALoadedRunDoes) {
+  const std::string path = temp_path("estimate.dpsr");
+  write_record_file(testing::run_data(false), path);
+  const Dataset loaded = load_record_file(path);
+  const auto model = make_model("logistic", loaded.cols());
+  const Vec x0 = Vec::Zero(static_cast<Eigen::Index>(model->dim()));
+  for (const std::string& algo : testing::every_algorithm()) {
+    if (!algorithm_info(parse_algorithm(algo)).is_private) continue;
+    SCOPED_TRACE(algo);
+    RunOptions o = testing::short_run(algo, 0);
+    o.estimate.G = o.estimate.M = true;  // --G auto --M auto
+    o.sample_order = SampleOrder::kFile;
+    const Summary want = minimize(*model, loaded, x0, o);
+    const Summary got = minimize(*model, RecordFile(path), x0, o);
+    ASSERT_TRUE(want.estimate.has_value());
+    ASSERT_GT(want.reserved_records, 0u);
+    EXPECT_EQ(got.reserved_records, want.reserved_records);
+    EXPECT_EQ(got.constants.G, want.constants.G);
+    EXPECT_EQ(got.constants.M, want.constants.M);
+    expect_same_run(got, want);
+  }
+  std::remove(path.c_str());
+}
+
 TEST(StreamedRun, AShuffledFileStreamsAsTheSeedsOrderOfTheRecords) {
   const std::string path = temp_path("shuffled.dpsr");
   const Dataset data = testing::run_data(false);

@@ -1,13 +1,4 @@
-// What `dpsosp run` does on SIGINT/SIGTERM (stop_signal.hpp).
-//
-// The first SIGINT or SIGTERM only sets a flag that the optimizer polls once
-// per step; the run then ends, the report so far (with the guarantee fixed
-// before the run, which covers the shorter run too) is written and the exit status is 128 + the
-// signal number (130 for SIGINT). The handler restores the default action of
-// both signals (SA_RESETHAND, and sigaction for the other one; both are
-// blocked while it runs), so a second SIGINT or SIGTERM ends the process at
-// once. It is async-signal-safe: lock-free atomics, a sig_atomic_t store,
-// sigaction(2), raise(3) and write(2), with errno saved around them.
+// SIGINT and SIGTERM during `dpsosp run` (stop_signal.hpp).
 #include "stop_signal.hpp"
 
 #include <unistd.h>
@@ -18,6 +9,14 @@
 namespace dpsosp::cli {
 namespace {
 
+// The first SIGINT or SIGTERM only sets a flag that the optimizer polls once
+// per step; the run then ends, the report so far (with the guarantee fixed
+// before the run, which covers the shorter run too) is written and the exit status is 128 + the
+// signal number (130 for SIGINT). The handler restores the default action of
+// both signals (SA_RESETHAND, and sigaction for the other one; both are
+// blocked while it runs), so a second SIGINT or SIGTERM ends the process at
+// once. It is async-signal-safe: lock-free atomics, a sig_atomic_t store,
+// sigaction(2), raise(3) and write(2), with errno saved around them.
 std::atomic<bool> g_stop{false};
 static_assert(std::atomic<bool>::is_always_lock_free, "the signal handler needs a lock-free flag");
 volatile std::sig_atomic_t g_signal = 0;
@@ -27,8 +26,8 @@ volatile std::sig_atomic_t g_signal = 0;
 // actions; the later handler then does what a second signal must: end the
 // process, by the signal's default action.
 std::atomic<int> g_signals_seen{0};
-volatile std::sig_atomic_t g_announce = 1;
 static_assert(std::atomic<int>::is_always_lock_free, "the signal handler needs a lock-free counter");
+volatile std::sig_atomic_t g_announce = 1;
 
 extern "C" void on_stop_signal(int signo) {
   const int saved_errno = errno;
@@ -58,11 +57,12 @@ extern "C" void on_stop_signal(int signo) {
 
 }  // namespace
 
-std::atomic<bool>& stop_flag() { return g_stop; }
+struct StopOnSignal::Saved {
+  struct sigaction previous_int {};
+  struct sigaction previous_term {};
+};
 
-int stop_signal() { return g_signal != 0 ? static_cast<int>(g_signal) : SIGINT; }
-
-StopOnSignal::StopOnSignal(bool announce) {
+StopOnSignal::StopOnSignal(bool announce) : saved_(std::make_unique<Saved>()) {
   g_announce = announce ? 1 : 0;
   g_stop.store(false);
   g_signals_seen.store(0);
@@ -73,13 +73,17 @@ StopOnSignal::StopOnSignal(bool announce) {
   sigaddset(&action.sa_mask, SIGINT);
   sigaddset(&action.sa_mask, SIGTERM);
   action.sa_flags = SA_RESETHAND | SA_RESTART;
-  sigaction(SIGINT, &action, &previous_int_);
-  sigaction(SIGTERM, &action, &previous_term_);
+  sigaction(SIGINT, &action, &saved_->previous_int);
+  sigaction(SIGTERM, &action, &saved_->previous_term);
 }
 
 StopOnSignal::~StopOnSignal() {
-  sigaction(SIGINT, &previous_int_, nullptr);
-  sigaction(SIGTERM, &previous_term_, nullptr);
+  sigaction(SIGINT, &saved_->previous_int, nullptr);
+  sigaction(SIGTERM, &saved_->previous_term, nullptr);
 }
+
+const std::atomic<bool>& stop_flag() { return g_stop; }
+bool stop_requested_by_signal() { return g_stop.load(); }
+int stop_signal_number() { return g_signal != 0 ? static_cast<int>(g_signal) : SIGINT; }
 
 }  // namespace dpsosp::cli

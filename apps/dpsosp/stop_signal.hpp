@@ -1,20 +1,14 @@
-// `dpsosp run` on SIGINT/SIGTERM: the first signal asks the run to stop after
-// its step (the report so far is written, exit status 128 + the signal), a
-// second one ends the process at once.
+// `dpsosp run`'s handling of SIGINT and SIGTERM: the first one asks the run to
+// stop after its step (the report so far is written, exit 128 + the signal);
+// a second one ends the process at once.
 #pragma once
-#include <signal.h>
-
 #include <atomic>
+#include <memory>
 
 namespace dpsosp::cli {
 
-/// The flag the run polls (RunOptions::stop_flag), set by the first signal.
-std::atomic<bool>& stop_flag();
-/// The signal that set it (SIGINT when none did).
-int stop_signal();
-
 /// Installs the handler for SIGINT and SIGTERM for its lifetime; `announce`:
-/// say so on stderr (one rank of an MPI job does).
+/// say so on stderr when a signal comes (one rank of an MPI job does).
 class StopOnSignal {
  public:
   explicit StopOnSignal(bool announce = true);
@@ -23,8 +17,14 @@ class StopOnSignal {
   StopOnSignal& operator=(const StopOnSignal&) = delete;
 
  private:
-  struct sigaction previous_int_ {};
-  struct sigaction previous_term_ {};
+  struct Saved;
+  std::unique_ptr<Saved> saved_;
 };
+
+/// The flag the handler sets (RunOptions::stop_flag).
+const std::atomic<bool>& stop_flag();
+bool stop_requested_by_signal();
+/// The signal that asked the run to stop (SIGINT if none did).
+int stop_signal_number();
 
 }  // namespace dpsosp::cli

@@ -74,6 +74,14 @@ class Model {
   /// (reference form: the rows of batch_gradients at x minus those at x_prev).
   virtual ClippedSum clipped_difference_sum(const Vec& x, const Vec& x_prev, const Dataset& data,
                                             const IndexList& idx, double clip) const;
+  /// The consistent O2 of spider-mf-adaptive: the sum over idx of
+  /// clip_to_norm(g(x) - g(x_prev), clip) with g(.) = clip_to_norm(grad f(.; z),
+  /// inner_clip), the difference of the gradients O1 would use. Reference
+  /// form: the rows of batch_gradients at x and at x_prev, each clipped at
+  /// inner_clip, subtracted, clipped at clip, added in order. clipped counts
+  /// the outer clips. softmax, mlp and pca run it fused and threaded.
+  virtual ClippedSum clipped_consistent_difference_sum(const Vec& x, const Vec& x_prev, const Dataset& data,
+                                                       const IndexList& idx, double inner_clip, double clip) const;
   /// One share of a batch's clipped sum, for data-parallel runs: the sum of
   /// start's vector and, in order, the clipped vectors of idx (clipped counts:
   /// these records' alone). Bit for bit what clipped_gradient_sum gives for the
@@ -87,6 +95,10 @@ class Model {
   /// As chained_gradient_sum for clipped_difference_sum.
   virtual ClippedSum chained_difference_sum(const Vec& x, const Vec& x_prev, const Dataset& data,
                                             const IndexList& idx, double clip, const SumStart& start) const;
+  /// As chained_gradient_sum for clipped_consistent_difference_sum.
+  virtual ClippedSum chained_consistent_difference_sum(const Vec& x, const Vec& x_prev, const Dataset& data,
+                                                       const IndexList& idx, double inner_clip, double clip,
+                                                       const SumStart& start) const;
   /// Batch rows per unit of the shares of chained sums: a share must start at
   /// a multiple of it (where the fused kernels' row groups and the alignment
   /// of their scratch rows begin anew).

@@ -13,13 +13,20 @@ noise; run(..., release_only=True) leaves it out. seed keys only the public
 randomness; the privacy noise comes from a secret key, fresh from the OS unless
 noise_key (see generate_noise_key) or noise_key_file is given.
 
+Accounting: privacy_tree and privacy_poisson / privacy_poisson_pld give the
+figures of a tree-mechanism run and of Poisson DP-SGD; pld_gaussian and
+pld_poisson_gaussian build privacy-loss distributions that compose.
+
 Records too large for memory go to a record file (write_records, or `dpsosp
 convert`); run(model, data=path, stream=True) reads it once, front to back.
 
 Every function raises ValueError with a one-line message on bad input.
 """
-from ._core import (algorithm_table, algorithms, certify, certify_population, gdp_epsilon, generate_noise_key, models,
-                    privacy_poisson, privacy_tree, run, synthetic, write_records)
+from ._core import (PrivacyLossDistribution, algorithm_table, algorithms, calibrate_poisson, certify, certify_population,
+                    gdp_epsilon, generate_noise_key, models, pld_gaussian, pld_poisson_gaussian, privacy_poisson,
+                    privacy_poisson_pld, privacy_poisson_pld_delta, privacy_tree, run, synthetic, write_records)
 
 __all__ = ["run", "certify", "certify_population", "synthetic", "privacy_tree", "privacy_poisson",
-           "gdp_epsilon", "generate_noise_key", "algorithms", "algorithm_table", "models", "write_records"]
+           "privacy_poisson_pld", "privacy_poisson_pld_delta", "calibrate_poisson", "pld_gaussian",
+           "pld_poisson_gaussian", "PrivacyLossDistribution", "gdp_epsilon", "generate_noise_key", "algorithms",
+           "algorithm_table", "models", "write_records"]

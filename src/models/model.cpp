@@ -205,6 +205,41 @@ ClippedSum Model::clipped_difference_sum(const Vec& x, const Vec& x_prev, const 
   });
 }
 
+namespace {
+
+// The reference form of the consistent O2 (from zero, or from a chain's start).
+ClippedSum consistent_blocks(const Model& m, const Vec& x, const Vec& x_prev, const Dataset& data,
+                             const IndexList& idx, double inner_clip, double clip, const SumStart* start) {
+  RowMatrix at_prev;
+  return clipped_blocks(
+      m.dim(), idx, clip,
+      [&](const IndexList& part, RowMatrix& block) {
+        m.batch_gradients(x, data, part, block);
+        m.batch_gradients(x_prev, data, part, at_prev);
+        for (Eigen::Index r = 0; r < block.rows(); ++r) {
+          auto g = block.row(r).transpose();
+          auto g_prev = at_prev.row(r).transpose();
+          clip_to_norm(g, inner_clip);
+          clip_to_norm(g_prev, inner_clip);
+          g -= g_prev;
+        }
+      },
+      start);
+}
+
+}  // namespace
+
+ClippedSum Model::clipped_consistent_difference_sum(const Vec& x, const Vec& x_prev, const Dataset& data,
+                                                    const IndexList& idx, double inner_clip, double clip) const {
+  return consistent_blocks(*this, x, x_prev, data, idx, inner_clip, clip, nullptr);
+}
+
+ClippedSum Model::chained_consistent_difference_sum(const Vec& x, const Vec& x_prev, const Dataset& data,
+                                                    const IndexList& idx, double inner_clip, double clip,
+                                                    const SumStart& start) const {
+  return consistent_blocks(*this, x, x_prev, data, idx, inner_clip, clip, &start);
+}
+
 ClippedSum Model::chained_gradient_sum(const Vec& x, const Dataset& data, const IndexList& idx, double clip,
                                        const SumStart& start) const {
   return clipped_blocks(
@@ -332,23 +367,6 @@ std::unique_ptr<Model> make_model(const std::string& name, Index features, const
   const double h = static_cast<double>(options.hidden);
   check_size(name, h * p + h + k * h + k);
   return detail::make_mlp(features, options.hidden, classes);
-}
-
-std::unique_ptr<Model> make_model(const std::string& name, const RecordFileInfo& records,
-                                  const ModelOptions& options) {
-  ModelOptions o = options;
-  if ((name == "softmax" || name == "mlp") && o.classes == 0) {
-    if (!records.labeled)
-      throw Error("make_model: " + name + " cannot infer the number of classes: the records have no labels; "
-                  "set ModelOptions::classes");
-    const double top = records.label_max;
-    if (!(records.label_min >= 0.0 && std::floor(top) == top && top < 1e9))
-      throw Error(name + ": the labels reach " + detail::format_number(top) + " (from " +
-                  detail::format_number(records.label_min) +
-                  "), expected non-negative integers (class indices); set ModelOptions::classes");
-    o.classes = std::max<Index>(2, static_cast<Index>(top) + 1);
-  }
-  return make_model(name, records.cols, o);
 }
 
 std::optional<bool> Model::correct(const Vec&, const Dataset&, Index) const { return std::nullopt; }

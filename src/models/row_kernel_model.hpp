@@ -38,6 +38,15 @@ class RowKernelModel : public Model {
                                     double clip, const SumStart& start) const final {
     return difference_sum_from(x, x_prev, data, idx, clip, &start);
   }
+  ClippedSum clipped_consistent_difference_sum(const Vec& x, const Vec& x_prev, const Dataset& data,
+                                               const IndexList& idx, double inner_clip, double clip) const final {
+    return consistent_sum_from(x, x_prev, data, idx, inner_clip, clip, nullptr);
+  }
+  ClippedSum chained_consistent_difference_sum(const Vec& x, const Vec& x_prev, const Dataset& data,
+                                               const IndexList& idx, double inner_clip, double clip,
+                                               const SumStart& start) const final {
+    return consistent_sum_from(x, x_prev, data, idx, inner_clip, clip, &start);
+  }
 
  private:
   ClippedSum gradient_sum_from(const Vec& x, const Dataset& data, const IndexList& idx, double clip,
@@ -51,6 +60,13 @@ class RowKernelModel : public Model {
     check_point(*this, x_prev, "clipped_difference_sum");
     return clipped_difference_rows(2 * kKind + 1, data, idx, model().dim(), x, x_prev, clip, row_kernels(data),
                                    start);
+  }
+  ClippedSum consistent_sum_from(const Vec& x, const Vec& x_prev, const Dataset& data, const IndexList& idx,
+                                 double inner_clip, double clip, const SumStart* start) const {
+    check_point(*this, x, "clipped_consistent_difference_sum");
+    check_point(*this, x_prev, "clipped_consistent_difference_sum");
+    return clipped_consistent_difference_rows(2 * kKind + 1, data, idx, model().dim(), x, x_prev, inner_clip, clip,
+                                              row_kernels(data), start);
   }
   const D& model() const { return static_cast<const D&>(*this); }
   // Per-thread row kernels for the engine: D's kernel, each with its own scratch.

@@ -8,8 +8,10 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <numeric>
 
 #include "data/dataset_layout.hpp"
+#include "dpsosp/clip_estimate.hpp"
 #include "dpsosp/error.hpp"
 #include "dpsosp/noise.hpp"
 #include "dpsosp/optimizer.hpp"
@@ -27,7 +29,8 @@ void check_start(const Model& model, const Vec& x0) {
   if (!x0.allFinite()) throw Error("minimize: x0 has a non-finite entry");
 }
 
-Summary run_checked(const Model& model, const Dataset& records, const Vec& x0, const RunOptions& options) {
+Summary run_checked(const Model& model, const Dataset& records, const Vec& x0, const RunOptions& options,
+                    const std::function<Dataset(Index)>& first_records) {
   const int previous_threads = omp_get_max_threads();
   if (options.threads > 0) omp_set_num_threads(options.threads);
   struct RestoreThreads {
@@ -52,7 +55,31 @@ Summary run_checked(const Model& model, const Dataset& records, const Vec& x0, c
   summary.processes = options.process_group ? options.process_group->size() : 1;
   summary.x = x0;
   const auto start = std::chrono::steady_clock::now();
-  algorithm_row(options.algorithm).run(model, records, options, key, summary);
+  // --G auto / --M auto: a private estimate on the first records of the
+  // public sample order, which the run then leaves unused (clip_estimate.hpp).
+  RunOptions o = options;
+  if (options.estimate.any()) {
+    const Index m = estimate_records(records.rows());
+    if (m == 0)
+      throw Error("minimize: " + std::to_string(records.rows()) + " records are too few to estimate G or M "
+                  "privately (the estimate takes 2% of them, at least one); give G and M");
+    ConstantsEstimate e;
+    if (first_records) {  // streamed: the file's first m records
+      const Dataset first = first_records(m);
+      IndexList idx(m);
+      std::iota(idx.begin(), idx.end(), Index{0});
+      e = estimate_constants(model, first, idx, x0, options.estimate, *options.privacy, key, summary.seed);
+    } else {
+      SamplePool pool(records, summary.seed);
+      e = estimate_constants(model, records, pool.draw(m), x0, options.estimate, *options.privacy, key, summary.seed);
+    }
+    if (e.G) o.constants.G = *e.G;
+    if (e.M) o.constants.M = *e.M;
+    summary.estimate = e;
+    summary.reserved_records = m;
+  }
+  summary.constants = o.constants;
+  algorithm_row(options.algorithm).run(model, records, o, key, summary);
   summary.diagnostics.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return summary;
 }

@@ -98,8 +98,15 @@ Summary minimize(const Model& model, const RecordFile& file, const Vec& x0, cons
     plan->agreed_stop = &agreed_stop;
     planned.stop_flag = &agreed_stop;
   }
-  Summary summary =
-      detail::run_checked(model, detail::DatasetLayout::stand_in(file.info().rows, plan), x0, planned);
+  // The estimate of G and M (if asked for) reads the file's first records
+  // itself; the run's stream then passes over them (the pool has used them).
+  const auto first_records = [&file](Index m) {
+    detail::BlockStream head(file.path(), file.info(), "minimize");
+    const detail::RecordStream::Rows rows = head.next(m);
+    return detail::copy_rows(rows.data, rows.rows.front(), m);
+  };
+  Summary summary = detail::run_checked(model, detail::DatasetLayout::stand_in(file.info().rows, plan), x0, planned,
+                                        first_records);
   file.check_unchanged("minimize");
   return summary;
 }

@@ -70,8 +70,11 @@ ClippedSum GradientOracles::sum_batch(Index b, const IndexList* given, const Bat
   } else if (plan != nullptr && plan->stream) {
     // The next b records of the file, of which this process reads its share
     // (in place where the stream holds them, data/record_stream.hpp).
-    detail::DatasetLayout::advance(pool_, b);
+    const Index first = detail::DatasetLayout::advance(pool_, b);
     detail::RecordStream& stream = *plan->stream;
+    // Records the pool handed out elsewhere (the estimate's, clip_estimate.hpp)
+    // are passed over: the stream keeps to the pool's order.
+    if (stream.position() < first) stream.skip(first - stream.position());
     stream.skip(share.first);
     detail::RecordStream::Rows got = stream.next(share.size());
     stream.skip(b - share.end);
@@ -124,6 +127,19 @@ OracleOutput GradientOracles::o2(const Vec& x, const Vec& x_prev, Index b, doubl
   ClippedSum sum = sum_batch(b, nullptr, [&](const Dataset& from, const IndexList& rows, const SumStart* start) {
     return start ? model_.chained_difference_sum(x, x_prev, from, rows, clip, *start)
                  : model_.clipped_difference_sum(x, x_prev, from, rows, clip);
+  });
+  gradient_evaluations_ += 2 * b;
+  return mean_of(std::move(sum), b);
+}
+
+OracleOutput GradientOracles::o2_consistent(const Vec& x, const Vec& x_prev, Index b, double inner_clip,
+                                            double clip) {
+  check_dim(model_, x, "GradientOracles::o2_consistent");
+  check_dim(model_, x_prev, "GradientOracles::o2_consistent");
+  if (b == 0) throw Error("GradientOracles::o2_consistent: batch size must be at least 1, got 0");
+  ClippedSum sum = sum_batch(b, nullptr, [&](const Dataset& from, const IndexList& rows, const SumStart* start) {
+    return start ? model_.chained_consistent_difference_sum(x, x_prev, from, rows, inner_clip, clip, *start)
+                 : model_.clipped_consistent_difference_sum(x, x_prev, from, rows, inner_clip, clip);
   });
   gradient_evaluations_ += 2 * b;
   return mean_of(std::move(sum), b);

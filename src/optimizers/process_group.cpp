@@ -66,6 +66,7 @@ std::uint64_t run_digest(const RunOptions& o, const Vec& x0, std::uint64_t recor
   d.add(v.alpha), d.add(v.kappa), d.add(v.sigma), d.add(v.noise_multiplier), d.add(v.eta), d.add(v.zeta);
   d.add(v.threshold), d.add(v.b), d.add(v.T), d.add(v.Gamma);
   d.add(o.seed);
+  d.add(o.estimate.G), d.add(o.estimate.M), d.add(o.tail), d.add(o.o2), d.add(o.accountant);
   return d.h;
 }
 

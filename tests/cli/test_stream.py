@@ -16,7 +16,7 @@ import unittest
 BIN = os.environ.get("DPSOSP_BIN", "build/dpsosp")
 DATA = os.environ.get("DPSOSP_TEST_DATA", "tests/data")
 KEY_FILE = os.path.join(DATA, "noise.key")
-ALGORITHMS = ["spider-tree-adaptive", "dpsgd"]
+ALGORITHMS = ["spider-mf-adaptive", "spider-tree-adaptive", "dpsgd"]
 
 
 def dpsosp(*args, timeout=300):

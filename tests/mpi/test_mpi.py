@@ -15,7 +15,7 @@ import unittest
 BIN = os.environ.get("DPSOSP_BIN", "build/dpsosp")
 KEY_FILE = os.path.join(os.environ.get("DPSOSP_TEST_DATA", "tests/data"), "noise.key")
 # The algorithms whose bits are checked: one place, add new ones here.
-ALGORITHMS = ["spider-tree-adaptive", "dpsgd"]
+ALGORITHMS = ["spider-mf-adaptive", "spider-tree-adaptive", "dpsgd"]
 PROCESSES = [1, 2, 4]
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
 

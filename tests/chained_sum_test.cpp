@@ -1,6 +1,6 @@
-// Chained clipped sums (Model::chained_gradient_sum, the shares of a
-// data-parallel run): a batch's sum computed share after share, each starting
-// from the sum of the shares before it, has the bits of the whole batch's sum,
+// Chained clipped sums (Model::chained_gradient_sum and the O2 forms, the
+// shares of a data-parallel run): a batch's sum computed share after share,
+// each starting from the sum of the shares before it, has the bits of the whole batch's sum,
 // for every model, dense and sparse, alone and shared between threads, and the
 // base class's reference form too.
 #include <gtest/gtest.h>
@@ -47,7 +47,7 @@ std::vector<Case> cases() {
 // The sum over idx cut at `cuts` (batch rows, multiples of the share unit),
 // each piece chained after the one before.
 ClippedSum chained(const Model& m, const Dataset& data, const IndexList& idx, const std::vector<Index>& cuts,
-                   const Vec& x, const Vec* x_prev, double clip, bool base_form) {
+                   const Vec& x, const Vec* x_prev, double clip, bool base_form, bool consistent = false) {
   ClippedSum total;
   total.sum = Vec::Zero(static_cast<Eigen::Index>(m.dim()));
   Index begin = 0;
@@ -62,10 +62,12 @@ ClippedSum chained(const Model& m, const Dataset& data, const IndexList& idx, co
       s = before;
     };
     const ClippedSum piece =
-        x_prev ? (base_form ? m.Model::chained_difference_sum(x, *x_prev, data, part, clip, start)
-                            : m.chained_difference_sum(x, *x_prev, data, part, clip, start))
-               : (base_form ? m.Model::chained_gradient_sum(x, data, part, clip, start)
-                            : m.chained_gradient_sum(x, data, part, clip, start));
+        consistent ? (base_form ? m.Model::chained_consistent_difference_sum(x, *x_prev, data, part, 0.5, clip, start)
+                                : m.chained_consistent_difference_sum(x, *x_prev, data, part, 0.5, clip, start))
+        : x_prev ? (base_form ? m.Model::chained_difference_sum(x, *x_prev, data, part, clip, start)
+                              : m.chained_difference_sum(x, *x_prev, data, part, clip, start))
+                 : (base_form ? m.Model::chained_gradient_sum(x, data, part, clip, start)
+                              : m.chained_gradient_sum(x, data, part, clip, start));
     EXPECT_EQ(calls, 1) << "the start is taken once";
     total.sum = piece.sum;
     total.clipped += piece.clipped;
@@ -110,6 +112,8 @@ TEST(ChainedSum, SharesChainedGiveTheWholeBatchBits) {
             testing::ForcedThreads forced(mode, mode);
             const ClippedSum whole1 = model->clipped_gradient_sum(x, data, idx, clip);
             const ClippedSum whole2 = model->clipped_difference_sum(x, x_prev, data, idx, clip);
+            // spider-mf-adaptive's consistent O2, inner clip 0.5
+            const ClippedSum whole3 = model->clipped_consistent_difference_sum(x, x_prev, data, idx, 0.5, clip);
             for (const auto& cuts : cut_sets) {
               for (bool base : {false, true}) {
                 if (base && mode == 2) continue;  // the base form has no threads
@@ -122,6 +126,9 @@ TEST(ChainedSum, SharesChainedGiveTheWholeBatchBits) {
                 EXPECT_TRUE(same_bits(got2.sum, whole2.sum));
                 EXPECT_EQ(got1.clipped, whole1.clipped);
                 EXPECT_EQ(got2.clipped, whole2.clipped);
+                const ClippedSum got3 = chained(*model, data, idx, cuts, x, &x_prev, clip, base, true);
+                EXPECT_TRUE(same_bits(got3.sum, whole3.sum));
+                EXPECT_EQ(got3.clipped, whole3.clipped);
               }
             }
           }

@@ -64,7 +64,9 @@ ClippedSum GradientOracles::sum_batch(Index b, const IndexList* given, const Bat
   const Dataset* from = &data_;
   IndexList rows;
   std::optional<Dataset> streamed;
-  if (given != nullptr) {  // o1_on: records by index
+  if (given != nullptr && !shared) {  // o1_on: records by index
+    return sum(data_, *given, nullptr);
+  } else if (given != nullptr) {
     rows.assign(given->begin() + static_cast<std::ptrdiff_t>(share.first),
                 given->begin() + static_cast<std::ptrdiff_t>(share.end));
   } else if (plan != nullptr && plan->stream) {
@@ -87,6 +89,8 @@ ClippedSum GradientOracles::sum_batch(Index b, const IndexList* given, const Bat
     rows.resize(share.size());
     std::iota(rows.begin(), rows.end(), first + share.first);
     from = &*stored_;
+  } else if (!shared) {
+    rows = pool_.draw(b);
   } else {
     const IndexList all = pool_.draw(b);
     rows.assign(all.begin() + static_cast<std::ptrdiff_t>(share.first),

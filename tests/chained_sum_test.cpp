@@ -109,6 +109,7 @@ TEST(ChainedSum, SharesChainedGiveTheWholeBatchBits) {
         for (double clip : {kInf, 0.3}) {
           if (clip == kInf && b != 700) continue;
           for (int mode : {1, 2}) {
+            if (clip == kInf && mode == 2) continue;  // the unclipped path once
             testing::ForcedThreads forced(mode, mode);
             const ClippedSum whole1 = model->clipped_gradient_sum(x, data, idx, clip);
             const ClippedSum whole2 = model->clipped_difference_sum(x, x_prev, data, idx, clip);

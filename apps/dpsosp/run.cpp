@@ -211,12 +211,14 @@ int do_run(const RunArgs& a) {
   const bool is_private_run = o.is_private_run();
   if (a.given("--noise-key-file") && !is_private_run)
     throw Error("--noise-key-file: a non-private run draws no privacy noise");
-  o.noise_key = read_noise_key_option(a.noise_key_file, a.given("--noise-key-file"));
+  // In an MPI job rank 0 alone reads the key and writes the report (the
+  // library hands its key to the others); only its files need to exist.
+  if (Processes::reports()) o.noise_key = read_noise_key_option(a.noise_key_file, a.given("--noise-key-file"));
   if (a.release_only && a.given("--eval"))
     throw Error("--eval: its metrics and certificate are diagnostics, which --release-only leaves out");
   if (a.given("--eval-labels") && !a.given("--eval")) throw Error("--eval-labels: applies with --eval");
   if (a.given("--eval-labels") && a.eval_labels.empty()) throw Error("--eval-labels: empty file name");
-  if (a.given("--out")) check_writable(a.out);
+  if (a.given("--out") && Processes::reports()) check_writable(a.out);
   check_not_input(a.out, a.source.data_path, "--data");
   check_not_input(a.out, a.eval, "--eval");
   check_not_input(a.out, a.x0, "--x0");

@@ -99,7 +99,10 @@ def main():
     ok = True
     rows = []
     # One compute thread: the reader thread has the other core of a 2-core machine.
-    common = ["--model", "logistic", "--seed", "1", "--epsilon", "2", "--threads", str(a.threads)]
+    # G and M given: the private estimate (--G auto) takes a number of records
+    # that depends on n, which the prefix's bits would not share.
+    common = ["--model", "logistic", "--seed", "1", "--epsilon", "2", "--threads", str(a.threads), "--G", "1",
+              "--M", "1"]
     for algo, extra in (("dpsgd", ["--batch-size", "4096"]), ("spider-tree-adaptive", [])):
         # cat and the run take turns, --repeat times each; the best of each
         # (the machine is shared: the others' load comes and goes).

@@ -25,7 +25,7 @@ enum class Tampering {
   kNoiseDividedBy10,   ///< the calibrated noise divided by 10 (RunOptions::overrides.sigma)
   kClippingOff,        ///< clip norm raised above the canary's gradient, noise left at the honest level
   kPublishedKey,       ///< the noise key is published with the report: the attacker replays the run
-  kUnclippedO2,        ///< quadratic-o2, spider-tree-adaptive: O2 clip M raised above the canary, b_t and noise kept
+  kUnclippedO2,        ///< quadratic-o2, spider-tree-adaptive / spider-mf-adaptive: O2 clip raised above the honest one, b_t and noise kept
   kExtremeFails,       ///< extreme canary: a run whose gradient overflows fails (the model throws)
 };
 /// "none", "noise-div-10", "clip-off", "published-key", "unclipped-o2", "extreme-fails".
@@ -40,6 +40,8 @@ enum class Canary {
   /// f(x; z) = sum_j z_j x_j^2 / 2; D holds -c M e1, D' +c M e1, in the first O2
   /// batch: its gradient difference c M (x_1 - x_0) saturates the O2 clip
   /// M ||x_1 - x_0||, so the adaptive O2 sensitivity and b_t rule are audited.
+  /// (spider-mf-adaptive, whose O2 takes differences of clipped gradients: a
+  /// steep quadratic centred just past x_0, so that the clipped gradient flips.)
   kQuadraticO2,
   /// The linear loss with a record in D whose gradient overflows to infinity
   /// inside the model (it must contribute zero, and the run end normally),

@@ -29,7 +29,7 @@ void setup_audit(CLI::App& app) {
                   "Optimizer steps, n = batch * steps records (0 = default: 1; quadratic-o2: 2; with --epochs: steps "
                   "per epoch, sampling rate 1/steps, default 10)")
       ->capture_default_str();
-  cmd->add_option("--epochs", args->epochs, "dpsgd: > 0 audits Poisson sampling over this many epochs (zero-out neighbours)")
+  cmd->add_option("--epochs", args->epochs, "dpsgd: > 0 audits Poisson sampling over this many epochs (zero-out neighbours); spider-mf-adaptive: passes over the sample order (replace-one)")
       ->capture_default_str();
   cmd->add_option("--dim", args->dim, "Dimension d")->capture_default_str();
   cmd->add_option("--phase-length", args->phase, "spider-tree-periodic: steps per tree phase (1 O1 + q-1 O2)")->capture_default_str();

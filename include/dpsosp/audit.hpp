@@ -62,14 +62,18 @@ struct AuditOptions {
   /// 0 = the mode's default. Single pass: optimizer steps (default 1; n = batch *
   /// steps records when every step is an O1); quadratic-o2: 2 (one O1, one O2),
   /// the only value; Poisson (epochs > 0): steps per epoch, n = batch * steps and
-  /// sampling rate 1/steps (default 10).
+  /// sampling rate 1/steps (default 10); passes (spider-mf-adaptive, epochs > 0):
+  /// steps per pass, n = batch * steps (default 10).
   Index steps = 0;
   Index dim = 1;            ///< d
   /// spider-tree-periodic only: steps per tree phase q (one O1, then q - 1 O2
   /// steps on 2b records each); 1 = every step an O1 of its own.
   Index phase_length = 1;
-  /// dpsgd only: epochs > 0 audits multi-epoch Poisson sampling (planned steps
+  /// dpsgd: epochs > 0 audits multi-epoch Poisson sampling (planned steps
   /// ceil(epochs * steps)) with the zero-out neighbours it is accounted for.
+  /// spider-mf-adaptive: a whole number of passes over the sample order of
+  /// `steps` O1 steps each (the canary in the first batch of every pass),
+  /// replace-one neighbours.
   double epochs = 0;
   double G = 1.0;           ///< the clip norm of the honest runs
   /// The canary's gradient (difference, for quadratic-o2) in units of its clip

@@ -14,7 +14,9 @@
 //  * the saddle perturbation of Algorithm 2.
 #include <cmath>
 #include <limits>
+#include <sstream>
 
+#include "dpsosp/error.hpp"
 #include "dpsosp/privacy.hpp"
 #include "optimizers/registry.hpp"
 #include "optimizers/spider_core.hpp"
@@ -30,6 +32,14 @@ MfChoices choices_of(const RunOptions& o) {
   c.learning_rate = o.learning_rate;
   c.tail = o.tail;
   c.alpha_scale = o.alpha_scale_or_default();
+  const double epochs = o.epochs.value_or(0.0);
+  if (!(epochs == std::floor(epochs) && epochs <= 1e6)) {
+    std::ostringstream os;
+    os << "spider-mf-adaptive: epochs = " << epochs
+       << ": the run makes whole passes over its sample order; give a whole number of epochs (at most 1e6)";
+    throw Error(os.str());
+  }
+  c.epochs = std::max<Index>(1, static_cast<Index>(epochs));
   return c;
 }
 
@@ -43,6 +53,8 @@ void report(Summary& s, const MfParameters& p) {
   s.params["kappa"] = p.kappa;
   s.params["max_phase_length"] = static_cast<double>(p.max_phase_length);
   s.params["horizon"] = static_cast<double>(p.horizon);
+  s.params["epochs"] = static_cast<double>(p.epochs);
+  s.params["steps_per_epoch"] = static_cast<double>(p.steps_per_epoch);
   s.params["sensitivity"] = p.sensitivity;
   s.params["sigma"] = p.sigma;
   s.params["column_norm"] = p.column_norm;
@@ -58,8 +70,8 @@ void run(const Model& model, const Dataset& data, const RunOptions& o, const Noi
   const Index n = data.rows() - s.reserved_records;  // those the optimizer may use
   const MfParameters p = spider_mf_adaptive_parameters(n, model.dim(), *o.privacy, o.constants, choices_of(o),
                                                        o.overrides);
-  const std::unique_ptr<Mechanism> noise = make_mf_mechanism(model.dim(), key, p.sensitivity, p.horizon, *o.privacy,
-                                                             p.sigma);
+  const std::unique_ptr<Mechanism> noise = make_mf_mechanism(
+      model.dim(), key, p.sensitivity, p.horizon, *o.privacy, p.sigma, p.epochs > 1 ? p.steps_per_epoch : 0);
   report(s, p);
   SpiderConfig c;
   c.b1 = p.b1;
@@ -79,7 +91,11 @@ void run(const Model& model, const Dataset& data, const RunOptions& o, const Noi
   c.batch.slope = p.bt_slope;
   c.perturbation = {true, p.threshold, p.zeta, p.Gamma};
   c.horizon = p.horizon;
-  c.tail_from = p.tail > 0 ? s.reserved_records + static_cast<Index>(std::floor((1.0 - p.tail) * static_cast<double>(n)))
+  c.epochs = p.epochs;
+  // The tail: the iterates after the records drawn, over all passes, pass
+  // (1 - tail) of the run's (n a pass).
+  const double records = static_cast<double>(p.epochs) * static_cast<double>(n);
+  c.tail_from = p.tail > 0 ? static_cast<Index>(std::floor((1.0 - p.tail) * records))
                            : std::numeric_limits<Index>::max();
   run_spider(model, data, c, *noise, o, s);
   s.privacy = noise->account();
@@ -147,7 +163,8 @@ AlgorithmRow spider_mf_adaptive_row() {
             "SpiderBoost with matrix-factorization noise over the run, consistent O2, O2 only where it pays, and "
             "a tail average",
             /*is_private=*/true, /*allows_infinite_epsilon=*/false, MechanismKind::kMatrixFactorization,
-            kKnobAlphaScale | kKnobMaxPhaseLength | kKnobBatchSize | kKnobLearningRate | kKnobTail | kKnobO2,
+            kKnobAlphaScale | kKnobMaxPhaseLength | kKnobBatchSize | kKnobLearningRate | kKnobTail | kKnobO2 |
+                kKnobEpochs,
             kMfOverrides};
   r.run = run;
   r.audit = {audit_linear, audit_quadratic, audit_unclipped_o2};

@@ -148,6 +148,8 @@ CASES = [
     ("epochs with spider", [*LOGISTIC, "--epochs", "2"], "--epochs"),
     ("epochs negative", [*LOGISTIC, "--algo", "dpsgd", "--epochs", "-1"], "--epochs"),
     ("epochs huge", [*LOGISTIC, "--algo", "dpsgd", "--epochs", "1e30"], "--epochs"),
+    ("part passes", [*PR, "--algo", "spider-mf-adaptive", "--epochs", "2.5"], "whole number of epochs"),
+    ("O2 over passes", [*PR, "--algo", "spider-mf-adaptive", "--epochs", "2", "--o2", "on"], "o2 = on with epochs = 2"),
     ("accountant for single-pass dpsgd", [*LOGISTIC, "--algo", "dpsgd", "--accountant", "rdp"],
      "--accountant = rdp: applies to Poisson dpsgd (epochs > 0) only"),
     ("accountant for spider", [*LOGISTIC, "--accountant", "pld"], "--accountant: applies to dpsgd"),
@@ -234,7 +236,8 @@ CASES = [
      "unclipped-o2 applies"),
     ("audit clip-off with quadratic-o2", ["audit", "--canary", "quadratic-o2", "--tamper", "clip-off"], "clip-off"),
     ("audit extreme-fails with the linear canary", ["audit", "--tamper", "extreme-fails"], "needs canary extreme"),
-    ("audit epochs with a spider algorithm", ["audit", "--epochs", "1"], "dpsgd only"),
+    ("audit epochs with a spider algorithm", ["audit", "--epochs", "1"], "applies to dpsgd, spider-mf-adaptive only"),
+    ("audit part passes", ["audit", "--algo", "spider-mf-adaptive", "--epochs", "1.5"], "whole passes"),
     ("audit negative epochs", ["audit", "--algo", "dpsgd", "--epochs", "-1"], "--epochs"),
 ]
 

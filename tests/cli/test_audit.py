@@ -62,6 +62,13 @@ class AuditCli(unittest.TestCase):
         self.assertEqual(j["test"]["score"], "replay")
         self.assertTrue(j["violation"])
 
+    def test_matrix_factorization_passes_use_replace_one_neighbours(self):
+        j = audit("--algo", "spider-mf-adaptive", "--epochs", "3", "--steps", "4", "--runs", "100")
+        self.assertEqual(j["adjacency"], "replace-one")
+        self.assertEqual(j["n"], 64)
+        self.assertEqual(j["epochs"], 3)
+        self.assertFalse(j["violation"])
+
     def test_a_run_that_fails_is_an_outcome_not_an_abort(self):
         j = audit("--canary", "extreme", "--tamper", "extreme-fails", "--runs", "100")
         self.assertEqual(j["failures"]["without_canary"], 100)

@@ -216,7 +216,7 @@ PYBIND11_MODULE(_core, m) {
         if (!release_only) result["diagnostics"] = diagnostics_dict(s);
         return result;
       },
-      py::arg("model"), py::arg("X"), py::arg("y") = py::none(), py::arg("algo") = "spider-tree-adaptive",
+      py::arg("model"), py::arg("X"), py::arg("y") = py::none(), py::arg("algo") = "spider-mf-adaptive",
       py::arg("epsilon") = py::none(), py::arg("delta") = 1e-6, py::arg("G") = "auto", py::arg("M") = "auto",
       py::arg("rho") = 1.0, py::arg("B") = 1.0, py::arg("seed") = py::none(), py::arg("alpha_scale") = py::none(),
       py::arg("batch_size") = py::none(), py::arg("period") = py::none(), py::arg("epochs") = py::none(),

@@ -17,6 +17,7 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 
 RunOptions issue_options(double eps, std::uint64_t seed) {
   RunOptions o;
+  o.algorithm = Algorithm::kSpiderTreeAdaptive;  // the paper's (not the library's default)
   o.privacy = {eps, 1e-6};
   o.constants = {6.0, 20.0, 6.0, 1.0};  // G, M, rho, B of the issue
   o.seed = seed;

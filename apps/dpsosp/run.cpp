@@ -18,7 +18,7 @@ namespace {
 struct RunArgs {
   DataSource source;
   CLI::App* app = nullptr;
-  std::string algo = "spider-tree-adaptive";
+  std::string algo = "spider-mf-adaptive";
   std::string epsilon = "1", delta = "1e-6", noise = "float";
   std::string seed, noise_key_file, x0, eval, eval_labels, out;
   bool no_certificate = false;

@@ -13,13 +13,13 @@ namespace dpsosp {
 /// An algorithm's identity: the built-in ones below, and ids that
 /// detail::register_algorithm hands out for others.
 enum class Algorithm : int {
-  kSpiderTreeAdaptive,  ///< Liu & Talwar: tree noise, adaptive O2 batches (the default)
+  kSpiderTreeAdaptive,  ///< Liu & Talwar: tree noise, adaptive O2 batches (the paper's algorithm)
   kSpiderGaussFixed,    ///< Ganesh et al. 2023: Gaussian noise per release, fixed batches
   kSpiderTreePeriodic,  ///< Arora et al. 2023: O1 every q steps, tree noise, no perturbation
   kDpsgd,               ///< clipped per-example gradients plus Gaussian noise
   kSpider,              ///< non-private SpiderBoost reference
   kSgd,                 ///< non-private SGD reference
-  kSpiderMfAdaptive,    ///< matrix-factorization noise, consistent O2, tail average (the practical finder)
+  kSpiderMfAdaptive,    ///< matrix-factorization noise, consistent O2, tail average (the default)
 };
 
 /// The options of RunOptions that only some algorithms read.

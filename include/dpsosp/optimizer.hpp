@@ -45,7 +45,7 @@ struct Iteration {
 /// one that the chosen algorithm does not read is an error (Validate), never
 /// silently ignored. The algorithm table (algorithm.hpp) says which reads what.
 struct RunOptions {
-  Algorithm algorithm = Algorithm::kSpiderTreeAdaptive;
+  Algorithm algorithm = Algorithm::kSpiderMfAdaptive;
   /// The target of a private algorithm (required); a non-private one takes
   /// none, or epsilon = inf. spider-tree-adaptive with epsilon = inf runs as
   /// the non-private reference.

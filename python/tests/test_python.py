@@ -18,8 +18,8 @@ class PythonModule(unittest.TestCase):
     def test_private_run_from_the_saddle(self):
         p = dpsosp.synthetic("phase-retrieval:n=200000,d=8,seed=4")
         self.assertEqual(p["X"].shape, (200000, 8))
-        r = dpsosp.run("phase-retrieval", p["X"], p["y"], epsilon=2, delta=1e-6, G=6, M=20, rho=6, B=1,
-                       seed=3, x0=p["saddle"], noise_key=KEY)
+        r = dpsosp.run("phase-retrieval", p["X"], p["y"], algo="spider-tree-adaptive", epsilon=2, delta=1e-6, G=6,
+                       M=20, rho=6, B=1, seed=3, x0=p["saddle"], noise_key=KEY)
         # The guarantee fixed before the run: the target, for phases of up to L_max steps.
         self.assertAlmostEqual(r["epsilon"], 2, places=9)
         again = dpsosp.privacy_tree(r["sigma"] / r["sensitivity"], [int(r["params"]["max_phase_length"])],
@@ -27,7 +27,8 @@ class PythonModule(unittest.TestCase):
         self.assertEqual(again["epsilon_gdp"], r["epsilon"])
         c = dpsosp.certify_population("phase-retrieval:n=10,d=8,seed=4", r["x"], rho=6)
         self.assertGreater(c["lambda_min"], 0)  # escaped the saddle (lambda_min = -2 there)
-        same = dpsosp.run("phase-retrieval", p["X"], p["y"], epsilon=2, delta=1e-6, G=6, M=20, rho=6, B=1,
+        same = dpsosp.run("phase-retrieval", p["X"], p["y"], algo="spider-tree-adaptive", epsilon=2, delta=1e-6, G=6,
+                          M=20, rho=6, B=1,
                           seed=3, x0=p["saddle"], threads=1, noise_key=KEY)
         np.testing.assert_array_equal(same["x"], r["x"])
 
@@ -66,7 +67,9 @@ class PythonModule(unittest.TestCase):
         common = dict(epsilon=2, G=6, M=20, rho=6, seed=3, noise_key=KEY)
         r = dpsosp.run("phase-retrieval", p["X"], p["y"], noise="secure", **common)
         self.assertEqual(r["noise"], "secure")
-        self.assertEqual(r["accounting"], "zcdp-tree-discrete")
+        self.assertEqual(r["accounting"], "zcdp-mf-discrete")  # the default algorithm's mechanism
+        tree = dpsosp.run("phase-retrieval", p["X"], p["y"], noise="secure", algo="spider-tree-adaptive", **common)
+        self.assertEqual(tree["accounting"], "zcdp-tree-discrete")
         self.assertLessEqual(r["epsilon"], 2.0)
         self.assertGreater(r["grid"], 0)
         again = dpsosp.run("phase-retrieval", p["X"], p["y"], noise="secure", threads=1, **common)
@@ -83,8 +86,8 @@ class PythonModule(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "spider is non-private"):
             dpsosp.run("logistic", X, y, algo="spider", epsilon=1.0)
         with self.assertRaisesRegex(ValueError, "batch_size: applies to .*not spider-tree-adaptive"):
-            dpsosp.run("logistic", X, y, batch_size=64)
-        with self.assertRaisesRegex(ValueError, "epochs: applies to dpsgd, spider-mf-adaptive, not spider-gauss-fixed"):
+            dpsosp.run("logistic", X, y, algo="spider-tree-adaptive", batch_size=64)
+        with self.assertRaisesRegex(ValueError, "epochs: applies to spider-mf-adaptive, dpsgd, not spider-gauss-fixed"):
             dpsosp.run("logistic", X, y, algo="spider-gauss-fixed", epochs=2)
         r = dpsosp.run("logistic", X, y, algo="sgd", batch_size=64, noise_key=None)
         self.assertEqual(r["accounting"], "none (non-private)")

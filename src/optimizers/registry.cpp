@@ -27,13 +27,13 @@ Table& table() {
     table->rows.reserve(64);
     // The built-in algorithms: the one place that names their ids.
     const std::pair<Algorithm, AlgorithmRow> built_in[] = {
+        {Algorithm::kSpiderMfAdaptive, spider_mf_adaptive_row()},  // the default first
         {Algorithm::kSpiderTreeAdaptive, spider_tree_adaptive_row()},
         {Algorithm::kSpiderGaussFixed, spider_gauss_fixed_row()},
         {Algorithm::kSpiderTreePeriodic, spider_tree_periodic_row()},
         {Algorithm::kDpsgd, dpsgd_row()},
         {Algorithm::kSpider, spider_row()},
         {Algorithm::kSgd, sgd_row()},
-        {Algorithm::kSpiderMfAdaptive, spider_mf_adaptive_row()},
     };
     for (const auto& [id, row] : built_in) {
       table->rows.push_back(row);

@@ -93,7 +93,7 @@ constexpr unsigned kSpiderOverrides = kSetAlpha | kSetKappa | kSetEta | kSetZeta
 AlgorithmRow spider_tree_adaptive_row() {
   AlgorithmRow r;
   r.info = {Algorithm{}, "spider-tree-adaptive",
-            "Liu & Talwar: SpiderBoost with the tree mechanism and adaptive O2 batches (the default)",
+            "Liu & Talwar: SpiderBoost with the tree mechanism and adaptive O2 batches (the paper's algorithm)",
             /*is_private=*/true, /*allows_infinite_epsilon=*/true, MechanismKind::kTree,
             kKnobAlphaScale | kKnobMaxPhaseLength, kSpiderOverrides | kSetSigma | kSetNoiseMultiplier};
   r.run = run;

@@ -6,7 +6,10 @@
 // median of the per-example ratios ||grad f(x0 + h u; z) - grad f(x0; z)|| / h
 // along the record's own gradient direction u = grad f(x0; z) / ||grad f(x0; z)||
 // (h = 1e-3 max(1, ||x0||)): the record's curvature in the direction a step
-// on it moves, whose inverse is a step size that does not overshoot it. Each median is found by
+// on it moves, whose inverse is a step size that does not overshoot it.
+// minimize() uses max(that median, G / max(1, ||x0||)): a step at the clip
+// norm moves the iterate by at most max(1, ||x0||), where the curvature at x0
+// is lower than what the steps meet later. Each median is found by
 // a noisy binary search on log2 of the value over [-20, 20]: every round
 // releases how many of the records lie below the midpoint, plus noise. A count
 // changes by at most 1 when one record is replaced, so `rounds` counts with

@@ -91,6 +91,32 @@ TEST(StreamedRun, TheEstimateOfGAndMTakesTheFilesFirstRecordsAsALoadedRunDoes) {
   std::remove(path.c_str());
 }
 
+TEST(StreamedRun, SeveralPassesReadTheFileAgain) {
+  const std::string path = temp_path("passes.dpsr");
+  int tried = 0;
+  for (bool sparse : {false, true}) {  // the ring and the blocks rewind
+    write_record_file(testing::run_data(sparse), path);
+    const Dataset loaded = load_record_file(path);
+    const auto model = make_model("logistic", loaded.cols());
+    const Vec x0 = Vec::Zero(static_cast<Eigen::Index>(model->dim()));
+    for (const std::string& algo : testing::every_algorithm()) {
+      RunOptions o = testing::short_run(algo, 0);
+      if (!(algorithm_info(o.algorithm).knobs & kKnobEpochs)) continue;
+      o.epochs = 3;
+      if (o.poisson()) continue;  // Poisson epochs: refused for streams
+      SCOPED_TRACE(algo + (sparse ? " sparse" : " dense"));
+      o.sample_order = SampleOrder::kFile;
+      const Summary want = minimize(*model, loaded, x0, o);
+      const Summary got = minimize(*model, RecordFile(path), x0, o);
+      EXPECT_GT(want.gradient_evaluations.value_or(0), 2 * loaded.rows()) << "more than two passes";
+      expect_same_run(got, want);
+      ++tried;
+    }
+  }
+  EXPECT_GE(tried, 2) << "an algorithm of several passes";
+  std::remove(path.c_str());
+}
+
 TEST(StreamedRun, AShuffledFileStreamsAsTheSeedsOrderOfTheRecords) {
   const std::string path = temp_path("shuffled.dpsr");
   const Dataset data = testing::run_data(false);

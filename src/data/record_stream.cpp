@@ -50,18 +50,37 @@ BlockStream::BlockStream(const std::string& path, const RecordFileInfo& info, co
     : RecordStream(info, who, path),
       fd_(open_record_file(path, who)),
       block_bytes_(block_bytes().load()),
+      check_finite_(check_finite),
       reader_state_(fd_, info, who, path, check_finite) {
-  reader_ = std::thread([this] { read_ahead(); });
+  start_reader();
 }
 
 BlockStream::~BlockStream() {
+  stop_reader();
+  ::close(fd_);
+}
+
+void BlockStream::start_reader() { reader_ = std::thread([this] { read_ahead(); }); }
+
+void BlockStream::stop_reader() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stop_ = true;
   }
   changed_.notify_all();
   if (reader_.joinable()) reader_.join();
-  ::close(fd_);
+}
+
+void BlockStream::rewind() {
+  stop_reader();
+  ready_.clear();
+  stop_ = done_ = false;
+  error_ = nullptr;
+  reader_state_ = BlockReader(fd_, info_, who_, path_, check_finite_);
+  current_ = Dataset();
+  current_first_ = 0;
+  position_ = 0;
+  start_reader();
 }
 
 void BlockStream::read_ahead() {

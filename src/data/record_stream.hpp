@@ -44,6 +44,9 @@ class RecordStream {
   virtual Rows next(Index count) = 0;
   /// Passes over the next count records.
   virtual void skip(Index count) = 0;
+  /// Back to record 0, for another pass over the file (a run of several
+  /// epochs); the rows given out before are no longer valid.
+  virtual void rewind() = 0;
   Index position() const { return position_; }
   const RecordFileInfo& info() const { return info_; }
 
@@ -82,10 +85,13 @@ class BlockStream final : public RecordStream {
   BlockStream& operator=(const BlockStream&) = delete;
   Rows next(Index count) override;
   void skip(Index count) override;
+  void rewind() override;
   /// The rest of the block in use, or the next block; no rows at the end.
   Rows next_block();
 
  private:
+  void start_reader();
+  void stop_reader();
   void read_ahead();  // the second thread's loop
   bool pull();        // the next block into current_; false at the end
 
@@ -96,6 +102,7 @@ class BlockStream final : public RecordStream {
   std::deque<Dataset> ready_;
   bool stop_ = false, done_ = false;
   std::exception_ptr error_;
+  bool check_finite_;
   BlockReader reader_state_;
   Dataset current_;  // the consumer's block, and the first record it holds
   Index current_first_ = 0;

@@ -39,12 +39,7 @@ class RingStream final : public RecordStream {
     reader_ = std::thread([this] { read_ahead(); });
   }
   ~RingStream() override {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      stop_ = true;
-    }
-    changed_.notify_all();
-    if (reader_.joinable()) reader_.join();
+    stop_reader();
     ::close(fd_);
   }
   RingStream(const RingStream&) = delete;
@@ -89,7 +84,23 @@ class RingStream final : public RecordStream {
     release(std::min(position_, held_));  // the rows of the last batch stay held
   }
 
+  void rewind() override {
+    stop_reader();
+    stop_ = false;
+    error_ = nullptr;
+    written_ = released_ = held_ = position_ = 0;
+    reader_ = std::thread([this] { read_ahead(); });
+  }
+
  private:
+  void stop_reader() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    changed_.notify_all();
+    if (reader_.joinable()) reader_.join();
+  }
   void release(Index upto) {
     std::lock_guard<std::mutex> lock(mutex_);
     released_ = std::max(released_, upto);

@@ -74,8 +74,10 @@ ClippedSum GradientOracles::sum_batch(Index b, const IndexList* given, const Bat
     // (in place where the stream holds them, data/record_stream.hpp).
     const Index first = detail::DatasetLayout::advance(pool_, b);
     detail::RecordStream& stream = *plan->stream;
-    // Records the pool handed out elsewhere (the estimate's, clip_estimate.hpp)
-    // are passed over: the stream keeps to the pool's order.
+    // The stream keeps to the pool: back to the file's start for a new pass
+    // (a run of several epochs starts its pool again), and past records the
+    // pool handed out elsewhere (the estimate's, clip_estimate.hpp).
+    if (stream.position() > first) stream.rewind();
     if (stream.position() < first) stream.skip(first - stream.position());
     stream.skip(share.first);
     detail::RecordStream::Rows got = stream.next(share.size());

@@ -26,7 +26,7 @@ struct RunArgs {
   std::string G = "auto", M = "auto", rho = "1", B = "1";
   std::string alpha_scale = "1";
   std::string batch_size, period, max_steps = "0", max_phase_length = "0";
-  std::string epochs = "0", learning_rate, tail, o2 = "auto", accountant = "pld";
+  std::string epochs = "0", learning_rate, tail, o2 = "off", accountant = "pld";
   std::string threads = "0";
   bool trajectory = false;
   std::vector<std::string> overrides;
@@ -165,11 +165,10 @@ int do_run(const RunArgs& a) {
   if (a.given("--learning-rate")) o.learning_rate = parse_real(a.learning_rate, "--learning-rate", Range::kPositive);
   if (a.given("--tail")) o.tail = parse_real(a.tail, "--tail", Range::kNonNegative);
   if (a.given("--o2")) {
-    if (a.o2 == "on") o.o2 = true;
-    else if (a.o2 == "off") o.o2 = false;
-    else if (a.o2 != "auto") throw Error("--o2: expected auto, on or off, got " + quote_token(a.o2));
-    else if (!(info.knobs & kKnobO2))
+    if (a.o2 != "on" && a.o2 != "off") throw Error("--o2: expected on or off, got " + quote_token(a.o2));
+    if (!(info.knobs & kKnobO2))
       throw Error("--o2: applies to " + algorithms_reading(kKnobO2) + ", not " + info.name);
+    o.o2 = a.o2 == "on";
   }
   o.threads = static_cast<int>(parse_count(a.threads, "--threads", 0, kMaxThreads));
   o.record_trajectory = a.trajectory;
@@ -332,10 +331,10 @@ void setup_run(CLI::App& app) {
   run->add_option("--learning-rate", args->learning_rate, "sgd/dpsgd step size > 0 (default 1/M)");
   run->add_option("--tail", args->tail,
                   "spider-mf-adaptive: the result is the mean of the iterates over the last TAIL of the records, in "
-                  "[0, 1) (0 = the last iterate; default 0.5)");
+                  "[0, 1) (0 = the last iterate; default 0.25)");
   run->add_option("--o2", args->o2,
-                  "spider-mf-adaptive: auto (O2 steps where sampling limits an O1 step more than the privacy noise), "
-                  "on or off")
+                  "spider-mf-adaptive: on for phases of O1 and consistent O2 steps (docs/parameters.md), off for O1 "
+                  "steps only")
       ->capture_default_str();
   run->add_option("--max-steps", args->max_steps, "Stop after this many steps (0 = until the data run out)")->capture_default_str();
   run->add_option("--max-phase-length", args->max_phase_length, "SPIDER algorithms: L_max, the longest tree phase (0 = automatic, docs/parameters.md)")->capture_default_str();

@@ -80,10 +80,10 @@ struct RunOptions {
   /// docs/parameters.md).
   std::optional<Index> max_phase_length;
   /// spider-mf-adaptive: the output is the mean of the iterates over the last
-  /// `tail` of the records, in [0, 1) (0: the last iterate; default 0.5).
+  /// `tail` of the records, in [0, 1) (0: the last iterate; default 0.25).
   std::optional<double> tail;
-  /// spider-mf-adaptive: whether phases take O2 steps (default: where sampling
-  /// limits an O1 step more than the privacy noise, from public quantities).
+  /// spider-mf-adaptive: whether phases take O2 steps (default off: O1 steps
+  /// only, which did better in every configuration measured, docs/parameters.md).
   std::optional<bool> o2;
   /// Seed of the public random streams: the single-pass sample order and the
   /// saddle perturbations (privacy holds for any fixed order, and the

@@ -160,7 +160,7 @@ CASES = [
     ("learning-rate with spider", [*LOGISTIC, "--algo", "spider-tree-adaptive", "--learning-rate", "0.1"],
      "--learning-rate"),
     ("tail out of range", [*LOGISTIC, "--tail", "1"], "--tail = 1: must lie in [0, 1)"),
-    ("o2 unknown", [*LOGISTIC, "--o2", "sometimes"], "--o2: expected auto, on or off"),
+    ("o2 unknown", [*LOGISTIC, "--o2", "sometimes"], "--o2: expected on or off"),
     ("privacy mechanism unknown", ["privacy", "--noise-multiplier", "2", "--steps", "10", "--delta", "1e-6",
                                    "--mechanism", "gauss"], "--mechanism: expected tree or mf"),
     ("privacy mf with two horizons", ["privacy", "--noise-multiplier", "2", "--steps", "10,20", "--delta", "1e-6",

@@ -1,15 +1,8 @@
-// Shared pieces of the subcommands: data sources, numbers, JSON, output files.
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
+// Shared pieces of the subcommands: data sources, numbers, JSON (output files: output.cpp).
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
-#include <filesystem>
 #include <limits>
 #include <new>
 
@@ -104,6 +97,8 @@ void validate_for_model(const Model& model, const Dataset& data, const std::stri
 }
 
 FileFormat format_of(const DataSource& s, const std::string& path) {
+  if (path == "-" && s.format.empty())
+    throw Error("--format: required when the records come from stdin (- has no name to guess the format from)");
   return s.format.empty() ? guess_file_format(path) : parse_file_format(s.format);
 }
 
@@ -130,7 +125,7 @@ Dataset load_file(const DataSource& s, const std::string& path, const std::strin
 void add_data_options(CLI::App& app, DataSource& s) {
   s.app = &app;
   app.add_option("--model", s.model, "Model: " + join(model_names()) + " (default with --synthetic: the problem's model)");
-  auto* data = app.add_option("--data", s.data_path, "Data file (CSV, LibSVM or IDX; any of them may be gzip-compressed)");
+  auto* data = app.add_option("--data", s.data_path, "Data file (CSV, LibSVM or IDX; any of them may be gzip-compressed; - = stdin, with --format)");
   app.add_option("--format", s.format, "csv | libsvm | idx (default: from the file name)");
   app.add_option("--labels", s.labels_path, "IDX labels file (default: the labels-idx1 file beside the images)");
   app.add_flag("--header", s.header, "CSV: skip one header line");
@@ -226,6 +221,7 @@ Dataset load_eval_data(const DataSource& s, const std::string& path, const std::
                        const Model& model) {
   const std::string source = "--eval " + path;
   if (path.empty()) throw Error("--eval: empty file name");
+  if (path == "-" && s.data_path == "-") throw Error("--eval -: stdin already holds the --data records");
   Dataset eval = load_file(s, path, labels_path, model.name() != "pca", source);
   validate_for_model(model, eval, source);
   return eval;
@@ -297,6 +293,7 @@ nlohmann::json release_json(const Summary& s) {
   j["params"] = params;
   j["termination"] = termination_name(s.termination);
   j["interrupted"] = s.interrupted();
+  j["warnings"] = s.warnings;
   if (!s.trajectory.empty()) {
     nlohmann::json t = nlohmann::json::array();
     for (const auto& v : s.trajectory) t.push_back(std::vector<double>(v.data(), v.data() + v.size()));
@@ -315,84 +312,6 @@ nlohmann::json diagnostics_json(const Summary& s) {
   j["gradient_evaluations"] = d.gradient_evaluations;
   j["seconds"] = d.seconds;
   return j;
-}
-
-namespace {
-
-bool is_stdout(const std::string& path) { return path == "-"; }
-
-// An existing path through its symlinks (so a rename replaces the target, not
-// the link); the path itself otherwise.
-std::string resolved(const std::string& path) {
-  std::error_code ec;
-  const auto canonical = std::filesystem::canonical(path, ec);
-  return ec ? path : canonical.string();
-}
-
-std::string parent_of(const std::string& path) {
-  const std::string parent = std::filesystem::path(path).parent_path().string();
-  return parent.empty() ? "." : parent;
-}
-
-}  // namespace
-
-void check_writable(const std::string& path, const std::string& option) {
-  if (is_stdout(path)) return;
-  if (path.empty()) throw Error(option + ": empty file name (use - for stdout)");
-  const std::string target = resolved(path);
-  struct stat st {};
-  if (::stat(target.c_str(), &st) == 0) {
-    if (S_ISDIR(st.st_mode)) throw Error(option + " " + path + ": is a directory");
-    if (!S_ISREG(st.st_mode)) {  // a device or FIFO is written in place
-      if (::access(target.c_str(), W_OK) != 0)
-        throw Error(option + " " + path + ": cannot write: " + std::strerror(errno));
-      return;
-    }
-  }
-  // The report goes to a temporary file beside the target and is renamed over
-  // it, so the directory must take a new file; try one and remove it.
-  const std::string dir = parent_of(target);
-  const std::string probe = target + ".dpsosp-check-" + std::to_string(::getpid());
-  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
-  if (fd < 0) {
-    const int err = errno;
-    throw Error(option + " " + path + ": cannot create a file in '" + dir + "': " + std::strerror(err));
-  }
-  ::close(fd);
-  ::unlink(probe.c_str());
-}
-
-void check_not_input(const std::string& out, const std::string& input, const std::string& input_option) {
-  if (out.empty() || is_stdout(out) || input.empty()) return;
-  std::error_code ec;
-  if (std::filesystem::equivalent(out, input, ec) && !ec)
-    throw Error("--out " + out + ": is the same file as " + input_option + "; refusing to overwrite an input");
-}
-
-void write_text(const std::string& path, const std::string& text) {
-  if (path.empty() || is_stdout(path)) {
-    std::fwrite(text.data(), 1, text.size(), stdout);
-    if (std::fflush(stdout) != 0) throw Error("writing the report to stdout failed: " + std::string(std::strerror(errno)));
-    return;
-  }
-  const std::string target = resolved(path);
-  struct stat st {};
-  const bool special = ::stat(target.c_str(), &st) == 0 && !S_ISREG(st.st_mode);
-  const std::string tmp = special ? target : target + ".tmp-" + std::to_string(::getpid());
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (f == nullptr) throw Error("--out " + path + ": cannot write '" + tmp + "': " + std::strerror(errno));
-  const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  const int err = errno;
-  const bool closed = std::fclose(f) == 0;
-  if (!written || !closed) {
-    if (!special) ::unlink(tmp.c_str());
-    throw Error("--out " + path + ": writing failed: " + std::strerror(written ? errno : err));
-  }
-  if (!special && std::rename(tmp.c_str(), target.c_str()) != 0) {
-    const int rename_err = errno;
-    ::unlink(tmp.c_str());
-    throw Error("--out " + path + ": cannot replace the file: " + std::strerror(rename_err));
-  }
 }
 
 }  // namespace dpsosp::cli

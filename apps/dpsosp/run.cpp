@@ -256,7 +256,7 @@ int do_run(const RunArgs& a) {
   if (o.overrides.b && *o.overrides.b > n)
     throw Error("--set b=" + std::to_string(*o.overrides.b) + ": more than the " + std::to_string(n) + " records");
   if (o.poisson()) {
-    const Index batch = o.batch_size ? *o.batch_size : std::min<Index>(256, n);
+    const Index batch = o.sgd_batch_size(n);
     if (*o.epochs * static_cast<double>(n) / static_cast<double>(batch) > 1e10)
       throw Error("--epochs " + a.epochs + ": more than 1e10 Poisson steps at this batch size");
   }
@@ -280,6 +280,7 @@ int do_run(const RunArgs& a) {
   StopOnSignal stop_on_signal;  // until the report is written
   const Summary s = minimize(*p.model, p.data, x0, o);
   const bool interrupted = s.interrupted() || g_stop.load();
+  for (const std::string& w : s.warnings) std::fprintf(stderr, "dpsosp: warning: %s\n", w.c_str());
 
   // The release (covered by the guarantee) and, apart, the diagnostics
   // computed from the private data (SPEC section 8).

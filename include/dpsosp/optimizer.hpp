@@ -94,6 +94,9 @@ struct RunOptions {
   double alpha_scale_or_default() const { return alpha_scale.value_or(1.0); }
   bool is_private_run() const;  ///< the algorithm is private and epsilon is finite
   bool poisson() const { return epochs.value_or(0.0) > 0; }
+  /// The batch of dpsgd and sgd on n records: batch_size, or by default n/10
+  /// clamped to [1, 256] (ten batches at least, so small data get steps).
+  Index sgd_batch_size(Index n) const;
   /// Whether records are drawn in the seed's sample order, each once
   /// (every algorithm but Poisson dpsgd).
   bool single_pass() const { return !poisson(); }
@@ -138,10 +141,15 @@ struct Summary {
   std::map<std::string, double> params;  ///< the parameters the run used, by name (the report's table)
   Termination termination = Termination::kMaxSteps;
   bool interrupted() const { return termination == Termination::kInterrupted; }
+  /// What a user should know about the run (too few steps, most records
+  /// unused), one line each; computed from the fields above and n alone, so
+  /// covered by the guarantee like them.
+  std::vector<std::string> warnings;
   Diagnostics diagnostics;            ///< not covered by the guarantee
 };
 
-/// Runs the chosen algorithm from x0 on the records of `data`.
+/// Runs the chosen algorithm from x0 on the records of `data`. Throws Error
+/// when the run could not take one step (too few records for its first batch).
 Summary minimize(const Model& model, const Dataset& data, const Vec& x0, const RunOptions& options);
 
 }  // namespace dpsosp

@@ -54,15 +54,8 @@ LoadedProblem load_problem(const DataSource& source, std::optional<std::uint64_t
 Dataset load_eval_data(const DataSource& source, const std::string& path, const std::string& labels_path,
                        const Model& model);
 
-/// What a numeric option accepts.
-enum class Range {
-  kFinite,           ///< any finite number
-  kPositive,         ///< finite, > 0
-  kNonNegative,      ///< finite, >= 0
-  kPositiveOrInf,    ///< > 0, "inf" allowed
-  kOpenUnit,         ///< in (0, 1)
-  kHalfOpenUnit,     ///< in (0, 1]
-};
+/// What a numeric option accepts: the library's rules and words (optimizer.hpp).
+using Range = ValueRule;
 /// Parses a number for `option`; throws Error "OPTION: expected RULE, got 'TEXT'".
 double parse_real(const std::string& text, const std::string& option, Range range);
 /// Parses an integer in [min, max] for `option`.

@@ -17,30 +17,6 @@ std::string join(const std::vector<std::string>& items) {
   return list;
 }
 
-const char* range_rule(Range range) {
-  switch (range) {
-    case Range::kFinite: return "a finite number";
-    case Range::kPositive: return "a finite number > 0";
-    case Range::kNonNegative: return "a finite number >= 0";
-    case Range::kPositiveOrInf: return "a number > 0 (or inf)";
-    case Range::kOpenUnit: return "a number in (0, 1)";
-    case Range::kHalfOpenUnit: return "a number in (0, 1]";
-  }
-  return "a number";
-}
-
-bool in_range(double v, Range range) {
-  switch (range) {
-    case Range::kFinite: return std::isfinite(v);
-    case Range::kPositive: return std::isfinite(v) && v > 0;
-    case Range::kNonNegative: return std::isfinite(v) && v >= 0;
-    case Range::kPositiveOrInf: return v > 0;  // +inf allowed, NaN refused
-    case Range::kOpenUnit: return v > 0 && v < 1;
-    case Range::kHalfOpenUnit: return v > 0 && v <= 1;
-  }
-  return false;
-}
-
 // The model a data source names, or the synthetic problem's own.
 std::string model_of(const DataSource& s) {
   if (!s.model.empty()) return s.model;
@@ -141,8 +117,8 @@ void add_data_options(CLI::App& app, DataSource& s) {
 double parse_real(const std::string& text, const std::string& option, Range range) {
   double v = 0;
   const NumberStatus status = parse_strict_double(text, v);
-  if ((status == NumberStatus::kOk || status == NumberStatus::kNonFinite) && in_range(v, range)) return v;
-  std::string message = option + ": expected " + range_rule(range) + ", got " + quote_token(text);
+  if ((status == NumberStatus::kOk || status == NumberStatus::kNonFinite) && satisfies(v, range)) return v;
+  std::string message = option + ": expected " + value_rule_text(range) + ", got " + quote_token(text);
   if (status == NumberStatus::kOutOfRange) message += " (out of the range of a double)";
   throw Error(message);
 }

@@ -251,14 +251,10 @@ int do_run(const RunArgs& a) {
   if (!o.seed) o.seed = secure_random_seed();
   LoadedProblem p = load_problem(a.source, o.single_pass() ? o.seed : std::nullopt);
   const Index n = p.data.rows();
-  if (o.batch_size && *o.batch_size > n)
-    throw Error("--batch-size " + std::to_string(*o.batch_size) + ": more than the " + std::to_string(n) + " records");
-  if (o.overrides.b && *o.overrides.b > n)
-    throw Error("--set b=" + std::to_string(*o.overrides.b) + ": more than the " + std::to_string(n) + " records");
-  if (o.poisson()) {
-    const Index batch = o.sgd_batch_size(n);
-    if (*o.epochs * static_cast<double>(n) / static_cast<double>(batch) > 1e10)
-      throw Error("--epochs " + a.epochs + ": more than 1e10 Poisson steps at this batch size");
+  try {
+    o.Validate(n);  // the rules that need n, in the library's words
+  } catch (const Error& e) {
+    refuse_in_cli_words(e);
   }
   const Vec x0 = a.given("--x0") ? parse_x0(a.x0, p) : Vec::Zero(static_cast<Eigen::Index>(p.model->dim()));
   std::optional<Dataset> eval;

@@ -90,6 +90,11 @@ struct RunOptions {
   /// for a value out of range, a target a private algorithm lacks or a
   /// non-private one has, and an option or override the algorithm does not read.
   void Validate() const;
+  /// Validate(), and the rules that need the number of records: batch_size and
+  /// overrides.b at most n, Poisson dpsgd at most 1e10 steps. The CLI and
+  /// Python check these before a run; minimize does not (a fixed O2 batch
+  /// above n is a run of O1 steps alone, which the audit's small setups use).
+  void Validate(Index records) const;
   // The values a run uses (defaults filled in).
   double alpha_scale_or_default() const { return alpha_scale.value_or(1.0); }
   bool is_private_run() const;  ///< the algorithm is private and epsilon is finite
@@ -101,6 +106,24 @@ struct RunOptions {
   /// (every algorithm but Poisson dpsgd).
   bool single_pass() const { return !poisson(); }
 };
+
+/// The rules a front end checks a numeric option by, and their words, so that
+/// the CLI (--epsilon) and Python (epsilon=) refuse a value alike:
+/// "OPTION: expected RULE, got VALUE" (check_value).
+enum class ValueRule {
+  kFinite,         ///< any finite number
+  kPositive,       ///< finite, > 0
+  kNonNegative,    ///< finite, >= 0
+  kPositiveOrInf,  ///< > 0, +inf allowed
+  kOpenUnit,       ///< in (0, 1)
+  kHalfOpenUnit,   ///< in (0, 1]
+};
+/// "a finite number > 0", ...
+std::string value_rule_text(ValueRule rule);
+bool satisfies(double value, ValueRule rule);
+/// Throws Error "OPTION: expected RULE, got SHOWN" unless value satisfies rule
+/// (SHOWN: the value as the user gave it, e.g. "'-1'" on a command line).
+void check_value(const std::string& option, double value, ValueRule rule, const std::string& shown);
 
 /// What a run computed from the private data that its (eps, delta) guarantee
 /// does not cover (SPEC section 8): exact counts and timings. A report keeps

@@ -3,7 +3,6 @@
 // refuses, naming the field, every option an algorithm does not read.
 #include "optimizers/registry.hpp"
 
-#include <algorithm>
 #include <cmath>
 #include <mutex>
 #include <sstream>
@@ -156,10 +155,6 @@ unsigned ParameterOverrides::set_bits() const {
   if (T) bits |= kSetT;
   if (Gamma) bits |= kSetGamma;
   return bits;
-}
-
-Index RunOptions::sgd_batch_size(Index n) const {
-  return batch_size ? *batch_size : std::clamp<Index>(n / 10, 1, 256);
 }
 
 bool RunOptions::is_private_run() const {

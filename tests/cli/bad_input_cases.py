@@ -114,10 +114,10 @@ CASES = [
     # --- too few records ---
     ("too few records for O1", ["run", "--model", "logistic", "--data", bad("tiny.csv"), "--alpha-scale", "0.01"],
      "cannot fill one O1 batch"),
-    ("batch larger than n (dpsgd)", [*LOGISTIC, "--algo", "dpsgd", "--batch-size", "100000"], "--batch-size 100000"),
+    ("batch larger than n (dpsgd)", [*LOGISTIC, "--algo", "dpsgd", "--batch-size", "100000"], "--batch-size = 100000"),
     ("batch larger than n (gauss)", [*LOGISTIC, "--algo", "spider-gauss-fixed", "--batch-size", "100000"],
-     "--batch-size 100000"),
-    ("O1 override larger than n", [*LOGISTIC, "--set", "b=100000"], "--set b=100000"),
+     "--batch-size = 100000"),
+    ("O1 override larger than n", [*LOGISTIC, "--set", "b=100000"], "--set b = 100000"),
     # --- numeric options ---
     ("threads -1", [*LOGISTIC, "--threads", "-1"], "--threads"),
     ("threads huge", [*LOGISTIC, "--threads", "100000"], "--threads"),

@@ -80,7 +80,7 @@ class Edges(unittest.TestCase):
         r = dpsosp("run", "--model", "logistic", "--data", "-", "--format", "csv", "--algo", "dpsgd",
                    "--batch-size", "6", stdin=records(5))
         self.assertEqual(r.returncode, 1)
-        self.assertIn("--batch-size 6: more than the 5 records", r.stderr)
+        self.assertIn("--batch-size = 6: more than the 5 records", r.stderr)
 
 
 if __name__ == "__main__":

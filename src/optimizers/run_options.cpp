@@ -1,0 +1,60 @@
+// RunOptions' rules that need the data's size, the defaults that depend on it,
+// and the numeric rules the front ends check options by (optimizer.hpp).
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "dpsosp/error.hpp"
+#include "dpsosp/optimizer.hpp"
+
+namespace dpsosp {
+
+Index RunOptions::sgd_batch_size(Index n) const {
+  return batch_size ? *batch_size : std::clamp<Index>(n / 10, 1, 256);
+}
+
+void RunOptions::Validate(Index records) const {
+  Validate();
+  const std::string n = std::to_string(records);
+  if (batch_size && *batch_size > records)
+    throw Error("RunOptions: batch_size = " + std::to_string(*batch_size) + ": more than the " + n + " records");
+  if (overrides.b && *overrides.b > records)
+    throw Error("RunOptions: overrides.b = " + std::to_string(*overrides.b) + ": more than the " + n + " records");
+  if (poisson() && records > 0) {
+    const double steps = *epochs * static_cast<double>(records) / static_cast<double>(sgd_batch_size(records));
+    if (!(steps <= 1e10))
+      throw Error("RunOptions: epochs = " + std::to_string(*epochs) + ": more than 1e10 Poisson steps at batch size " +
+                  std::to_string(sgd_batch_size(records)) + " of " + n + " records");
+  }
+}
+
+std::string value_rule_text(ValueRule rule) {
+  switch (rule) {
+    case ValueRule::kFinite: return "a finite number";
+    case ValueRule::kPositive: return "a finite number > 0";
+    case ValueRule::kNonNegative: return "a finite number >= 0";
+    case ValueRule::kPositiveOrInf: return "a number > 0 (or inf)";
+    case ValueRule::kOpenUnit: return "a number in (0, 1)";
+    case ValueRule::kHalfOpenUnit: return "a number in (0, 1]";
+  }
+  return "a number";
+}
+
+bool satisfies(double v, ValueRule rule) {
+  switch (rule) {
+    case ValueRule::kFinite: return std::isfinite(v);
+    case ValueRule::kPositive: return std::isfinite(v) && v > 0;
+    case ValueRule::kNonNegative: return std::isfinite(v) && v >= 0;
+    case ValueRule::kPositiveOrInf: return v > 0;  // +inf allowed, NaN refused
+    case ValueRule::kOpenUnit: return v > 0 && v < 1;
+    case ValueRule::kHalfOpenUnit: return v > 0 && v <= 1;
+  }
+  return false;
+}
+
+void check_value(const std::string& option, double value, ValueRule rule, const std::string& shown) {
+  if (!satisfies(value, rule)) throw Error(option + ": expected " + value_rule_text(rule) + ", got " + shown);
+}
+
+}  // namespace dpsosp

@@ -127,10 +127,7 @@ std::uint64_t parse_count(const std::string& text, const std::string& option, st
                           std::uint64_t max) {
   std::uint64_t v = 0;
   if (parse_strict_uint(text, v) && v >= min && v <= max) return v;
-  if (max == std::numeric_limits<std::uint64_t>::max())
-    throw Error(option + ": expected an integer >= " + std::to_string(min) + ", got " + quote_token(text));
-  throw Error(option + ": expected an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "], got " +
-              quote_token(text));
+  throw Error(option + ": expected " + count_rule_text(min, max) + ", got " + quote_token(text));
 }
 
 LoadedProblem load_problem(const DataSource& s, std::optional<std::uint64_t> sample_order_seed) {

@@ -121,6 +121,9 @@ enum class ValueRule {
 /// "a finite number > 0", ...
 std::string value_rule_text(ValueRule rule);
 bool satisfies(double value, ValueRule rule);
+/// "an integer in [MIN, MAX]" ("an integer >= MIN" when MAX is the largest
+/// 64-bit value): the rule of a count option (--batch-size, batch_size=).
+std::string count_rule_text(std::uint64_t min, std::uint64_t max);
 /// Throws Error "OPTION: expected RULE, got SHOWN" unless value satisfies rule
 /// (SHOWN: the value as the user gave it, e.g. "'-1'" on a command line).
 void check_value(const std::string& option, double value, ValueRule rule, const std::string& shown);

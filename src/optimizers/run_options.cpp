@@ -53,6 +53,11 @@ bool satisfies(double v, ValueRule rule) {
   return false;
 }
 
+std::string count_rule_text(std::uint64_t min, std::uint64_t max) {
+  if (max == std::numeric_limits<std::uint64_t>::max()) return "an integer >= " + std::to_string(min);
+  return "an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
+}
+
 void check_value(const std::string& option, double value, ValueRule rule, const std::string& shown) {
   if (!satisfies(value, rule)) throw Error(option + ": expected " + value_rule_text(rule) + ", got " + shown);
 }

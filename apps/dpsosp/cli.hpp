@@ -25,6 +25,7 @@ struct DataSource {
   std::string format;       // empty = guess from the file name
   std::string labels_path;  // IDX labels file
   bool header = false;
+  bool fit_intercept = false;
   std::string synthetic;
   std::string classes, hidden, rank;  // ModelOptions, as given (empty = default)
   CLI::App* app = nullptr;            // to tell which options were given
@@ -50,6 +51,9 @@ struct LoadedProblem {
 /// seed's sample order (make_synthetic), for a single-pass run with that seed:
 /// the same results, read front to back. --data files keep their order.
 LoadedProblem load_problem(const DataSource& source, std::optional<std::uint64_t> sample_order_seed = std::nullopt);
+/// The records of --data alone (labeled: the first CSV column, or the IDX
+/// labels, is the label), for a model built elsewhere (predict).
+Dataset load_data_file(const DataSource& source, bool labeled);
 /// Loads evaluation data for `model` (--eval FILE) with the options of `source`.
 Dataset load_eval_data(const DataSource& source, const std::string& path, const std::string& labels_path,
                        const Model& model);
@@ -75,6 +79,9 @@ nlohmann::json release_json(const Summary& s);
 /// certificate on data and load time, and --release-only leaves it all out.
 nlohmann::json diagnostics_json(const Summary& s);
 nlohmann::json certificate_json(const Certificate& c);
+/// The options that shape the model (Model::options) and its feature count:
+/// with "model" and "x", what rebuilds it (docs/report.md).
+nlohmann::json shape_json(const Model& model);
 /// What every diagnostics object says of itself.
 constexpr const char* kDiagnosticsNote =
     "computed from the private data without noise: NOT covered by the privacy guarantee; "
@@ -111,5 +118,6 @@ void setup_privacy(CLI::App& app);
 void setup_demo(CLI::App& app);
 void setup_audit(CLI::App& app);
 void setup_keygen(CLI::App& app);
+void setup_predict(CLI::App& app);
 
 }  // namespace dpsosp::cli

@@ -43,6 +43,7 @@ ModelOptions model_options(const DataSource& s, const std::string& model) {
     if (model != "pca") throw Error("--rank: applies to the pca model, not " + model);
     o.rank = parse_count(s.rank, "--rank", 1, 1u << 30);
   }
+  o.fit_intercept = s.fit_intercept;
   return o;
 }
 
@@ -58,6 +59,11 @@ std::unique_ptr<Model> build_model(const std::string& name, const Dataset& data,
                 " supported");
   try {
     return make_model(name, data.cols(), options, &data);
+  } catch (const Error& e) {
+    const std::string field = "make_model: fit_intercept: ";  // the library's words, the option's name
+    const std::string m = e.what();
+    if (m.compare(0, field.size(), field) == 0) throw Error("--fit-intercept: " + m.substr(field.size()));
+    throw;
   } catch (const std::bad_alloc&) {
     throw Error("--model " + name + ": out of memory building the model for " + std::to_string(data.cols()) +
                 " features");
@@ -104,7 +110,9 @@ void add_data_options(CLI::App& app, DataSource& s) {
   auto* data = app.add_option("--data", s.data_path, "Data file (CSV, LibSVM or IDX; any of them may be gzip-compressed; - = stdin, with --format)");
   app.add_option("--format", s.format, "csv | libsvm | idx (default: from the file name)");
   app.add_option("--labels", s.labels_path, "IDX labels file (default: the labels-idx1 file beside the images)");
-  app.add_flag("--header", s.header, "CSV: skip one header line");
+  app.add_flag("--header", s.header, "CSV: skip one header line (the first line must not be all numbers)");
+  app.add_flag("--fit-intercept", s.fit_intercept,
+               "A bias in each margin / logit (logistic, sigmoid, cauchy, phase-retrieval, softmax; docs/models.md)");
   auto* syn = app.add_option("--synthetic", s.synthetic,
                              "NAME:key=value,... with NAME in phase-retrieval, pca, gaussian-mixture");
   data->excludes(syn);
@@ -190,6 +198,11 @@ LoadedProblem load_problem(const DataSource& s, std::optional<std::uint64_t> sam
   return p;
 }
 
+Dataset load_data_file(const DataSource& s, bool labeled) {
+  if (s.data_path.empty()) throw Error("--data: required (the records to predict)");
+  return load_file(s, s.data_path, s.labels_path, labeled, "--data " + s.data_path);
+}
+
 Dataset load_eval_data(const DataSource& s, const std::string& path, const std::string& labels_path,
                        const Model& model) {
   const std::string source = "--eval " + path;
@@ -218,6 +231,12 @@ nlohmann::json number(double v) {
 nlohmann::json certificate_json(const Certificate& c) {
   return {{"grad_norm", number(c.grad_norm)}, {"lambda_min", number(c.lambda_min)}, {"sosp_gap", number(c.sosp_gap)},
           {"lambda_residual", number(c.lambda_residual)}, {"lambda_converged", c.lambda_converged}};
+}
+
+nlohmann::json shape_json(const Model& model) {
+  const ModelOptions o = model.options();  // the defaults where the model reads none
+  return {{"features", model.features()}, {"classes", o.classes},   {"hidden", o.hidden},
+          {"rank", o.rank},               {"fit_intercept", o.fit_intercept}};
 }
 
 nlohmann::json release_json(const Summary& s) {

@@ -12,7 +12,7 @@
 
 namespace {
 
-constexpr const char* kCommands[] = {"run", "certify", "privacy", "demo", "audit", "keygen"};
+constexpr const char* kCommands[] = {"run", "certify", "privacy", "demo", "audit", "keygen", "predict"};
 
 // One line, whatever the message holds (file names and JSON excerpts may carry
 // newlines or control characters).
@@ -44,8 +44,9 @@ int main(int argc, char** argv) {
   dpsosp::cli::setup_demo(app);
   dpsosp::cli::setup_audit(app);
   dpsosp::cli::setup_keygen(app);
+  dpsosp::cli::setup_predict(app);
   if (argc > 1 && argv[1][0] != '-' && !is_command(argv[1])) {
-    return fail("unknown command '" + std::string(argv[1]) + "' (expected run, certify, privacy, demo, audit or keygen; see dpsosp --help)", 2);
+    return fail("unknown command '" + std::string(argv[1]) + "' (expected run, certify, privacy, demo, audit, keygen or predict; see dpsosp --help)", 2);
   }
   try {
     app.parse(argc, argv);

@@ -286,6 +286,7 @@ int do_run(const RunArgs& a) {
   j["model"] = p.model->name();
   j["n"] = n;
   j["d"] = p.model->dim();
+  j["shape"] = shape_json(*p.model);
   diagnostics["load_seconds"] = p.load_seconds;
   j["target"] = {{"epsilon", number(o.privacy ? o.privacy->epsilon : std::numeric_limits<double>::infinity())},
                  {"delta", o.privacy ? o.privacy->delta : delta}};

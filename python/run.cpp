@@ -134,10 +134,7 @@ struct StepHooks {
     last_check = now;
     py::gil_scoped_acquire acquire;
     try {
-      if (PyErr_CheckSignals() != 0) {
-        interrupted = true;
-        throw py::error_already_set();
-      }
+      if (PyErr_CheckSignals() != 0) throw py::error_already_set();
       if (!callback.is_none() && it.step > 0) {
         py::dict info;
         info["x"] = *it.x;
@@ -150,6 +147,8 @@ struct StepHooks {
         if (!go_on.is_none() && !go_on.cast<bool>()) return false;
       }
     } catch (py::error_already_set& e) {
+      // Ctrl-C arrives as KeyboardInterrupt, in the check or inside the callback.
+      interrupted = interrupted || e.matches(PyExc_KeyboardInterrupt);
       error.emplace(std::move(e));
       return false;
     }
@@ -167,7 +166,8 @@ void bind_run(py::module_& m) {
          double B, std::optional<std::uint64_t> seed, std::optional<double> alpha_scale,
          std::optional<Index> batch_size, std::optional<Index> period, std::optional<double> epochs,
          std::optional<double> learning_rate, std::optional<Vec> x0, Index max_steps,
-         std::optional<Index> max_phase_length, int threads, const ModelOptions& model_options,
+         std::optional<Index> max_phase_length, int threads, Index classes, Index hidden, Index rank,
+         bool fit_intercept,
          const std::map<std::string, double>& overrides, const std::optional<py::bytes>& noise_key,
          const std::optional<std::string>& noise_key_file, bool release_only, const std::string& noise,
          const py::object& callback) {
@@ -220,7 +220,20 @@ void bind_run(py::module_& m) {
         } catch (const Error& e) {
           refuse_in_python_words(e);
         }
-        const auto model = make_model(model_name, data.cols(), model_options, &data);
+        ModelOptions model_options;
+        model_options.classes = classes;
+        model_options.hidden = hidden;
+        model_options.rank = rank;
+        model_options.fit_intercept = fit_intercept;
+        std::unique_ptr<Model> model;
+        try {
+          model = make_model(model_name, data.cols(), model_options, &data);
+        } catch (const Error& e) {
+          const std::string field = "make_model: fit_intercept: ";  // the library's words, the keyword's name
+          const std::string m = e.what();
+          if (m.compare(0, field.size(), field) == 0) throw Error("fit_intercept: " + m.substr(field.size()));
+          throw;
+        }
         const Vec start = x0 ? *x0 : Vec::Zero(static_cast<Eigen::Index>(model->dim()));
         StepHooks hooks{callback};
         o.on_step = [&hooks](const Iteration& it) { return hooks(it); };
@@ -251,7 +264,8 @@ void bind_run(py::module_& m) {
       py::arg("model"), py::arg("X"), py::arg("y"), py::arg("algo"), py::arg("epsilon"), py::arg("delta"),
       py::arg("G"), py::arg("M"), py::arg("rho"), py::arg("B"), py::arg("seed"), py::arg("alpha_scale"),
       py::arg("batch_size"), py::arg("period"), py::arg("epochs"), py::arg("learning_rate"), py::arg("x0"),
-      py::arg("max_steps"), py::arg("max_phase_length"), py::arg("threads"), py::arg("model_options"),
+      py::arg("max_steps"), py::arg("max_phase_length"), py::arg("threads"), py::arg("classes"), py::arg("hidden"),
+      py::arg("rank"), py::arg("fit_intercept"),
       py::arg("overrides"), py::arg("noise_key"), py::arg("noise_key_file"), py::arg("release_only"),
       py::arg("noise"), py::arg("callback"),
       "The run behind dpsosp.run (which checks its keywords and converts X and y first).");

@@ -72,7 +72,7 @@ class PythonModule(unittest.TestCase):
         again = dpsosp.run("phase-retrieval", p["X"], p["y"], noise="secure", threads=1, **common)
         np.testing.assert_array_equal(again["x"], r["x"])
         self.assertEqual(dpsosp.run("phase-retrieval", p["X"], p["y"], **common)["noise"], "float")
-        with self.assertRaisesRegex(ValueError, "noise must be 'float' or 'secure'"):
+        with self.assertRaisesRegex(ValueError, "noise: expected float or secure, got 'exact'"):
             dpsosp.run("phase-retrieval", p["X"], p["y"], noise="exact", **common)
         with self.assertRaisesRegex(ValueError, "privacy.noise = secure: Poisson dpsgd"):
             dpsosp.run("phase-retrieval", p["X"], p["y"], algo="dpsgd", epochs=2, noise="secure", **common)

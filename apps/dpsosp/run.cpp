@@ -1,10 +1,12 @@
-// `dpsosp run`: one optimizer run, its JSON report, and what happens on SIGINT/SIGTERM.
+// `dpsosp run`: one optimizer run and its JSON report (SIGINT/SIGTERM: signals.hpp).
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
+#include <memory>
 #include <csignal>
 #include <cstdio>
 #include <limits>
@@ -12,82 +14,12 @@
 #include <set>
 
 #include "cli.hpp"
+#include "progress.hpp"
 #include "result_reader.hpp"
+#include "signals.hpp"
 
 namespace dpsosp::cli {
 namespace {
-
-// ---- Stopping on a signal -------------------------------------------------
-// The first SIGINT or SIGTERM only sets a flag that the optimizer polls once
-// per step; the run then ends, the report so far (with the guarantee fixed
-// before the run, which covers the shorter run too) is written and the exit status is 128 + the
-// signal number (130 for SIGINT). The handler restores the default action of
-// both signals (SA_RESETHAND, and sigaction for the other one; both are
-// blocked while it runs), so a second SIGINT or SIGTERM ends the process at
-// once. It is async-signal-safe: lock-free atomics, a sig_atomic_t store,
-// sigaction(2), raise(3) and write(2), with errno saved around them.
-std::atomic<bool> g_stop{false};
-static_assert(std::atomic<bool>::is_always_lock_free, "the signal handler needs a lock-free flag");
-volatile std::sig_atomic_t g_signal = 0;
-
-// Signals handled so far. Two signals can reach two threads (the OpenMP
-// workers take signals too) before either handler has restored the default
-// actions; the later handler then does what a second signal must: end the
-// process, by the signal's default action.
-std::atomic<int> g_signals_seen{0};
-static_assert(std::atomic<int>::is_always_lock_free, "the signal handler needs a lock-free counter");
-
-extern "C" void on_stop_signal(int signo) {
-  const int saved_errno = errno;
-  if (g_signals_seen.fetch_add(1) > 0) {
-    struct sigaction default_action {};
-    default_action.sa_handler = SIG_DFL;
-    sigemptyset(&default_action.sa_mask);
-    sigaction(signo, &default_action, nullptr);
-    raise(signo);  // pending (blocked while this handler runs), delivered on return
-    errno = saved_errno;
-    return;
-  }
-  g_signal = signo;
-  g_stop.store(true, std::memory_order_relaxed);
-  struct sigaction default_action {};
-  default_action.sa_handler = SIG_DFL;
-  sigemptyset(&default_action.sa_mask);
-  sigaction(SIGINT, &default_action, nullptr);
-  sigaction(SIGTERM, &default_action, nullptr);
-  static const char kMessage[] = "dpsosp: stopping after this step and writing the report (a second signal aborts)\n";
-  const ssize_t ignored = ::write(STDERR_FILENO, kMessage, sizeof kMessage - 1);
-  (void)ignored;
-  errno = saved_errno;
-}
-
-/// Installs the handler for SIGINT and SIGTERM for its lifetime.
-class StopOnSignal {
- public:
-  StopOnSignal() {
-    g_stop.store(false);
-    g_signals_seen.store(0);
-    g_signal = 0;
-    struct sigaction action {};
-    action.sa_handler = on_stop_signal;
-    sigemptyset(&action.sa_mask);
-    sigaddset(&action.sa_mask, SIGINT);
-    sigaddset(&action.sa_mask, SIGTERM);
-    action.sa_flags = SA_RESETHAND | SA_RESTART;
-    sigaction(SIGINT, &action, &previous_int_);
-    sigaction(SIGTERM, &action, &previous_term_);
-  }
-  ~StopOnSignal() {
-    sigaction(SIGINT, &previous_int_, nullptr);
-    sigaction(SIGTERM, &previous_term_, nullptr);
-  }
-  StopOnSignal(const StopOnSignal&) = delete;
-  StopOnSignal& operator=(const StopOnSignal&) = delete;
-
- private:
-  struct sigaction previous_int_ {};
-  struct sigaction previous_term_ {};
-};
 
 // ---- Options ----------------------------------------------------------------
 struct RunArgs {
@@ -103,7 +35,7 @@ struct RunArgs {
   std::string batch_size, period, max_steps = "0", max_phase_length = "0";
   std::string epochs = "0", learning_rate;
   std::string threads = "0";
-  bool trajectory = false;
+  bool trajectory = false, quiet = false;
   std::vector<std::string> overrides;
   bool given(const std::string& option) const { return app->count(option) > 0; }
 };
@@ -260,22 +192,23 @@ int do_run(const RunArgs& a) {
   std::optional<Dataset> eval;
   if (a.given("--eval")) eval = load_eval_data(a.source, a.eval, a.eval_labels, *p.model);
 
-  const auto start = std::chrono::steady_clock::now();
-  auto last = start;
-  o.stop_flag = &g_stop;
-  o.on_step = [&](const Iteration& it) {
-    const Index step = it.step;
-    const auto now = std::chrono::steady_clock::now();
-    if (std::chrono::duration<double>(now - last).count() >= 1.0) {
-      last = now;
-      std::fprintf(stderr, "dpsosp: step %zu, %.1f s\n", static_cast<size_t>(step),
-                   std::chrono::duration<double>(now - start).count());
-    }
+  o.stop_flag = &stop_flag();
+  // The run's length when it is known before it: max_steps, or Poisson's planned steps.
+  std::optional<Index> total;
+  if (o.max_steps > 0) total = o.max_steps;
+  if (o.poisson())
+    total = std::min(total.value_or(~Index{0}),
+                     static_cast<Index>(std::ceil(*o.epochs * static_cast<double>(n) /
+                                                  static_cast<double>(o.sgd_batch_size(n)))));
+  auto progress = std::make_unique<Progress>(a.quiet, n, total, !o.poisson());
+  o.on_step = [&progress](const Iteration& it) {
+    progress->step(it);
     return true;
   };
   StopOnSignal stop_on_signal;  // until the report is written
   const Summary s = minimize(*p.model, p.data, x0, o);
-  const bool interrupted = s.interrupted() || g_stop.load();
+  progress.reset();  // ends the line
+  const bool interrupted = s.interrupted() || stop_flag().load();
   for (const std::string& w : s.warnings) std::fprintf(stderr, "dpsosp: warning: %s\n", w.c_str());
 
   // The release (covered by the guarantee) and, apart, the diagnostics
@@ -309,8 +242,15 @@ int do_run(const RunArgs& a) {
   } else if (eval || p.population) {
     // The run's results are never lost to the certificate: a failure is reported in the JSON.
     try {
-      const Certificate c = eval ? certify_empirical(*p.model, *eval, s.x, o.constants.rho)
-                                 : certify_population(*p.population, s.x, o.constants.rho);
+      Progress lanczos(a.quiet, 0, std::nullopt, false);
+      EigenOptions eigen;
+      eigen.on_cycle = [&lanczos](const EigenProgress& e) {
+        lanczos.certificate(e);
+        return !stop_flag().load();  // a signal ends the certificate too (the report is still written)
+      };
+      const Certificate c = eval ? certify_empirical(*p.model, *eval, s.x, o.constants.rho, eigen)
+                                 : certify_population(*p.population, s.x, o.constants.rho, eigen);
+      lanczos.finish();
       certificate_home["certificate"] = certificate_json(c);
       certificate_home["certificate_source"] = eval ? "evaluation data" : "known population";
       if (!c.lambda_converged)
@@ -325,7 +265,7 @@ int do_run(const RunArgs& a) {
   if (!a.release_only) j["diagnostics"] = std::move(diagnostics);
   write_text(a.out, j.dump(2) + "\n");
   if (interrupted) {
-    const int signo = g_signal != 0 ? static_cast<int>(g_signal) : SIGINT;
+    const int signo = stop_signal() != 0 ? stop_signal() : SIGINT;
     std::fprintf(stderr, "dpsosp: interrupted after %zu steps; the report so far was written\n",
                  static_cast<size_t>(s.steps));
     return 128 + signo;
@@ -372,6 +312,7 @@ void setup_run(CLI::App& app) {
   run->add_option("--set", args->overrides, "Override a parameter: name=value (alpha, kappa, sigma, eta, zeta, threshold, b, T, Gamma)");
   run->add_option("--threads", args->threads, "Threads, 0 (all cores) to 1024; never changes results")->capture_default_str();
   run->add_flag("--trajectory", args->trajectory, "Include every iterate in the report");
+  run->add_flag("--quiet", args->quiet, "No progress on stderr (warnings and errors still)");
   run->add_option("--eval", args->eval, "Evaluation data for the certificate (same format rules as --data)");
   run->add_flag("--no-certificate", args->no_certificate, "Skip the certificate (it can take minutes for large models)");
   run->add_option("--eval-labels", args->eval_labels, "IDX labels of --eval (default: the file beside it)");

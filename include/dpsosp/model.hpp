@@ -2,6 +2,7 @@
 // so a model gives per-example losses, gradients and Hessian-vector products,
 // and a batched form that computes many per-example gradients at once.
 #pragma once
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -10,6 +11,9 @@
 #include "dpsosp/types.hpp"
 
 namespace dpsosp {
+
+/// A Hessian-vector product at a fixed point: out = H v (resized to v's size).
+using HvpFunction = std::function<void(const Vec& v, Vec& out)>;
 
 /// A sum of clipped per-example vectors (the oracles' kernel, see Model).
 struct ClippedSum {
@@ -92,6 +96,15 @@ class Model {
   virtual std::optional<bool> correct(const Vec& x, const Dataset& data, Index i) const;
   /// Fraction of the records predicted correctly; NaN for models that do not classify.
   double accuracy(const Vec& x, const Dataset& data) const;
+
+  /// The mean Hessian over the records idx at x as an operator, for many
+  /// products at one point (the certificate's Lanczos): v -> mean_hvp(x, data,
+  /// idx, v) up to rounding, the same bits for any thread count. The default
+  /// runs hvp() per record on the engine's threads; softmax and the margin
+  /// models on dense data keep what depends on x alone (probabilities,
+  /// curvatures) and apply two matrix products over the records. The operator
+  /// refers to data and idx, which must outlive it.
+  virtual HvpFunction mean_hessian(const Vec& x, const Dataset& data, const IndexList& idx) const;
 
   /// Means over the records idx (convenience for certificates and references).
   double mean_loss(const Vec& x, const Dataset& data, const IndexList& idx) const;

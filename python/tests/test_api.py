@@ -114,18 +114,26 @@ class Hooks(unittest.TestCase):
         self.assertEqual(raised.exception.result["steps"], 3)
 
     def test_ctrl_c_stops_the_run_and_keeps_the_report(self):
-        X, y = logistic_data(n=1000000, p=10)
-        timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
+        X, y = logistic_data(n=3000000, p=2)
+        # SIGINT while the library runs (the GIL released): seen between steps within 50 ms.
+        timer = threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT))
         timer.start()
         try:
             with self.assertRaises(KeyboardInterrupt) as raised:
-                dpsosp.run("logistic", X, y, algo="sgd", batch_size=1)  # a million steps: about a second
+                dpsosp.run("logistic", X, y, algo="sgd", batch_size=1)  # 3 million steps: seconds
         finally:
             timer.cancel()
         partial = raised.exception.result
         self.assertTrue(partial["interrupted"])
         self.assertEqual(partial["termination"], "interrupted")
-        self.assertLess(partial["steps"], 1000000)
+        self.assertLess(partial["steps"], 3000000)
+        # SIGINT inside the callback: at a known step.
+        X, y = logistic_data(n=5000)
+        with self.assertRaises(KeyboardInterrupt) as raised:
+            dpsosp.run("logistic", X, y, algo="sgd", batch_size=1,
+                       callback=lambda step, info: step != 40 or os.kill(os.getpid(), signal.SIGINT))
+        self.assertEqual(raised.exception.result["steps"], 40)
+        self.assertTrue(raised.exception.result["interrupted"])
 
     def test_few_steps_warn(self):
         X, y = logistic_data(n=300)

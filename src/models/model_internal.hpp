@@ -75,6 +75,8 @@ class MarginModel : public Model {
     return o;
   }
   double predict(const Vec& x, const Dataset& data, Index i) const final;
+  /// Dense data: the curvatures kept, two products over the records (hessian.cpp).
+  HvpFunction mean_hessian(const Vec& x, const Dataset& data, const IndexList& idx) const final;
 
   double loss(const Vec& x, const Dataset& data, Index i) const final;
   void gradient(const Vec& x, const Dataset& data, Index i, Eigen::Ref<Vec> out) const final;

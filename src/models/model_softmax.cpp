@@ -7,6 +7,9 @@
 //   With an intercept x = [vec(W), c]: l = W a + c, the record read as [a, 1]
 //   in each row, so grad c_k = pi_k - [k = y] and hess v in c is the row's
 //   coefficient.
+#include <memory>
+
+#include "models/hessian_internal.hpp"
 #include "models/model_internal.hpp"
 #include "models/row_kernel_model.hpp"
 
@@ -86,6 +89,37 @@ class SoftmaxModel final : public RowKernelModel<SoftmaxModel, kSoftmaxKernel> {
       data.row_axpy(i, pi[kk] * (u[kk] - mean_u), block(out, k));
       if (intercept_) out[bias_at(k)] += pi[kk] * (u[kk] - mean_u);
     }
+  }
+
+  /// Dense data: the probabilities at x kept (m x K); a product is then
+  /// U = A V^T (+ c), R = P ⊙ (U - rowsum(P ⊙ U)), H v = R^T A / m (rows of W), R's column sums (biases).
+  HvpFunction mean_hessian(const Vec& x, const Dataset& data, const IndexList& idx) const override {
+    if (data.is_sparse() || idx.empty()) return Model::mean_hessian(x, data, idx);
+    check_point(*this, x, "mean_hessian");
+    check_feature_count(*this, data);
+    auto block = std::make_shared<const RecordBlock>(data, idx);
+    auto pi = std::make_shared<RowMatrix>(static_cast<Eigen::Index>(idx.size()), static_cast<Eigen::Index>(classes_));
+    for (Index k = 0; k < idx.size(); ++k) {
+      Eigen::Map<Vec> row(pi->row(static_cast<Eigen::Index>(k)).data(), static_cast<Eigen::Index>(classes_));
+      compute_logits(x, data, idx[k], row);
+      softmax_in_place(row);
+    }
+    const auto p = static_cast<Eigen::Index>(features_), K = static_cast<Eigen::Index>(classes_);
+    return [this, block, pi, p, K](const Vec& v, Vec& out) {
+      check_direction(*this, v);
+      const Eigen::Map<const RowMatrix> w(v.data(), K, p);
+      const Vec sum = chunked_sum(block->size(), dim(), [&](Index begin, Index end, Eigen::Ref<Vec> part) {
+        const auto a = block->rows(begin, end);
+        const auto probabilities = pi->middleRows(static_cast<Eigen::Index>(begin), a.rows());
+        RowMatrix r = a * w.transpose();
+        if (intercept_) r.rowwise() += v.tail(K).transpose();
+        const Vec mean = probabilities.cwiseProduct(r).rowwise().sum();
+        r = probabilities.cwiseProduct(r.colwise() - mean);
+        Eigen::Map<RowMatrix>(part.data(), K, p).noalias() = r.transpose() * a;
+        if (intercept_) part.tail(K) = r.colwise().sum().transpose();
+      });
+      out = sum / static_cast<double>(block->size());
+    };
   }
 
   /// Reuses one scratch vector over the batch; each row is computed by the

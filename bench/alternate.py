@@ -67,7 +67,7 @@ def main():
                   "runs use other noise, and spider-tree-adaptive does slightly other work" % (name, b))
     same_noise = all(key_args.values())
     common = ["--model", "logistic", "--synthetic", a.synthetic, "--epsilon", "1", "--delta", "1e-6", "--seed", "1",
-              "--threads", str(a.threads), "--no-certificate"]
+              "--G", "1", "--M", "1", "--threads", str(a.threads), "--no-certificate"]
     runs = [("dpsgd", ["--batch-size", "256"]), ("spider-tree-adaptive", [])]
     results = {}
     with tempfile.TemporaryDirectory() as tmp:

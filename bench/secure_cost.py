@@ -4,9 +4,9 @@
     /usr/bin/python3 bench/secure_cost.py [--dpsosp build/dpsosp] [--rounds 6]
 
 Runs `dpsosp run` on `gaussian-mixture:n=1000000,d=100` (logistic, epsilon 1,
-delta 1e-6, seed 1, 2 threads, no certificate, --noise-key-file
-tests/data/noise.key) for DP-SGD (batch 256, single pass), spider-tree-adaptive
-and spider-gauss-fixed, with --noise float and --noise secure in turn (the
+delta 1e-6, G = M = 1, seed 1, 2 threads, no certificate, --noise-key-file
+tests/data/noise.key) for DP-SGD (batch 256, single pass), spider-mf-adaptive,
+spider-tree-adaptive and spider-gauss-fixed, with --noise float and --noise secure in turn (the
 order alternating from round to round, as bench/alternate.py does, so that
 the host's load hits both alike), a fresh process each time, and prints the
 medians of the reports' diagnostics.seconds and the ratio secure / float, of
@@ -34,9 +34,11 @@ def main():
     if not os.access(a.dpsosp, os.X_OK):
         sys.exit("secure_cost.py: %s is not an executable" % a.dpsosp)
     common = ["--model", "logistic", "--synthetic", a.synthetic, "--epsilon", "1", "--delta", "1e-6", "--seed", "1",
+              "--G", "1", "--M", "1",
               "--threads", str(a.threads), "--no-certificate", "--noise-key-file",
               os.path.join(ROOT, "tests", "data", "noise.key")]
-    runs = [("dpsgd", ["--batch-size", "256"]), ("spider-tree-adaptive", []), ("spider-gauss-fixed", [])]
+    runs = [("dpsgd", ["--batch-size", "256"]), ("spider-mf-adaptive", []), ("spider-tree-adaptive", []),
+            ("spider-gauss-fixed", [])]
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "report.json")

@@ -8,7 +8,10 @@ import hashlib
 import math
 import os
 
-PRIVATE = ["spider-tree-adaptive", "spider-gauss-fixed", "spider-tree-periodic", "dpsgd"]
+PRIVATE = ["spider-mf-adaptive", "spider-tree-adaptive", "spider-gauss-fixed", "spider-tree-periodic", "dpsgd"]
+# The practical finder and the baselines it is held against (issue 18).
+FLAGSHIP = "spider-mf-adaptive"
+BASELINES = [a for a in PRIVATE if a != FLAGSHIP]
 
 
 def noise_key_args(seed):
@@ -30,22 +33,51 @@ NONPRIVATE = ["spider", "sgd"]
 ALGOS = PRIVATE + NONPRIVATE
 
 # Knob tuned per configuration: alpha_scale for the SPIDER family, the batch size
-# for (DP-)SGD.  The first entry of each grid is the default.
+# for (DP-)SGD, and for spider-mf-adaptive a factor on its O1 batch (1 = its own
+# rule, no option given).  The first entry of each grid is the default.
 ALPHA_GRID = [1.0, 0.5, 2.0]
 BATCH_GRID = [256, 64, 1024]
+BATCH_SCALE_GRID = [1.0, 0.5, 2.0]
 
 
 def knob_of(algo):
+    if algo == FLAGSHIP:
+        return "batch_scale"
     return "batch_size" if algo in ("dpsgd", "sgd") else "alpha_scale"
 
 
 def knob_grid(algo, quick=False):
-    return BATCH_GRID if knob_of(algo) == "batch_size" else ALPHA_GRID
+    return {"batch_size": BATCH_GRID, "alpha_scale": ALPHA_GRID, "batch_scale": BATCH_SCALE_GRID}[knob_of(algo)]
 
 
-def knob_args(algo, value):
-    if knob_of(algo) == "batch_size":
+def gdp_mu(eps, delta):
+    """The mu of the mu-GDP guarantee that is (eps, delta)-DP (Dong, Roth, Su,
+    Cor. 2.13), by bisection: the library's gdp_mu, for the batch rule below."""
+    def delta_of(mu):
+        phi = lambda x: 0.5 * math.erfc(-x / math.sqrt(2))
+        return phi(-eps / mu + mu / 2) - math.exp(eps) * phi(-eps / mu - mu / 2)
+    lo, hi = 1e-6, 1.0
+    while delta_of(hi) < delta:
+        hi *= 2
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if delta_of(mid) < delta else (lo, mid)
+    return lo
+
+
+def flagship_batch(n, eps, delta):
+    """spider-mf-adaptive's own O1 batch (src/optimizers/mf_params.cpp): 0.25 sqrt(n / mu)."""
+    return min(max(16, math.ceil(0.25 * math.sqrt(n / gdp_mu(eps, delta)))), max(1, n // 10))
+
+
+def knob_args(algo, value, n=None, eps=None, delta=None):
+    kind = knob_of(algo)
+    if kind == "batch_size":
         return ["--batch-size", str(int(value))]
+    if kind == "batch_scale":
+        if value == 1.0:
+            return []
+        return ["--batch-size", str(max(1, round(value * flagship_batch(n, eps, delta))))]
     return ["--alpha-scale", fmt(value)]
 
 
@@ -87,7 +119,7 @@ def synthetic_args(problem, n, eps, algo, seed, knob=None, delta=1e-6):
     a += ["--G", fmt(p["G"]), "--M", fmt(p["M"]), "--rho", fmt(p["rho"]), "--B", fmt(p["B"]),
           "--seed", str(seed), "--threads", "1"]
     if knob is not None:
-        a += knob_args(algo, knob)
+        a += knob_args(algo, knob, n, eps, delta)
     return a
 
 
@@ -141,9 +173,12 @@ class FashionMNIST:
         self.eps = [1.0, 3.0, 8.0]
         self.delta = 1e-5
         self.models = {"full": ["softmax", "mlp"], "reduced": ["softmax"], "off": []}[mode]
-        self.algos = PRIVATE + ["dpsgd-multi"]
+        # "ALGO:defaults": the CLI's defaults (G and M estimated privately), no constants given.
+        self.algos = PRIVATE + ["dpsgd-multi", FLAGSHIP + ":defaults", "dpsgd:defaults"]
         self.epochs = 5
-        self.seed = 1
+        self.accountant = "pld"  # of dpsgd-multi (the CLI's default, named so the cache keys say it)
+        self.seeds = [1, 2, 3]
+        self.seed = 1  # of the sensitivity-to-M runs
         # Inputs are in [0, 1] (784 pixels, norm about 9); G = 1 clips most per-example
         # gradients, the usual DP-SGD regime; M = 1, step 1 for the SPIDER family.
         self.G, self.M, self.rho, self.B = 1, 1, 1, 1
@@ -152,12 +187,24 @@ class FashionMNIST:
         # of softmax cross-entropy is about |a|^2 / 2 (about 40 here), so M = 1 is optimistic.
         self.extra_M = [4, 16] if self.models else []
 
-    def args(self, model, algo, eps, M=None):
+    def args(self, model, algo, eps, M=None, seed=None):
+        seed = self.seed if seed is None else seed
+        name, _, variant = algo.partition(":")
         a = ["--model", model, "--data", FM_TRAIN,
-             "--algo", "dpsgd" if algo == "dpsgd-multi" else algo,
-             "--epsilon", fmt(eps), "--delta", repr(self.delta),
-             "--G", fmt(self.G), "--M", fmt(M if M is not None else self.M), "--rho", fmt(self.rho), "--B", fmt(self.B),
-             "--seed", str(self.seed), "--threads", "1"] + noise_key_args(self.seed)
+             "--algo", "dpsgd" if name == "dpsgd-multi" else name,
+             "--epsilon", fmt(eps), "--delta", repr(self.delta)]
+        if variant != "defaults":
+            a += ["--G", fmt(self.G), "--M", fmt(M if M is not None else self.M), "--rho", fmt(self.rho),
+                  "--B", fmt(self.B)]
+        a += ["--seed", str(seed), "--threads", "1"] + noise_key_args(seed)
         if algo == "dpsgd-multi":
-            a += ["--epochs", fmt(float(self.epochs))]
+            a += ["--epochs", fmt(float(self.epochs)), "--accountant", self.accountant]
         return a
+
+
+def fm_label(algo, fm):
+    """The name of a Fashion-MNIST row (config.FashionMNIST.algos)."""
+    if algo == "dpsgd-multi":
+        return "dpsgd, %g epochs (Poisson, %s)" % (fm.epochs, fm.accountant.upper())
+    name, _, variant = algo.partition(":")
+    return name + (" (CLI defaults: G, M estimated)" if variant == "defaults" else "")

@@ -15,10 +15,12 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-COLORS = {"spider-tree-adaptive": "C3", "spider-gauss-fixed": "C0", "spider-tree-periodic": "C2",
-          "dpsgd": "C1", "spider": "0.35", "sgd": "0.65", "dpsgd-multi": "C4"}
-MARK = {"spider-tree-adaptive": "o", "spider-gauss-fixed": "s", "spider-tree-periodic": "^",
-        "dpsgd": "D", "spider": "x", "sgd": "+", "dpsgd-multi": "v"}
+COLORS = {"spider-mf-adaptive": "C6", "spider-tree-adaptive": "C3", "spider-gauss-fixed": "C0",
+          "spider-tree-periodic": "C2", "dpsgd": "C1", "spider": "0.35", "sgd": "0.65", "dpsgd-multi": "C4",
+          "spider-mf-adaptive:defaults": "C6", "dpsgd:defaults": "C1"}
+MARK = {"spider-mf-adaptive": "*", "spider-tree-adaptive": "o", "spider-gauss-fixed": "s", "spider-tree-periodic": "^",
+        "dpsgd": "D", "spider": "x", "sgd": "+", "dpsgd-multi": "v", "spider-mf-adaptive:defaults": "P",
+        "dpsgd:defaults": "d"}
 YMIN = 1e-4  # gap axis floor: noiseless phase retrieval lets SGD reach gaps of 1e-16
 
 # Published DP results on Fashion-MNIST (delta = 1e-5); see the page for the sources.
@@ -137,8 +139,8 @@ def fig_fmnist(fmres, fm, path):
         for algo in fm.algos:
             xs = [e for e in fm.eps if (model, algo, e) in fmres]
             ys = [100 * fmres[(model, algo, e)]["accuracy"] for e in xs]
-            ax.plot(xs, ys, marker=MARK[algo], color=COLORS[algo],
-                    label=algo if algo != "dpsgd-multi" else "dpsgd (%g epochs, Poisson)" % fm.epochs)
+            ax.plot(xs, ys, marker=MARK[algo], color=COLORS[algo], label=config.fm_label(algo, fm),
+                    linestyle=":" if algo.endswith(":defaults") else "-")
         for (name, e, acc) in PUBLISHED:
             ax.scatter([e], [acc], marker="*", s=80, color="k")
             ax.annotate(name, (e, acc), fontsize=6, xytext=(3, -9), textcoords="offset points")

@@ -15,33 +15,40 @@ def write_fmnist(w, p):
         w("")
     else:
         w("Softmax regression (d = 7840) and the one-hidden-layer tanh MLP (32 hidden units, d = 25450), trained on the "
-          "60000 training images and evaluated on the 10000 test images. One seed per cell, no tuning (G = M = 1, the "
-          "defaults of the CLI otherwise: dpsgd batch 256, step 1/M). The runs are made **without** `--eval` and the final point is "
+          "60000 training images and evaluated on the 10000 test images. Each cell is the median over seeds %s "
+          "(the accuracy of each seed in the last column), no tuning: G = M = 1 as given constants (the CLI's "
+          "defaults otherwise: dpsgd batch 256, step 1/M; spider-mf-adaptive its own batch rule), and two rows with "
+          "no constants given at all, where the CLI estimates G and M privately (--G auto, --M auto). The runs are made **without** `--eval` and the final point is "
           "evaluated by `experiments/fmnist_eval.py`: the CLI's certificate on the test set (Lanczos on the "
           "empirical Hessian) did not finish within 5 minutes for softmax on this machine, and `run` prints the test "
           "accuracy only after it. The numpy evaluation uses the parameter layouts of docs/models.md; its "
           "gradient and Hessian-vector product are checked against finite differences (`python3 experiments/fmnist_eval.py`). "
           "For softmax lambda_min is exactly 0 (convex, and adding one vector to every class's weights changes nothing), "
           "so the gap is the gradient norm; for the MLP lambda_min comes from ARPACK on exact Hessian-vector products, "
-          "and the gap uses rho = %s (an assumed constant: the MLP's Hessian-Lipschitz constant is not known)." % config.fmt(fm.rho))
+          "and the gap uses rho = %s (an assumed constant: the MLP's Hessian-Lipschitz constant is not known)."
+          % (", ".join(str(s) for s in fm.seeds), config.fmt(fm.rho)))
         w("")
         w("![Fashion-MNIST accuracy](%s/%s)" % (relfig, figs["fmnist"]))
         w("")
         w("*Figure: test accuracy against epsilon; stars: published DP results (different models, see below). Made by `%s`.*" % cmd)
         w("")
-        w("| model | algorithm | eps target | eps (guarantee) | test accuracy | test loss | grad norm (test) | lambda_min (test) | SOSP gap (test) | steps | records used | clipped |")
-        w("|---|---|---|---|---|---|---|---|---|---|---|---|")
+        w("| model | algorithm | eps target | eps (guarantee) | test accuracy | test loss | grad norm (test) | lambda_min (test) | SOSP gap (test) | steps | records used | clipped | accuracy per seed |")
+        w("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
         for model in fm.models:
             for algo in fm.algos:
                 for e in fm.eps:
                     r = fmres.get((model, algo, e))
-                    name = algo if algo != "dpsgd-multi" else "dpsgd, %g epochs (Poisson, RDP)" % fm.epochs
+                    name = config.fm_label(algo, fm)
                     if not r:
-                        w("| %s | %s | %s | missing | | | | | | | | |" % (model, name, config.fmt(e)))
+                        w("| %s | %s | %s | missing | | | | | | | | | |" % (model, name, config.fmt(e)))
                         continue
-                    w("| %s | %s | %s | %.3f | %.2f%% | %.4f | %s | %s | %s | %d | %d | %s |" % (
+                    w("| %s | %s | %s | %.3f | %.2f%% | %.4f | %s | %s | %s | %d | %d | %s | %s |" % (
                         model, name, config.fmt(e), r["epsilon"], 100 * r["accuracy"], r["loss"], f3(r["grad_norm"]),
-                        f3(r["lambda_min"]), f3(r["sosp_gap"]), r["steps"], r["samples"], pct(r["clip"])))
+                        f3(r["lambda_min"]), f3(r["sosp_gap"]), r["steps"], r["samples"], pct(r["clip"]),
+                        " / ".join("%.2f" % (100 * a) for a in r["accs"])))
+        w("")
+        w("Multi-epoch dpsgd calibrated by PLD against RDP, 3 seeds: docs/results-accountants.md "
+          "(`experiments/multi_epoch_accountants.py`).")
         w("")
         if fm.extra_M:
             w("Sensitivity of spider-tree-adaptive to M on softmax (the per-example smoothness of softmax cross-entropy is "

@@ -100,7 +100,7 @@ def tuned_runs(cache, scaling):
 def fmnist_stage(binary, cache, evcache, fm, jobs):
     import fmnist_eval
     failures = []
-    runs = [fm.args(m, a, e) for m in fm.models for a in fm.algos for e in fm.eps]
+    runs = [fm.args(m, a, e, seed=s) for m in fm.models for a in fm.algos for e in fm.eps for s in fm.seeds]
     runs += [fm.args("softmax", "spider-tree-adaptive", e, M) for M in fm.extra_M for e in fm.eps]
     if not runs:
         return failures

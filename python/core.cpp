@@ -42,8 +42,14 @@ py::dict summary_dict(const Summary& s) {
   d["sensitivity"] = p.sensitivity;
   d["noise_multiplier"] = p.noise_multiplier;
   d["epsilon_rdp"] = p.epsilon_rdp;
+  if (p.mechanism == MechanismKind::kPoissonGaussian) d["epsilon_pld"] = p.epsilon_pld;
   d["zcdp_rho"] = p.zcdp_rho;
   d["depth"] = p.depth;
+  if (p.mechanism == MechanismKind::kMatrixFactorization) {
+    d["horizon"] = p.horizon;
+    d["column_norm"] = p.column_norm;
+    d["buffers"] = p.buffers;
+  }
   d["mechanism"] = mechanism_name(p.mechanism);
   d["noise"] = p.is_private() ? py::cast(noise_mode_name(p.noise)) : py::none();
   d["grid"] = p.grid;
@@ -59,6 +65,17 @@ py::dict summary_dict(const Summary& s) {
   d["termination"] = termination_name(s.termination);
   d["interrupted"] = s.interrupted();
   d["warnings"] = s.warnings;
+  d["constants"] = py::dict(py::arg("G") = s.constants.G, py::arg("M") = s.constants.M,
+                            py::arg("rho") = s.constants.rho, py::arg("B") = s.constants.B);
+  if (s.estimate) {
+    py::dict e;
+    e["records"] = s.estimate->records;
+    e["rounds"] = s.estimate->rounds;
+    e["count_noise"] = s.estimate->count_noise;
+    if (s.estimate->G) e["G"] = *s.estimate->G;
+    if (s.estimate->M) e["M"] = *s.estimate->M;
+    d["estimate"] = e;
+  }
   return d;
 }
 
@@ -118,6 +135,8 @@ std::unique_ptr<Model> model_for(const std::string& name, Index features, Index 
 
 }  // namespace
 
+void bind_privacy(py::module_& m);  // python/privacy.cpp
+
 PYBIND11_MODULE(_core, m) {
   m.doc() = "dpsosp: differentially private second-order stationary points";
 
@@ -175,23 +194,7 @@ PYBIND11_MODULE(_core, m) {
       py::arg("spec"), py::arg("x"), py::arg("rho") = 1.0,
       "Certificate of x for the known population of a synthetic problem.");
 
-  m.def(
-      "privacy_tree",
-      [](double z, const std::vector<std::uint64_t>& steps, double delta) {
-        const privacy::TreeAccount a = privacy::account_tree(z, steps, delta);
-        py::dict d;
-        d["epsilon_gdp"] = a.epsilon_gdp;
-        d["epsilon_rdp"] = a.epsilon_rdp;
-        d["mu"] = a.mu;
-        d["rho"] = a.rho;
-        d["depth"] = a.depth;
-        return d;
-      },
-      py::arg("noise_multiplier"), py::arg("steps"), py::arg("delta"),
-      "Privacy of tree-aggregated Gaussian releases with the given phase lengths (replace-one).");
-  m.def("privacy_poisson", &privacy::dpsgd_poisson_epsilon, py::arg("sampling_rate"), py::arg("noise_multiplier"),
-        py::arg("steps"), py::arg("delta"), "epsilon of Poisson-subsampled DP-SGD (RDP, add/remove-one).");
-  m.def("gdp_epsilon", &privacy::gdp_epsilon, py::arg("mu"), py::arg("delta"), "Exact mu-GDP to (eps, delta).");
+  bind_privacy(m);
   m.def("algorithms", &algorithm_names, "Names accepted by run(algo=...).");
   m.def(
       "algorithm_table",
@@ -202,7 +205,7 @@ PYBIND11_MODULE(_core, m) {
         const std::pair<Knob, const char*> knobs[] = {
             {kKnobBatchSize, "batch_size"}, {kKnobPeriod, "period"},           {kKnobEpochs, "epochs"},
             {kKnobLearningRate, "learning_rate"}, {kKnobAlphaScale, "alpha_scale"},
-            {kKnobMaxPhaseLength, "max_phase_length"}};
+            {kKnobMaxPhaseLength, "max_phase_length"}, {kKnobAccountant, "accountant"}};
         for (const AlgorithmInfo& info : algorithm_table()) {
           py::dict r;
           r["name"] = info.name;

@@ -162,21 +162,22 @@ void bind_run(py::module_& m) {
   m.def(
       "run",
       [](const std::string& model_name, const py::object& X, const std::optional<Eigen::Ref<const Vec>>& y,
-         const std::string& algo, std::optional<double> epsilon, double delta, double G, double M, double rho,
-         double B, std::optional<std::uint64_t> seed, std::optional<double> alpha_scale,
+         const std::string& algo, std::optional<double> epsilon, double delta, const py::object& G,
+         const py::object& M, double rho, double B, std::optional<std::uint64_t> seed, std::optional<double> alpha_scale,
          std::optional<Index> batch_size, std::optional<Index> period, std::optional<double> epochs,
          std::optional<double> learning_rate, std::optional<Vec> x0, Index max_steps,
          std::optional<Index> max_phase_length, int threads, Index classes, Index hidden, Index rank,
          bool fit_intercept,
          const std::map<std::string, double>& overrides, const std::optional<py::bytes>& noise_key,
          const std::optional<std::string>& noise_key_file, bool release_only, const std::string& noise,
+         std::optional<double> tail, std::optional<bool> o2, const std::optional<std::string>& accountant,
          const py::object& callback) {
         RunOptions o;
         o.algorithm = parse_algorithm(algo);
         // The same rules, in the same words, as the CLI's (before any copy).
         if (epsilon) check_value("epsilon", *epsilon, ValueRule::kPositiveOrInf, shown(*epsilon));
         check_value("delta", delta, ValueRule::kOpenUnit, shown(delta));
-        for (const auto& [name, v] : {std::pair{"G", G}, std::pair{"M", M}, std::pair{"rho", rho}, std::pair{"B", B}})
+        for (const auto& [name, v] : {std::pair{"rho", rho}, std::pair{"B", B}})
           check_value(name, v, ValueRule::kPositive, shown(v));
         if (alpha_scale) check_value("alpha_scale", *alpha_scale, ValueRule::kPositive, shown(*alpha_scale));
         if (epochs) {
@@ -193,7 +194,36 @@ void bind_run(py::module_& m) {
           if (!o.privacy) throw Error("noise secure: " + algo + " is non-private and adds no noise");
           o.privacy->noise = NoiseMode::kSecure;
         }
-        o.constants = {G, M, rho, B};
+        // G and M: a number, or "auto" (a private estimate, clip_estimate.hpp), the
+        // default (None) of a private run; a non-private run takes 1 when not given.
+        const AlgorithmInfo& info = algorithm_info(o.algorithm);
+        const auto constant = [&](const py::object& v, const char* name, bool& estimate) {
+          const bool automatic = v.is_none() || (py::isinstance<py::str>(v) && v.cast<std::string>() == "auto");
+          if (!automatic) {
+            if (py::isinstance<py::str>(v))
+              throw Error(std::string(name) + ": expected " + value_rule_text(ValueRule::kPositive) + ", got '" +
+                          v.cast<std::string>() + "'");
+            const double value = v.cast<double>();
+            check_value(name, value, ValueRule::kPositive, shown(value));
+            return value;
+          }
+          if (info.is_private && !(o.privacy && !o.privacy->is_private())) {
+            estimate = true;
+          } else if (!v.is_none()) {
+            throw Error(std::string(name) + " auto: the constants are estimated privately for private runs only; "
+                        "give a value for " + info.name);
+          }
+          return 1.0;
+        };
+        o.constants = {constant(G, "G", o.estimate.G), constant(M, "M", o.estimate.M), rho, B};
+        if (accountant) {
+          if (*accountant != "pld" && *accountant != "rdp")
+            throw Error("accountant: expected pld or rdp, got '" + *accountant + "'");
+          o.accountant = *accountant == "pld" ? Accountant::kPld : Accountant::kRdp;
+        }
+        if (tail) check_value("tail", *tail, ValueRule::kNonNegative, shown(*tail));
+        o.tail = tail;
+        o.o2 = o2;
         o.alpha_scale = alpha_scale;
         o.batch_size = batch_size;
         o.period = period;
@@ -267,7 +297,7 @@ void bind_run(py::module_& m) {
       py::arg("max_steps"), py::arg("max_phase_length"), py::arg("threads"), py::arg("classes"), py::arg("hidden"),
       py::arg("rank"), py::arg("fit_intercept"),
       py::arg("overrides"), py::arg("noise_key"), py::arg("noise_key_file"), py::arg("release_only"),
-      py::arg("noise"), py::arg("callback"),
+      py::arg("noise"), py::arg("tail"), py::arg("o2"), py::arg("accountant"), py::arg("callback"),
       "The run behind dpsosp.run (which checks its keywords and converts X and y first).");
 }
 

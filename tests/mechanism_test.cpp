@@ -67,14 +67,26 @@ TEST(Mechanism, GaussianIsOneOverZGdpAndAccumulatesWithinAPhase) {
   EXPECT_THROW(mech->release(zero, false, -1.0, released), Error);
 }
 
-TEST(Mechanism, PoissonGaussianAccountsByRdpForThePlannedSteps) {
+TEST(Mechanism, PoissonGaussianAccountsForThePlannedStepsByPldOrRdp) {
   const auto mech = make_poisson_gaussian_mechanism(2, testing::test_noise_key(), 1.5, 0.01, 200, {3.0, 1e-6});
-  const PrivacyRecord r = mech->account();
+  const auto by_rdp = make_poisson_gaussian_mechanism(2, testing::test_noise_key(), 1.5, 0.01, 200, {3.0, 1e-6},
+                                                      std::nullopt, Accountant::kRdp);
+  const PrivacyRecord r = mech->account(), rr = by_rdp->account();
   EXPECT_EQ(r.adjacency, Adjacency::kZeroOut);
-  EXPECT_LE(r.epsilon, 3.0);
-  EXPECT_NEAR(r.epsilon, 3.0, 1e-6);
-  EXPECT_DOUBLE_EQ(r.epsilon, privacy::dpsgd_poisson_epsilon(0.01, r.noise_multiplier, 200, 1e-6));
-  EXPECT_DOUBLE_EQ(r.sigma, 1.5 * r.noise_multiplier);
+  EXPECT_EQ(r.accountant, Accountant::kPld);
+  EXPECT_EQ(rr.accountant, Accountant::kRdp);
+  for (const PrivacyRecord* p : {&r, &rr}) {
+    EXPECT_LE(p->epsilon, 3.0);
+    EXPECT_NEAR(p->epsilon, 3.0, 1e-5);
+    EXPECT_DOUBLE_EQ(p->sigma, 1.5 * p->noise_multiplier);
+    // Both figures at the calibrated noise.
+    EXPECT_DOUBLE_EQ(p->epsilon_rdp, privacy::dpsgd_poisson_epsilon(0.01, p->noise_multiplier, 200, 1e-6));
+    EXPECT_DOUBLE_EQ(p->epsilon_pld, privacy::dpsgd_pld_epsilon(0.01, p->noise_multiplier, 200, 1e-6));
+  }
+  EXPECT_EQ(r.epsilon, r.epsilon_pld);
+  EXPECT_EQ(rr.epsilon, rr.epsilon_rdp);
+  EXPECT_LT(r.noise_multiplier, rr.noise_multiplier);
+  EXPECT_GT(r.epsilon_rdp, 3.0);  // PLD's noise does not meet the target by RDP
   Vec released;
   EXPECT_THROW(mech->release(Vec::Zero(2), true, 2.0, released), Error);  // above the clip
   // Sampling: each of 10^5 records with probability 0.01 (mean 1000, sd 31.5;

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "dpsosp/dpsosp.hpp"
+#include "test_counting_model.hpp"
 #include "test_keys.hpp"
 
 namespace dpsosp {
@@ -16,6 +17,7 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 
 RunOptions issue_options(double eps, std::uint64_t seed) {
   RunOptions o;
+  o.algorithm = Algorithm::kSpiderTreeAdaptive;  // the paper's (not the library's default)
   o.privacy = {eps, 1e-6};
   o.constants = {6.0, 20.0, 6.0, 1.0};  // G, M, rho, B of the issue
   o.seed = seed;
@@ -103,51 +105,11 @@ TEST(SpiderTreeAdaptive, PhaseCapForcesO1AndBoundsDepth) {
   EXPECT_NEAR(s.privacy.epsilon, 2.0, 1e-9);
 }
 
-// A model wrapper that records which records each batch call touched.
-class CountingModel final : public Model {
- public:
-  explicit CountingModel(const Model& inner) : inner_(inner) {}
-  std::string name() const override { return inner_.name(); }
-  Index dim() const override { return inner_.dim(); }
-  Index features() const override { return inner_.features(); }
-  void validate(const Dataset& d) const override { inner_.validate(d); }
-  double loss(const Vec& x, const Dataset& d, Index i) const override { return inner_.loss(x, d, i); }
-  void gradient(const Vec& x, const Dataset& d, Index i, Eigen::Ref<Vec> out) const override {
-    single_calls_++;
-    inner_.gradient(x, d, i, out);
-  }
-  void hvp(const Vec& x, const Dataset& d, Index i, const Vec& v, Eigen::Ref<Vec> out) const override {
-    inner_.hvp(x, d, i, v, out);
-  }
-  void batch_gradients(const Vec& x, const Dataset& d, const IndexList& idx, RowMatrix& out) const override {
-    calls_.push_back(idx);
-    inner_.batch_gradients(x, d, idx, out);
-  }
-  mutable std::vector<IndexList> calls_;
-  mutable Index single_calls_ = 0;
-
- private:
-  const Model& inner_;
-};
-
-// Every record is drawn at most once: a batch call either repeats the previous
-// call's records (the two gradients of one O2 difference) or touches only
-// records never seen before.
-void expect_single_use(const CountingModel& m, Index n) {
-  std::vector<int> seen(n, 0);
-  for (std::size_t c = 0; c < m.calls_.size(); ++c) {
-    if (c > 0 && m.calls_[c] == m.calls_[c - 1]) continue;
-    for (Index i : m.calls_[c]) {
-      ASSERT_LT(i, n);
-      EXPECT_EQ(seen[i]++, 0) << "record " << i << " used twice";
-    }
-  }
-}
-
 TEST(SinglePass, EveryRecordUsedAtMostOnceByEverySinglePassAlgorithm) {
   PhaseRetrieval pr(60000);
-  for (const char* algo : {"spider-tree-adaptive", "spider-gauss-fixed", "spider-tree-periodic", "dpsgd", "spider", "sgd"}) {
-    CountingModel counting(*pr.model);
+  for (const char* algo : {"spider-tree-adaptive", "spider-gauss-fixed", "spider-tree-periodic", "dpsgd", "spider", "sgd",
+                           "spider-mf-adaptive"}) {
+    testing::CountingModel counting(*pr.model);
     RunOptions o = issue_options(4.0, 5);
     o.algorithm = parse_algorithm(algo);
     if (!is_private_algorithm(o.algorithm)) o.privacy.reset();  // the references take no target
@@ -155,7 +117,7 @@ TEST(SinglePass, EveryRecordUsedAtMostOnceByEverySinglePassAlgorithm) {
     const Summary s = minimize(counting, pr.problem.data, pr.problem.saddle, o);
     SCOPED_TRACE(algo);
     EXPECT_GT(s.steps, 0u);
-    expect_single_use(counting, 60000);
+    testing::expect_single_use(counting, 60000);
     Index drawn = 0;
     std::set<Index> distinct;
     for (const auto& call : counting.calls_)
@@ -284,23 +246,36 @@ TEST(Baselines, EachPrivateAlgorithmStaysWithinTargetAndRecomputes) {
   }
 }
 
-TEST(Baselines, PoissonDpsgdAccountsByRdp) {
+// Poisson dpsgd is calibrated and accounted by PLD unless RDP is asked for;
+// both reach the target, PLD with less noise.
+TEST(Baselines, PoissonDpsgdAccountsByPldByDefaultAndByRdpOnRequest) {
   PhaseRetrieval pr(20000);
   RunOptions o = issue_options(3.0, 2);
   o.algorithm = Algorithm::kDpsgd;
   o.epochs = 2;
   o.batch_size = 200;
-  const Summary s = minimize(*pr.model, pr.problem.data, pr.problem.saddle, o);
-  EXPECT_EQ(s.privacy.accounting(), "rdp-poisson");
-  // Accounted as add/remove-one; with n public what holds is zero-out.
-  EXPECT_EQ(s.privacy.adjacency, Adjacency::kZeroOut);
-  EXPECT_EQ(s.steps, 200u);
-  EXPECT_NEAR(s.privacy.epsilon, 3.0, 1e-6);
-  EXPECT_LE(s.privacy.epsilon, 3.0);
-  EXPECT_NEAR(privacy::dpsgd_poisson_epsilon(0.01, s.privacy.noise_multiplier, 200, 1e-6), s.privacy.epsilon, 1e-12);
-  // The batch sizes come from the secret sampling: their total is no part of the release.
-  EXPECT_FALSE(s.gradient_evaluations.has_value());
-  EXPECT_GT(s.diagnostics.gradient_evaluations, 0u);
+  const Summary pld = minimize(*pr.model, pr.problem.data, pr.problem.saddle, o);
+  o.accountant = Accountant::kRdp;
+  const Summary rdp = minimize(*pr.model, pr.problem.data, pr.problem.saddle, o);
+  EXPECT_EQ(pld.privacy.accounting(), "pld-poisson");
+  EXPECT_EQ(rdp.privacy.accounting(), "rdp-poisson");
+  for (const Summary* s : {&pld, &rdp}) {
+    // Accounted as add/remove-one; with n public what holds is zero-out.
+    EXPECT_EQ(s->privacy.adjacency, Adjacency::kZeroOut);
+    EXPECT_EQ(s->steps, 200u);
+    EXPECT_NEAR(s->privacy.epsilon, 3.0, 1e-5);
+    EXPECT_LE(s->privacy.epsilon, 3.0);
+    // The batch sizes come from the secret sampling: their total is no part of the release.
+    EXPECT_FALSE(s->gradient_evaluations.has_value());
+    EXPECT_GT(s->diagnostics.gradient_evaluations, 0u);
+  }
+  const double z_pld = pld.privacy.noise_multiplier, z_rdp = rdp.privacy.noise_multiplier;
+  EXPECT_EQ(pld.privacy.epsilon, privacy::dpsgd_pld_epsilon(0.01, z_pld, 200, 1e-6));
+  EXPECT_EQ(pld.privacy.epsilon_rdp, privacy::dpsgd_poisson_epsilon(0.01, z_pld, 200, 1e-6));
+  EXPECT_NEAR(privacy::dpsgd_poisson_epsilon(0.01, z_rdp, 200, 1e-6), rdp.privacy.epsilon, 1e-12);
+  EXPECT_EQ(rdp.privacy.epsilon_pld, privacy::dpsgd_pld_epsilon(0.01, z_rdp, 200, 1e-6));
+  EXPECT_LT(z_pld, 0.97 * z_rdp);                  // the same target, less noise
+  EXPECT_LT(rdp.privacy.epsilon_pld, 3.0 * 0.97);  // RDP's noise is more than the target needs
 }
 
 TEST(Baselines, NonPrivateReferencesReachSmallGap) {

@@ -24,7 +24,8 @@ std::string refusal(const RunOptions& o) {
 TEST(AlgorithmTable, NamesParseAndEveryRowRuns) {
   const std::vector<AlgorithmInfo> table = algorithm_table();
   ASSERT_GE(table.size(), 6u);
-  EXPECT_EQ(table[0].name, "spider-tree-adaptive");  // the default first
+  EXPECT_EQ(table[0].name, "spider-mf-adaptive");  // the default first
+  EXPECT_EQ(RunOptions{}.algorithm, table[0].id);
   for (const AlgorithmInfo& info : table) {
     EXPECT_EQ(parse_algorithm(info.name), info.id);
     EXPECT_EQ(algorithm_name(info.id), info.name);
@@ -37,6 +38,7 @@ TEST(AlgorithmTable, NamesParseAndEveryRowRuns) {
 // What the table says an algorithm does not read is refused, naming the field.
 TEST(AlgorithmTable, ValidateRefusesWhatAnAlgorithmDoesNotRead) {
   RunOptions o;
+  o.algorithm = Algorithm::kSpiderTreeAdaptive;
   o.privacy = PrivacyTarget{1.0, 1e-6};
   EXPECT_EQ(refusal(o), "");
   o.batch_size = 8;

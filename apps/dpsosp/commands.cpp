@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -66,50 +67,151 @@ void setup_certify(CLI::App& app) {
   });
 }
 
+namespace {
+
+// --steps: positive integers separated by commas.
+std::vector<std::uint64_t> parse_steps(const std::string& text) {
+  std::vector<std::uint64_t> steps;
+  if (text.empty()) throw Error("--steps: no step counts given");
+  std::size_t pos = 0;
+  for (;;) {
+    const std::size_t comma = text.find(',', pos);
+    const std::string token = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    std::uint64_t v = 0;
+    if (!parse_strict_uint(token, v) || v == 0)
+      throw Error("--steps: expected positive integers separated by commas, got " + quote_token(token) +
+                  (token.empty() ? " (an empty entry)" : ""));
+    steps.push_back(v);
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  return steps;
+}
+
+}  // namespace
+
 void setup_privacy(CLI::App& app) {
   struct Args {
-    std::string z, steps, delta, q;
+    std::string z, steps, delta, q, accountant, adjacency = "add-remove", epsilon, discretization = "1e-4";
+    std::string mechanism = "tree";
   };
   auto args = std::make_shared<Args>();
-  auto* cmd = app.add_subcommand("privacy", "Privacy figures of the tree mechanism or of Poisson DP-SGD");
+  auto* cmd = app.add_subcommand(
+      "privacy", "Privacy figures of the tree or matrix-factorization mechanism, or of Poisson DP-SGD");
   cmd->add_option("--noise-multiplier", args->z, "z = sigma / sensitivity, > 0")->required();
   cmd->add_option("--steps", args->steps, "Tree form: phase lengths L1,L2,... (each >= 1); Poisson form: number of steps T")->required();
   cmd->add_option("--delta", args->delta, "delta in (0,1)")->required();
   cmd->add_option("--sampling-rate", args->q, "Poisson DP-SGD sampling rate q in (0,1] (selects the Poisson form)");
+  cmd->add_option("--mechanism", args->mechanism,
+                  "Single-pass form: tree (phase lengths in --steps) or mf (the square-root matrix factorization "
+                  "over --steps T releases, as spider-mf-adaptive uses it; docs/matrix-factorization.md)")
+      ->capture_default_str();
+  cmd->add_option("--accountant", args->accountant,
+                  "pld, rdp or gdp (tree form only): that accountant's figures, and its eps as \"epsilon\" "
+                  "(default: every accountant that applies, without \"epsilon\")");
+  cmd->add_option("--adjacency", args->adjacency,
+                  "Poisson form: add-remove (z = sigma / C) or replace-one (z = sigma / 2C; PLD only)")
+      ->capture_default_str();
+  cmd->add_option("--epsilon", args->epsilon, "Also print delta at this eps >= 0 (delta_pld, delta_gdp)");
+  cmd->add_option("--discretization", args->discretization, "PLD value discretization interval, > 0")
+      ->capture_default_str();
   cmd->callback([args, cmd] {
     const double z = parse_real(args->z, "--noise-multiplier", Range::kPositive);
     const double delta = parse_real(args->delta, "--delta", Range::kOpenUnit);
-    std::vector<std::uint64_t> steps;
-    const std::string& text = args->steps;
-    if (text.empty()) throw Error("--steps: no step counts given");
-    std::size_t pos = 0;
-    for (;;) {
-      const std::size_t comma = text.find(',', pos);
-      const std::string token = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-      std::uint64_t v = 0;
-      if (!parse_strict_uint(token, v) || v == 0)
-        throw Error("--steps: expected positive integers separated by commas, got " + quote_token(token) +
-                    (token.empty() ? " (an empty entry)" : ""));
-      steps.push_back(v);
-      if (comma == std::string::npos) break;
-      pos = comma + 1;
-    }
+    const std::vector<std::uint64_t> steps = parse_steps(args->steps);
+    const bool poisson = cmd->count("--sampling-rate") > 0;
+    const std::string& chosen = args->accountant;
+    if (cmd->count("--accountant") > 0 && chosen != "pld" && chosen != "rdp" && chosen != "gdp")
+      throw Error("--accountant: expected pld, rdp or gdp, got " + quote_token(chosen));
+    if (args->adjacency != "add-remove" && args->adjacency != "replace-one")
+      throw Error("--adjacency: expected add-remove or replace-one, got " + quote_token(args->adjacency));
+    const bool replace = args->adjacency == "replace-one";
+    if (!poisson && cmd->count("--adjacency") > 0)
+      throw Error("--adjacency: applies to the Poisson form (--sampling-rate); the tree form is replace-one");
+    if (poisson && cmd->count("--mechanism") > 0)
+      throw Error("--mechanism: applies to the single-pass form; --sampling-rate selects the Poisson form");
+    if (poisson && chosen == "gdp")
+      throw Error("--accountant gdp: the Poisson form has no exact GDP accounting; use pld or rdp");
+    if (poisson && replace && chosen == "rdp")
+      throw Error("--accountant rdp: the RDP figure is for add/remove adjacency; use pld with --adjacency replace-one");
+    const bool explicit_choice = cmd->count("--accountant") > 0;
+    const auto uses = [&](const char* name) { return explicit_choice ? chosen == name : true; };
+    const bool use_pld = uses("pld"), use_rdp = uses("rdp") && !(poisson && replace), use_gdp = uses("gdp") && !poisson;
+    std::optional<double> at_epsilon;
+    if (cmd->count("--epsilon") > 0) at_epsilon = parse_real(args->epsilon, "--epsilon", Range::kNonNegative);
+    privacy::PldOptions pld;
+    pld.discretization = parse_real(args->discretization, "--discretization", Range::kPositive);
     nlohmann::json j;
-    if (cmd->count("--sampling-rate") > 0) {
+    double epsilon = 0;
+    if (poisson) {
       const double q = parse_real(args->q, "--sampling-rate", Range::kHalfOpenUnit);
       if (steps.size() != 1) throw Error("--steps: the Poisson form takes one step count T, got " + std::to_string(steps.size()));
-      j["epsilon_rdp"] = number(privacy::dpsgd_poisson_epsilon(q, z, steps[0], delta));
+      const auto relation = replace ? privacy::Neighbouring::kReplaceOne : privacy::Neighbouring::kAddRemove;
+      if (use_rdp) j["epsilon_rdp"] = number(epsilon = privacy::dpsgd_poisson_epsilon(q, z, steps[0], delta));
+      if (use_pld) {
+        try {
+          j["epsilon_pld"] = number(epsilon = privacy::dpsgd_pld_epsilon(q, z, steps[0], delta, relation, pld));
+          j["epsilon_pld_optimistic"] =
+              number(privacy::dpsgd_pld_epsilon_optimistic(q, z, steps[0], delta, relation, pld));
+          if (at_epsilon) j["delta_pld"] = privacy::dpsgd_pld_delta(q, z, steps[0], *at_epsilon, relation, pld);
+        } catch (const Error& e) {
+          // Asked for, the PLD's failure (too many bins) is the answer; by
+          // default the other accountants' figures still stand.
+          if (explicit_choice || !use_rdp) throw;
+          j["epsilon_pld"] = nullptr;
+          j["pld_error"] = e.what();
+        }
+      }
       j["form"] = "poisson-subsampled-gaussian";
-      j["adjacency"] = "add/remove-one";
+      j["adjacency"] = replace ? "replace-one" : "add/remove-one";
+    } else if (args->mechanism == "mf") {
+      if (steps.size() != 1) throw Error("--steps: the mf form takes one horizon T, got " + std::to_string(steps.size()));
+      if (explicit_choice && chosen != "gdp")
+        throw Error("--accountant " + chosen + ": the mf form is accounted exactly by GDP; use gdp or leave it out");
+      const BltFactorization f = BltFactorization::square_root(steps[0]);
+      const double column = f.max_column_norm(steps[0]);
+      const double mu = column / z;
+      j["epsilon_gdp"] = number(epsilon = privacy::gdp_epsilon(mu, delta));
+      j["mu"] = number(mu);
+      j["rho"] = number(mu * mu / 2);
+      j["epsilon_rdp"] = number(privacy::zcdp_to_epsilon(mu * mu / 2, delta));
+      if (at_epsilon) j["delta_gdp"] = privacy::gdp_delta(mu, *at_epsilon);
+      j["column_norm"] = column;
+      j["buffers"] = f.buffers();
+      j["horizon"] = steps[0];
+      j["form"] = "matrix-factorization";
+      j["adjacency"] = "replace-one";
     } else {
+      if (args->mechanism != "tree") throw Error("--mechanism: expected tree or mf, got " + quote_token(args->mechanism));
       const privacy::TreeAccount a = privacy::account_tree(z, steps, delta);
-      j["epsilon_gdp"] = number(a.epsilon_gdp);
-      j["epsilon_rdp"] = number(a.epsilon_rdp);
-      j["mu"] = number(a.mu);
-      j["rho"] = number(a.rho);
+      if (use_gdp) {
+        j["epsilon_gdp"] = number(epsilon = a.epsilon_gdp);
+        j["mu"] = number(a.mu);
+        if (at_epsilon) j["delta_gdp"] = privacy::gdp_delta(a.mu, *at_epsilon);
+      }
+      if (use_rdp) {
+        j["epsilon_rdp"] = number(epsilon = a.epsilon_rdp);
+        j["rho"] = number(a.rho);
+      }
+      if (use_pld) {
+        try {
+          j["epsilon_pld"] = number(epsilon = privacy::tree_pld_epsilon(z, a.depth, delta, pld));
+          if (at_epsilon && a.depth > 0)
+            j["delta_pld"] = privacy::gaussian_pld(z, std::sqrt(static_cast<double>(a.depth)), pld).delta(*at_epsilon);
+        } catch (const Error& e) {
+          if (explicit_choice) throw;  // as in the Poisson form
+          j["epsilon_pld"] = nullptr;
+          j["pld_error"] = e.what();
+        }
+      }
       j["depth"] = a.depth;
       j["form"] = "tree";
       j["adjacency"] = "replace-one";
+    }
+    if (use_pld && args->mechanism != "mf") j["discretization"] = pld.discretization;
+    if (explicit_choice) {
+      j["accountant"] = chosen;
+      j["epsilon"] = number(epsilon);
     }
     std::cout << j.dump(2) << "\n";
   });

@@ -1,4 +1,5 @@
-// Shared pieces of the subcommands: data sources, numbers, JSON (output files: output.cpp).
+// Shared pieces of the subcommands: data sources and numbers (the report's
+// JSON: report_json.cpp; output files: output.cpp).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -221,89 +222,6 @@ std::optional<NoiseKey> read_noise_key_option(const std::string& path, bool give
   } catch (const Error& e) {
     throw Error(std::string("--noise-key-file: ") + e.what());
   }
-}
-
-nlohmann::json number(double v) {
-  if (!std::isfinite(v)) return nullptr;
-  return v;
-}
-
-nlohmann::json certificate_json(const Certificate& c) {
-  return {{"grad_norm", number(c.grad_norm)}, {"lambda_min", number(c.lambda_min)}, {"sosp_gap", number(c.sosp_gap)},
-          {"lambda_residual", number(c.lambda_residual)}, {"lambda_converged", c.lambda_converged}};
-}
-
-nlohmann::json shape_json(const Model& model) {
-  const ModelOptions o = model.options();  // the defaults where the model reads none
-  return {{"features", model.features()}, {"classes", o.classes},   {"hidden", o.hidden},
-          {"rank", o.rank},               {"fit_intercept", o.fit_intercept}};
-}
-
-nlohmann::json release_json(const Summary& s) {
-  nlohmann::json j;
-  const PrivacyRecord& p = s.privacy;
-  const bool is_private = p.is_private();
-  j["x"] = std::vector<double>(s.x.data(), s.x.data() + s.x.size());
-  j["algo"] = s.algorithm;
-  j["private"] = is_private;
-  if (is_private) {
-    char text[160];
-    std::snprintf(text, sizeof text, "(%.6g, %.3g)-DP for %s adjacency, fixed before the run", p.epsilon, p.delta,
-                  adjacency_name(p.adjacency).c_str());
-    j["guarantee"] = text;
-  }
-  j["epsilon"] = number(p.epsilon);
-  j["delta"] = p.delta;
-  j["mu"] = number(p.mu);
-  j["sigma"] = p.sigma;
-  j["sensitivity"] = p.sensitivity;
-  j["noise_multiplier"] = p.noise_multiplier;
-  j["epsilon_rdp"] = number(p.epsilon_rdp);
-  j["zcdp_rho"] = number(p.zcdp_rho);
-  j["depth"] = p.depth;
-  j["mechanism"] = mechanism_name(p.mechanism);
-  if (is_private) {
-    j["noise"] = noise_mode_name(p.noise);
-    j["grid"] = p.grid;
-  }
-  j["accounting"] = p.accounting();
-  j["adjacency"] = adjacency_name(p.adjacency);
-  j["seed"] = s.seed;
-  j["noise_key"] = s.noise_key_source;
-  j["samples_used"] = s.samples_used;
-  if (s.gradient_evaluations) {
-    j["gradient_evaluations"] = *s.gradient_evaluations;
-  } else {
-    j["gradient_evaluations"] = nullptr;  // not public (Poisson sampling): in diagnostics
-  }
-  j["steps"] = s.steps;
-  j["o1_calls"] = s.o1_calls;
-  j["perturbations"] = s.perturbations;
-  j["phase_lengths"] = s.phase_lengths;
-  nlohmann::json params = nlohmann::json::object();
-  for (const auto& [k, v] : s.params) params[k] = number(v);
-  j["params"] = params;
-  j["termination"] = termination_name(s.termination);
-  j["interrupted"] = s.interrupted();
-  j["warnings"] = s.warnings;
-  if (!s.trajectory.empty()) {
-    nlohmann::json t = nlohmann::json::array();
-    for (const auto& v : s.trajectory) t.push_back(std::vector<double>(v.data(), v.data() + v.size()));
-    j["trajectory"] = t;
-  }
-  if (is_private) j["caveats"] = {p.noise == NoiseMode::kSecure ? kSecureNoiseCaveat : kFloatingPointCaveat};
-  return j;
-}
-
-nlohmann::json diagnostics_json(const Summary& s) {
-  const Diagnostics& d = s.diagnostics;
-  nlohmann::json j;
-  j["note"] = kDiagnosticsNote;
-  j["clipped"] = {{"o1", d.clipped_o1}, {"o2", d.clipped_o2}, {"total", d.clipped_o1 + d.clipped_o2}};
-  j["nonfinite"] = {{"o1", d.nonfinite_o1}, {"o2", d.nonfinite_o2}, {"total", d.nonfinite_o1 + d.nonfinite_o2}};
-  j["gradient_evaluations"] = d.gradient_evaluations;
-  j["seconds"] = d.seconds;
-  return j;
 }
 
 }  // namespace dpsosp::cli

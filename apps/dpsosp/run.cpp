@@ -1,13 +1,9 @@
-// `dpsosp run`: one optimizer run and its JSON report (SIGINT/SIGTERM: signals.hpp).
-#include <unistd.h>
-
+// `dpsosp run`: one optimizer run and its JSON report (SIGINT/SIGTERM:
+// stop_signal.hpp).
 #include <algorithm>
-#include <atomic>
-#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <memory>
-#include <csignal>
 #include <cstdio>
 #include <limits>
 #include <cstring>
@@ -16,7 +12,7 @@
 #include "cli.hpp"
 #include "progress.hpp"
 #include "result_reader.hpp"
-#include "signals.hpp"
+#include "stop_signal.hpp"
 
 namespace dpsosp::cli {
 namespace {
@@ -25,15 +21,15 @@ namespace {
 struct RunArgs {
   DataSource source;
   CLI::App* app = nullptr;
-  std::string algo = "spider-tree-adaptive";
+  std::string algo = "spider-mf-adaptive";
   std::string epsilon = "1", delta = "1e-6", noise = "float";
   std::string seed, noise_key_file, x0, eval, eval_labels, out;
   bool no_certificate = false;
   bool release_only = false;
-  std::string G = "1", M = "1", rho = "1", B = "1";
+  std::string G = "auto", M = "auto", rho = "1", B = "1";
   std::string alpha_scale = "1";
   std::string batch_size, period, max_steps = "0", max_phase_length = "0";
-  std::string epochs = "0", learning_rate;
+  std::string epochs = "0", learning_rate, tail, o2 = "auto", accountant = "pld";
   std::string threads = "0";
   bool trajectory = false, quiet = false;
   std::vector<std::string> overrides;
@@ -82,7 +78,8 @@ void parse_overrides(const std::vector<std::string>& items, ParameterOverrides& 
   static const std::pair<const char*, const char*> kFields[] = {
       {"privacy.noise", "--noise"},     {"privacy.epsilon", "--epsilon"}, {"privacy", "--epsilon"},      {"batch_size", "--batch-size"},
       {"period", "--period"},           {"epochs", "--epochs"},        {"learning_rate", "--learning-rate"},
-      {"alpha_scale", "--alpha-scale"}, {"max_phase_length", "--max-phase-length"},
+      {"alpha_scale", "--alpha-scale"}, {"max_phase_length", "--max-phase-length"}, {"tail", "--tail"},
+      {"o2", "--o2"},                   {"accountant", "--accountant"},
       {"threads", "--threads"},         {"overrides.", "--set "}};
   std::string m = e.what();
   const std::string prefix = "RunOptions: ";
@@ -132,8 +129,20 @@ int do_run(const RunArgs& a) {
     if (!o.privacy) throw Error("--noise secure: " + info.name + " is non-private and adds no noise");
     o.privacy->noise = NoiseMode::kSecure;
   }
-  o.constants.G = parse_real(a.G, "--G", Range::kPositive);
-  o.constants.M = parse_real(a.M, "--M", Range::kPositive);
+  // G and M: a value, or auto (a private estimate, clip_estimate.hpp), the
+  // default of a private run; a non-private run takes 1 when not given.
+  const auto constant = [&](const std::string& text, const char* option, bool& estimate) {
+    if (text != "auto") return parse_real(text, option, Range::kPositive);
+    if (info.is_private && !(o.privacy && !o.privacy->is_private())) {
+      estimate = true;
+    } else if (a.given(option)) {
+      throw Error(std::string(option) + " auto: the constants are estimated privately for private runs only; give a "
+                  "value for " + info.name);
+    }
+    return 1.0;
+  };
+  o.constants.G = constant(a.G, "--G", o.estimate.G);
+  o.constants.M = constant(a.M, "--M", o.estimate.M);
   o.constants.rho = parse_real(a.rho, "--rho", Range::kPositive);
   o.constants.B = parse_real(a.B, "--B", Range::kPositive);
   if (a.given("--alpha-scale")) o.alpha_scale = parse_real(a.alpha_scale, "--alpha-scale", Range::kPositive);
@@ -151,7 +160,20 @@ int do_run(const RunArgs& a) {
     o.epochs = parse_real(a.epochs, "--epochs", Range::kNonNegative);
     if (*o.epochs > 1e9) throw Error("--epochs: expected at most 1e9 epochs, got " + quote_token(a.epochs));
   }
+  if (a.given("--accountant")) {
+    if (a.accountant != "pld" && a.accountant != "rdp")
+      throw Error("--accountant: expected pld or rdp, got " + quote_token(a.accountant));
+    o.accountant = a.accountant == "pld" ? Accountant::kPld : Accountant::kRdp;
+  }
   if (a.given("--learning-rate")) o.learning_rate = parse_real(a.learning_rate, "--learning-rate", Range::kPositive);
+  if (a.given("--tail")) o.tail = parse_real(a.tail, "--tail", Range::kNonNegative);
+  if (a.given("--o2")) {
+    if (a.o2 == "on") o.o2 = true;
+    else if (a.o2 == "off") o.o2 = false;
+    else if (a.o2 != "auto") throw Error("--o2: expected auto, on or off, got " + quote_token(a.o2));
+    else if (!(info.knobs & kKnobO2))
+      throw Error("--o2: applies to " + algorithms_reading(kKnobO2) + ", not " + info.name);
+  }
   o.threads = static_cast<int>(parse_count(a.threads, "--threads", 0, kMaxThreads));
   o.record_trajectory = a.trajectory;
   parse_overrides(a.overrides, o.overrides);
@@ -208,7 +230,7 @@ int do_run(const RunArgs& a) {
   StopOnSignal stop_on_signal;  // until the report is written
   const Summary s = minimize(*p.model, p.data, x0, o);
   progress.reset();  // ends the line
-  const bool interrupted = s.interrupted() || stop_flag().load();
+  const bool interrupted = s.interrupted() || stop_requested_by_signal();
   for (const std::string& w : s.warnings) std::fprintf(stderr, "dpsosp: warning: %s\n", w.c_str());
 
   // The release (covered by the guarantee) and, apart, the diagnostics
@@ -223,7 +245,7 @@ int do_run(const RunArgs& a) {
   diagnostics["load_seconds"] = p.load_seconds;
   j["target"] = {{"epsilon", number(o.privacy ? o.privacy->epsilon : std::numeric_limits<double>::infinity())},
                  {"delta", o.privacy ? o.privacy->delta : delta}};
-  j["constants"] = {{"G", o.constants.G}, {"M", o.constants.M}, {"rho", o.constants.rho}, {"B", o.constants.B}};
+  j["constants"] = {{"G", s.constants.G}, {"M", s.constants.M}, {"rho", s.constants.rho}, {"B", s.constants.B}};
   if (eval) {  // before the certificate, which may take long on large models
     IndexList all(eval->rows());
     for (Index i = 0; i < eval->rows(); ++i) all[i] = i;
@@ -246,7 +268,7 @@ int do_run(const RunArgs& a) {
       EigenOptions eigen;
       eigen.on_cycle = [&lanczos](const EigenProgress& e) {
         lanczos.certificate(e);
-        return !stop_flag().load();  // a signal ends the certificate too (the report is still written)
+        return !stop_requested_by_signal();  // a signal ends the certificate too (the report is still written)
       };
       const Certificate c = eval ? certify_empirical(*p.model, *eval, s.x, o.constants.rho, eigen)
                                  : certify_population(*p.population, s.x, o.constants.rho, eigen);
@@ -265,7 +287,7 @@ int do_run(const RunArgs& a) {
   if (!a.release_only) j["diagnostics"] = std::move(diagnostics);
   write_text(a.out, j.dump(2) + "\n");
   if (interrupted) {
-    const int signo = stop_signal() != 0 ? stop_signal() : SIGINT;
+    const int signo = stop_signal_number();
     std::fprintf(stderr, "dpsosp: interrupted after %zu steps; the report so far was written\n",
                  static_cast<size_t>(s.steps));
     return 128 + signo;
@@ -298,15 +320,32 @@ void setup_run(CLI::App& app) {
                   "Secret key of the privacy noise (32 hex digits, from dpsosp keygen), for a reproducible run; keep "
                   "it as secret as the data (default: a fresh key from the OS, kept nowhere)");
   run->add_option("--x0", args->x0, "Start point: a file (one CSV line, or a result JSON), or zeros (default), saddle, optimum (synthetic)");
-  run->add_option("--G", args->G, "Lipschitz constant: per-example gradient clip for O1 (> 0)")->capture_default_str();
-  run->add_option("--M", args->M, "smoothness: O2 clip is M*||x_t - x_{t-1}||, step 1/M (> 0)")->capture_default_str();
+  run->add_option("--G", args->G,
+                  "Lipschitz constant: per-example gradient clip for O1 (> 0), or auto: the private median of the "
+                  "per-example gradient norms at x0 on 2% of the records (private runs; non-private: 1)")
+      ->capture_default_str();
+  run->add_option("--M", args->M,
+                  "smoothness: O2 clip is M*||x_t - x_{t-1}||, step 1/M (> 0), or auto: the private median of "
+                  "per-example gradient-difference ratios at x0 (private runs; non-private: 1)")
+      ->capture_default_str();
   run->add_option("--rho", args->rho, "Hessian-Lipschitz constant (> 0)")->capture_default_str();
   run->add_option("--B", args->B, "bound on F(x0) - inf F (> 0)")->capture_default_str();
   run->add_option("--alpha-scale", args->alpha_scale, "SPIDER algorithms: multiplies the theory's alpha")->capture_default_str();
   run->add_option("--batch-size", args->batch_size, "Fixed batch (>= 1) of spider-gauss-fixed, spider-tree-periodic, dpsgd, sgd, spider (default: the algorithm's)");
   run->add_option("--period", args->period, "spider-tree-periodic: O1 every q >= 1 steps (default: from the theory)");
-  run->add_option("--epochs", args->epochs, "dpsgd: > 0 selects multi-epoch Poisson sampling (RDP accounting); 0 = single pass")->capture_default_str();
+  run->add_option("--epochs", args->epochs, "dpsgd: > 0 selects multi-epoch Poisson sampling (PLD accounting); 0 = single pass")->capture_default_str();
+  run->add_option("--accountant", args->accountant,
+                  "dpsgd with --epochs: pld (privacy-loss distribution: less noise for the same target) or rdp; "
+                  "calibrates the noise and states the guarantee")
+      ->capture_default_str();
   run->add_option("--learning-rate", args->learning_rate, "sgd/dpsgd step size > 0 (default 1/M)");
+  run->add_option("--tail", args->tail,
+                  "spider-mf-adaptive: the result is the mean of the iterates over the last TAIL of the records, in "
+                  "[0, 1) (0 = the last iterate; default 0.5)");
+  run->add_option("--o2", args->o2,
+                  "spider-mf-adaptive: auto (O2 steps where sampling limits an O1 step more than the privacy noise), "
+                  "on or off")
+      ->capture_default_str();
   run->add_option("--max-steps", args->max_steps, "Stop after this many steps (0 = until the data run out)")->capture_default_str();
   run->add_option("--max-phase-length", args->max_phase_length, "SPIDER algorithms: L_max, the longest tree phase (0 = automatic, docs/parameters.md)")->capture_default_str();
   run->add_option("--set", args->overrides, "Override a parameter: name=value (alpha, kappa, sigma, eta, zeta, threshold, b, T, Gamma)");

@@ -13,12 +13,13 @@ namespace dpsosp {
 /// An algorithm's identity: the built-in ones below, and ids that
 /// detail::register_algorithm hands out for others.
 enum class Algorithm : int {
-  kSpiderTreeAdaptive,  ///< Liu & Talwar: tree noise, adaptive O2 batches (the default)
+  kSpiderTreeAdaptive,  ///< Liu & Talwar: tree noise, adaptive O2 batches (the paper's algorithm)
   kSpiderGaussFixed,    ///< Ganesh et al. 2023: Gaussian noise per release, fixed batches
   kSpiderTreePeriodic,  ///< Arora et al. 2023: O1 every q steps, tree noise, no perturbation
   kDpsgd,               ///< clipped per-example gradients plus Gaussian noise
   kSpider,              ///< non-private SpiderBoost reference
   kSgd,                 ///< non-private SGD reference
+  kSpiderMfAdaptive,    ///< matrix-factorization noise, consistent O2, tail average (the default)
 };
 
 /// The options of RunOptions that only some algorithms read.
@@ -29,6 +30,9 @@ enum Knob : unsigned {
   kKnobLearningRate = 1u << 3,    ///< RunOptions::learning_rate
   kKnobAlphaScale = 1u << 4,      ///< RunOptions::alpha_scale
   kKnobMaxPhaseLength = 1u << 5,  ///< RunOptions::max_phase_length
+  kKnobTail = 1u << 6,            ///< RunOptions::tail
+  kKnobO2 = 1u << 7,              ///< RunOptions::o2
+  kKnobAccountant = 1u << 8,      ///< RunOptions::accountant
 };
 
 /// The entries of ParameterOverrides (params.hpp), as bits.

@@ -89,7 +89,7 @@ struct AuditResult {
   double claimed_epsilon = 0;  ///< epsilon the honest configuration reports (the claim under test)
   double reported_epsilon = 0; ///< largest epsilon the audited runs themselves report (differs when tampered)
   double delta = 0;
-  double claimed_mu = 0;       ///< GDP mu of the claim (0 for Poisson dpsgd, accounted by RDP)
+  double claimed_mu = 0;       ///< GDP mu of the claim (0 for Poisson dpsgd, accounted by PLD or RDP)
   double epsilon_lower_bound = 0;  ///< the audit's result (0 when there is no evidence)
   double confidence = 0;
   // The test, chosen on the first half of the runs among every score.

@@ -17,9 +17,19 @@ enum class MechanismKind {
   kNone,             ///< no noise (the non-private references)
   kTree,             ///< binary tree mechanism, a fresh tree per phase (exact GDP)
   kGaussian,         ///< Gaussian noise on every release, accumulated within a phase (exact GDP)
-  kPoissonGaussian,  ///< Poisson-subsampled Gaussian releases of clipped sums (RDP)
+  kPoissonGaussian,  ///< Poisson-subsampled Gaussian releases of clipped sums (PLD or RDP)
+  kMatrixFactorization,  ///< one matrix factorization of the prefix sums over the run (exact GDP)
 };
-std::string mechanism_name(MechanismKind kind);  ///< "none", "tree", "gaussian", "poisson-gaussian"
+/// "none", "tree", "gaussian", "poisson-gaussian", "matrix-factorization".
+std::string mechanism_name(MechanismKind kind);
+
+/// How a Poisson-subsampled Gaussian run is calibrated and accounted
+/// (docs/privacy-accounting.md); the other mechanisms are accounted exactly by GDP.
+enum class Accountant {
+  kPld,  ///< privacy-loss distribution, pessimistic rounding (the default: the tighter guarantee)
+  kRdp,  ///< Renyi DP on dp_accounting's order grid
+};
+std::string accountant_name(Accountant a);  ///< "pld", "rdp"
 
 /// The neighbouring relation a guarantee holds for.
 enum class Adjacency {
@@ -37,19 +47,31 @@ struct PrivacyRecord {
   double epsilon = 0, delta = 0;
   double mu = 0;                ///< GDP parameter (0 where the accounting is RDP)
   double epsilon_rdp = 0;       ///< the RDP/zCDP figure at delta, for comparison with other tools
+  /// Poisson dpsgd: the PLD figure at delta (pessimistic; +inf where the PLD
+  /// would pass its size limit); 0 for the other mechanisms.
+  double epsilon_pld = 0;
+  /// Poisson dpsgd: which accountant made `epsilon` (and calibrated the noise).
+  Accountant accountant = Accountant::kPld;
   double zcdp_rho = 0;          ///< zCDP rho (0 where it does not apply)
   double sigma = 0;             ///< per-coordinate noise of a release at the sensitivity bound
   double sensitivity = 0;       ///< the calibrated L2 sensitivity bound of a release
   double noise_multiplier = 0;  ///< sigma / sensitivity
   int depth = 0;                ///< tree depth of the guarantee (1 without a tree)
+  /// The matrix-factorization mechanism: the releases its noise was
+  /// calibrated for, its factorization's largest column norm over them (the
+  /// sensitivity of C u per unit of a release's) and its BLT buffers; 0 otherwise.
+  Index horizon = 0;
+  double column_norm = 0;
+  int buffers = 0;
   NoiseMode noise = NoiseMode::kFloat;
   /// The secure mode's grid (a power of two; the tree's, or the first
   /// release's for the Gaussian mechanism), 0 in float mode. A release's
   /// sensitivity grows by grid * sqrt(d) by the rounding.
   double grid = 0;
   bool is_private() const { return mechanism != MechanismKind::kNone; }
-  /// "gdp-tree", "gdp-gaussian", "rdp-poisson", "zcdp-tree-discrete",
-  /// "zcdp-gaussian-discrete" or "none (non-private)".
+  /// "gdp-tree", "gdp-gaussian", "gdp-mf", "pld-poisson", "rdp-poisson",
+  /// "zcdp-tree-discrete", "zcdp-gaussian-discrete", "zcdp-mf-discrete" or
+  /// "none (non-private)".
   std::string accounting() const;
 };
 
@@ -77,10 +99,12 @@ class Mechanism {
 std::unique_ptr<Mechanism> make_no_mechanism();
 
 /// The secure mode's rounding and noise for a release of L2 sensitivity s in
-/// dimension d (docs/noise.md): values are rounded to the grid
-/// 2^floor(log2(s / (1024 sqrt(d)))) (coarser where the scale would pass
-/// 2^27), which adds at most grid * sqrt(d) to the sensitivity; the noise is
-/// grid * N_Z(0, scale^2) with scale = ceil(z * (s / grid + sqrt(d))), z the
+/// dimension d (docs/noise.md), or for R = `rounded_releases` rounded
+/// d-vectors that one record moves by s in all (the matrix-factorization
+/// mechanism's C u over its horizon): values are rounded to the grid
+/// 2^floor(log2(s / (1024 sqrt(d R)))) (coarser where the scale would pass
+/// 2^27), which adds at most grid * sqrt(d R) to the sensitivity; the noise is
+/// grid * N_Z(0, scale^2) with scale = ceil(z * (s / grid + sqrt(d R))), z the
 /// noise multiplier of the rounded release. Throws Error where the scale
 /// would pass exact::kMaxDiscreteSigma.
 struct DiscreteNoise {
@@ -88,7 +112,7 @@ struct DiscreteNoise {
   std::uint64_t scale = 0;          ///< the discrete Gaussian's sigma, in grid units
   double integer_sensitivity = 0;   ///< s / grid + sqrt(d), in grid units
 };
-DiscreteNoise discrete_noise(double sensitivity, Index dim, double noise_multiplier);
+DiscreteNoise discrete_noise(double sensitivity, Index dim, double noise_multiplier, Index rounded_releases = 1);
 
 // Calibration, one rule per mechanism (the makers below use them; parameter
 // reports call them for their sigma).
@@ -123,12 +147,33 @@ std::unique_ptr<Mechanism> make_gaussian_mechanism(Index dim, const NoiseKey& ke
                                                    double reported_sensitivity,
                                                    std::optional<double> noise_multiplier = std::nullopt);
 
+/// The matrix-factorization mechanism (docs/matrix-factorization.md): the
+/// square-root factorization of the prefix sums over at most `horizon`
+/// releases, as a BLT (factorization.hpp). It factorizes the increments of the
+/// caller's estimate: within a phase exact_t - exact_{t-1}, at a restart
+/// exact_t - released_{t-1} (the last release, public), so each increment
+/// holds one step's records and has L2 sensitivity at most
+/// `sensitivity_bound`; release t is the sum of the increments plus (B z)_t.
+/// The run is (s * column_norm / sigma)-GDP for replace-one, column_norm the
+/// factorization's largest column norm over the horizon; sigma is calibrated
+/// to the target unless given. A release past the horizon is refused (the
+/// caller stops at it). Secure mode: C u rounded to a grid plus discrete
+/// Gaussian noise, zCDP accounting (discrete_noise with R = horizon).
+std::unique_ptr<Mechanism> make_mf_mechanism(Index dim, const NoiseKey& key, double sensitivity_bound, Index horizon,
+                                             const PrivacyTarget& target, std::optional<double> sigma = std::nullopt);
+/// Its noise per coordinate for a target: s * column_norm(horizon) / gdp_mu(eps,
+/// delta); secure mode: grid * scale of discrete_noise(s * column_norm, dim,
+/// 1 / sqrt(2 zcdp_rho(eps, delta)), horizon).
+double mf_noise_sigma(double sensitivity_bound, Index horizon, const PrivacyTarget& target, Index dim);
+
 /// Poisson-subsampled Gaussian (multi-epoch dpsgd): `steps` releases of
 /// clipped sums (sensitivity at most the clip C under add/remove), each
-/// sampled at rate q, noise N(0, (z C)^2 I); RDP-accounted, zero-out with n
-/// public. z is calibrated to the target over `steps` unless given. Float
-/// noise only: the subsampled-Gaussian RDP bound is for continuous noise, so
-/// target.noise = kSecure is refused.
+/// sampled at rate q, noise N(0, (z C)^2 I); accounted under add/remove by
+/// `accountant` (PLD by default, or RDP), zero-out with n public. z is
+/// calibrated by that accountant to the target over `steps` unless given;
+/// the record's epsilon is that accountant's figure at z (at most the
+/// target), and it shows both figures. Float noise only: both bounds are for
+/// continuous noise, so target.noise = kSecure is refused.
 /// The mechanism also draws the batches: sample(n) gives the records of the
 /// next step, each with probability q, from the secret key's kPoisson stream
 /// (amplification needs the batch secret).
@@ -138,6 +183,7 @@ class PoissonGaussianMechanism : public Mechanism {
 };
 std::unique_ptr<PoissonGaussianMechanism> make_poisson_gaussian_mechanism(
     Index dim, const NoiseKey& key, double clip, double sampling_rate, std::uint64_t steps,
-    const PrivacyTarget& target, std::optional<double> noise_multiplier = std::nullopt);
+    const PrivacyTarget& target, std::optional<double> noise_multiplier = std::nullopt,
+    Accountant accountant = Accountant::kPld);
 
 }  // namespace dpsosp

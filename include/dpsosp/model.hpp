@@ -75,6 +75,14 @@ class Model {
   /// (reference form: the rows of batch_gradients at x minus those at x_prev).
   virtual ClippedSum clipped_difference_sum(const Vec& x, const Vec& x_prev, const Dataset& data,
                                             const IndexList& idx, double clip) const;
+  /// The consistent O2 of spider-mf-adaptive: the sum over idx of
+  /// clip_to_norm(g(x) - g(x_prev), clip) with g(.) = clip_to_norm(grad f(.; z),
+  /// inner_clip), the difference of the gradients O1 would use. Reference
+  /// form: the rows of batch_gradients at x and at x_prev, each clipped at
+  /// inner_clip, subtracted, clipped at clip, added in order. clipped counts
+  /// the outer clips. softmax, mlp and pca run it fused and threaded.
+  virtual ClippedSum clipped_consistent_difference_sum(const Vec& x, const Vec& x_prev, const Dataset& data,
+                                                       const IndexList& idx, double inner_clip, double clip) const;
 
   /// The options that shape the model: make_model(name(), features(),
   /// options()) builds the same model. The default is ModelOptions{}.

@@ -23,6 +23,8 @@ enum class StreamPurpose : std::uint32_t {
   kSynthetic = 5,     ///< public: synthetic data generation
   kPoisson = 6,       ///< secret: Poisson sampling (DP-SGD; amplification needs it secret)
   kDiscreteNoise = 7, ///< secret: the secure mode's discrete Gaussian noise (index = release)
+  kMatrixNoise = 8,   ///< secret: the matrix-factorization mechanism's noise
+  kClipEstimate = 9,  ///< secret: the noise of the private clip-norm estimates (--G auto)
   kTest = 99,         ///< either: tests and benchmarks
 };
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "dpsosp/algorithm.hpp"
+#include "dpsosp/clip_estimate.hpp"
 #include "dpsosp/data.hpp"
 #include "dpsosp/mechanism.hpp"
 #include "dpsosp/model.hpp"
@@ -44,12 +45,16 @@ struct Iteration {
 /// one that the chosen algorithm does not read is an error (Validate), never
 /// silently ignored. The algorithm table (algorithm.hpp) says which reads what.
 struct RunOptions {
-  Algorithm algorithm = Algorithm::kSpiderTreeAdaptive;
+  Algorithm algorithm = Algorithm::kSpiderMfAdaptive;
   /// The target of a private algorithm (required); a non-private one takes
   /// none, or epsilon = inf. spider-tree-adaptive with epsilon = inf runs as
   /// the non-private reference.
   std::optional<PrivacyTarget> privacy;
   ProblemConstants constants;
+  /// Private runs: estimate G and/or M privately first (--G auto / --M auto,
+  /// clip_estimate.hpp) on the first records of the sample order, which the run
+  /// then leaves unused; the estimates replace constants.G / constants.M.
+  ConstantsEstimateOptions estimate;
   /// SPIDER algorithms: multiplies the theory's alpha (default 1).
   std::optional<double> alpha_scale;
   ParameterOverrides overrides;
@@ -59,15 +64,24 @@ struct RunOptions {
   std::optional<Index> batch_size;
   /// spider-tree-periodic: O1 every q steps (default from the theory).
   std::optional<Index> period;
-  /// dpsgd: epochs > 0 selects multi-epoch Poisson sampling (RDP accounting,
-  /// add/remove-one, so zero-out with n public); 0 or unset = single pass over
-  /// disjoint batches (exact GDP, replace-one).
+  /// dpsgd: epochs > 0 selects multi-epoch Poisson sampling (PLD or RDP
+  /// accounting, add/remove-one, so zero-out with n public); 0 or unset =
+  /// single pass over disjoint batches (exact GDP, replace-one).
   std::optional<double> epochs;
+  /// Poisson dpsgd: the accountant that calibrates the noise and states the
+  /// guarantee (default PLD: the same target with less noise than RDP).
+  std::optional<Accountant> accountant;
   /// Step size of sgd / dpsgd (default 1/M).
   std::optional<double> learning_rate;
   /// L_max of the tree phases of the SPIDER algorithms (default automatic,
   /// docs/parameters.md).
   std::optional<Index> max_phase_length;
+  /// spider-mf-adaptive: the output is the mean of the iterates over the last
+  /// `tail` of the records, in [0, 1) (0: the last iterate; default 0.5).
+  std::optional<double> tail;
+  /// spider-mf-adaptive: whether phases take O2 steps (default: where sampling
+  /// limits an O1 step more than the privacy noise, from public quantities).
+  std::optional<bool> o2;
   /// Seed of the public random streams: the single-pass sample order and the
   /// saddle perturbations (privacy holds for any fixed order, and the
   /// perturbation is post-processing). Unset = drawn from the OS; reported.
@@ -158,6 +172,12 @@ struct Summary {
   std::string noise_key_source;
   /// The guarantee, fixed before the run (mechanism kNone for the references).
   PrivacyRecord privacy;
+  /// The private estimate of G / M, when RunOptions::estimate asked for one;
+  /// its records (the first `reserved_records` of the sample order) are not
+  /// the optimizer's. The constants the run used are `constants`.
+  std::optional<ConstantsEstimate> estimate;
+  Index reserved_records = 0;
+  ProblemConstants constants;
   // Work, all of it a function of the released iterates and public sizes.
   Index samples_used = 0, steps = 0, o1_calls = 0, perturbations = 0;
   /// Per-example gradients computed; unset where the count is not public

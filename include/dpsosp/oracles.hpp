@@ -34,6 +34,10 @@ class GradientOracles {
   OracleOutput o1(const Vec& x, Index b, double clip);
   /// O2(x, x_prev) = mean over b fresh records of clip(grad f(x; z) - grad f(x_prev; z), clip).
   OracleOutput o2(const Vec& x, const Vec& x_prev, Index b, double clip);
+  /// The consistent O2 of spider-mf-adaptive: mean over b fresh records of
+  /// clip(clip(grad f(x; z), inner_clip) - clip(grad f(x_prev; z), inner_clip), clip),
+  /// the difference of what O1 computes at the two points.
+  OracleOutput o2_consistent(const Vec& x, const Vec& x_prev, Index b, double inner_clip, double clip);
   /// O1 on given records (no pool draw): used by multi-epoch DP-SGD.
   OracleOutput o1_on(const Vec& x, const IndexList& records, double clip);
   /// Per-example gradients computed so far.

@@ -76,6 +76,46 @@ struct SpiderParameters {
   int depth = 0;           ///< tree depth ceil(log2(L_max + 1))
 };
 
+/// Every parameter of spider-mf-adaptive (docs/parameters.md, "spider-mf-adaptive"):
+/// SpiderBoost with one matrix factorization of the noise over the run, O1 on
+/// clipped gradients and the consistent O2 (differences of the clipped
+/// gradients), all chosen from public quantities: n, d, the target, the
+/// constants (G, M: given or privately estimated) and the options.
+struct MfParameters {
+  double alpha = 0;       ///< theorem_alpha times alpha_scale: the saddle perturbation's scale
+  Index b1 = 0;           ///< O1 batch
+  bool o2 = false;        ///< whether phases take O2 steps (else every step is an O1)
+  double M2 = 0;          ///< O2 rows are clipped at min(M2 ||dx||, 2G)
+  double bt_slope = 0;    ///< O2 batch b_t = max(ceil(M2 ||dx|| bt_slope), b2_min); b1 / G
+  Index b2_min = 1;       ///< smallest O2 batch
+  double kappa = 0;       ///< a phase ends when the sum of ||released|| in it reaches kappa
+  Index max_phase_length = 0;  ///< and at most at this many steps
+  Index horizon = 0;      ///< the releases the noise is calibrated for (the run stops there)
+  double sensitivity = 0; ///< every release's L2 sensitivity bound: max(2G/b1, 2/bt_slope)
+  double sigma = 0;       ///< noise per coordinate in C's domain
+  double column_norm = 0; ///< the factorization's largest column norm over the horizon
+  /// The noise per coordinate of an O1 step's estimate, sigma * ||row of C^{-1}|| (public: the O1/O2 rule reads it)
+  double step_noise = 0;
+  double eta = 0;         ///< step size (learning_rate, default 1/M)
+  double tail = 0;        ///< x is the mean of the iterates over the last `tail` of the records (0: the last)
+  Index Gamma = 0;        ///< frozen steps after a perturbation
+  double zeta = 0;        ///< perturbation g ~ N(0, zeta^2/d I)
+  double threshold = 0;   ///< perturb when ||grad~_{t-1}|| <= threshold
+};
+
+/// The choices behind MfParameters, as RunOptions gives them (unset = automatic).
+struct MfChoices {
+  std::optional<Index> b1, max_phase_length;
+  std::optional<bool> o2;
+  std::optional<double> learning_rate, tail;
+  double alpha_scale = 1.0;
+};
+
+/// Computes spider-mf-adaptive's parameters for `n` records (those the run may
+/// use); throws Error naming the problem when n cannot fill one O1 batch.
+MfParameters spider_mf_adaptive_parameters(Index n, Index d, const PrivacyTarget& privacy, const ProblemConstants& c,
+                                           const MfChoices& choices = {}, const ParameterOverrides& overrides = {});
+
 /// alpha of Theorem 3.11 with hidden constants 1 (before alpha_scale).
 double theorem_alpha(Index n, Index d, double epsilon, const ProblemConstants& c);
 

@@ -17,18 +17,24 @@ randomness; the privacy noise comes from a secret key, fresh from the OS unless
 noise_key (see generate_noise_key) or noise_key_file is given. docs/report.md
 describes every key.
 
+Accounting: privacy_tree and privacy_poisson / privacy_poisson_pld give the
+figures of a tree-mechanism run and of Poisson DP-SGD; pld_gaussian and
+pld_poisson_gaussian build privacy-loss distributions that compose.
+
 Bad options raise ValueError (a bad value, in the words of the CLI) or
 TypeError (an unknown keyword, a value of the wrong type), with one line.
 """
 from ._api import (Model, PrivacyLeakWarning, RunWarning, certify, load, predict, predict_proba, run, save)
-from ._core import (algorithm_table, algorithms, certify_population, gdp_epsilon, generate_noise_key, models,
-                    privacy_poisson, privacy_tree, synthetic)
+from ._core import (PrivacyLossDistribution, algorithm_table, algorithms, calibrate_poisson, certify_population,
+                    gdp_epsilon, generate_noise_key, models, pld_gaussian, pld_poisson_gaussian, privacy_poisson,
+                    privacy_poisson_pld, privacy_poisson_pld_delta, privacy_tree, synthetic)
 
 __version__ = "0.1.0"
 __all__ = ["run", "certify", "certify_population", "synthetic", "privacy_tree", "privacy_poisson",
-           "gdp_epsilon", "generate_noise_key", "algorithms", "algorithm_table", "models", "Model", "predict",
-           "predict_proba", "save", "load", "RunWarning", "PrivacyLeakWarning", "DPClassifier", "DPRegressor",
-           "DPPCA"]
+           "privacy_poisson_pld", "privacy_poisson_pld_delta", "calibrate_poisson", "pld_gaussian",
+           "pld_poisson_gaussian", "PrivacyLossDistribution", "gdp_epsilon", "generate_noise_key", "algorithms",
+           "algorithm_table", "models", "Model", "predict", "predict_proba", "save", "load", "RunWarning",
+           "PrivacyLeakWarning", "DPClassifier", "DPRegressor", "DPPCA"]
 
 _ESTIMATORS = ("DPClassifier", "DPRegressor", "DPPCA")
 

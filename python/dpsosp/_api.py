@@ -50,6 +50,11 @@ def _real(name, value):
     return float(value)
 
 
+def _constant(name, value):
+    """G or M: a number, 'auto' or None (auto for a private run), checked in _core."""
+    return value if value is None or isinstance(value, str) else _real(name, value)
+
+
 def _records(X, name="X"):
     """Dense float64 C-ordered rows, or a float64 CSR matrix (sorted, no duplicates)."""
     if hasattr(X, "tocsr") and hasattr(X, "nnz"):  # scipy.sparse
@@ -104,16 +109,20 @@ def _check_model(model):
         raise ValueError(f"model: unknown model '{model}', expected one of {', '.join(_core.models())}")
 
 
-def run(model, X, y=None, *, algo="spider-tree-adaptive", epsilon=None, delta=1e-6, G=1.0, M=1.0, rho=1.0, B=1.0,
+def run(model, X, y=None, *, algo="spider-mf-adaptive", epsilon=None, delta=1e-6, G=None, M=None, rho=1.0, B=1.0,
         seed=None, alpha_scale=None, batch_size=None, period=None, epochs=None, learning_rate=None, x0=None,
         max_steps=0, max_phase_length=None, threads=0, classes=None, hidden=None, rank=None, fit_intercept=False,
-        overrides=None, noise_key=None, noise_key_file=None, noise="float", release_only=False, callback=None):
+        overrides=None, noise_key=None, noise_key_file=None, noise="float", release_only=False, tail=None, o2=None,
+        accountant=None, callback=None):
     """Run an optimizer on the records X (n x p: numpy, pandas or scipy.sparse) with labels y; returns the
     report as a dict (the keys of `dpsosp run`'s JSON, docs/report.md). Everything but its 'diagnostics' is
     covered by the privacy guarantee, fixed before the run.
 
     epsilon defaults to 1 for a private algorithm; options an algorithm does not read are refused (in the words
-    of the CLI, dpsosp.algorithm_table() lists what each reads). seed keys the public randomness (sample order,
+    of the CLI, dpsosp.algorithm_table() lists what each reads). G and M: numbers, or 'auto' (the default of a
+    private run: private medians on 2% of the records, which the run then leaves unused; 1 for a non-private
+    run). accountant ('pld', the default, or 'rdp') calibrates and accounts dpsgd with epochs > 0; tail and o2
+    are spider-mf-adaptive's (docs/parameters.md). seed keys the public randomness (sample order,
     perturbations); the privacy noise is keyed by noise_key (16 secret bytes) or noise_key_file, by default a
     fresh key from the OS kept nowhere. noise='secure' puts every release on a grid with exact discrete Gaussian
     noise (docs/noise.md). overrides sets the parameters of docs/parameters.md ({'alpha': 0.1, 'b': 500}).
@@ -141,8 +150,8 @@ def run(model, X, y=None, *, algo="spider-tree-adaptive", epsilon=None, delta=1e
         raise ValueError(f"noise: expected float or secure, got {noise!r}")
     result = _core.run(
         model, records, labels, algo,
-        None if epsilon is None else _real("epsilon", epsilon), _real("delta", delta), _real("G", G),
-        _real("M", M), _real("rho", rho), _real("B", B),
+        None if epsilon is None else _real("epsilon", epsilon), _real("delta", delta), _constant("G", G),
+        _constant("M", M), _real("rho", rho), _real("B", B),
         None if seed is None else _count("seed", seed, 0, (1 << 64) - 1),
         None if alpha_scale is None else _real("alpha_scale", alpha_scale),
         None if batch_size is None else _count("batch_size", batch_size, 1, 1 << 53),
@@ -154,7 +163,9 @@ def run(model, X, y=None, *, algo="spider-tree-adaptive", epsilon=None, delta=1e
         None if max_phase_length is None else _count("max_phase_length", max_phase_length, 1, (1 << 64) - 1),
         _count("threads", threads, 0, 1024), classes, hidden, rank, bool(fit_intercept),
         {str(k): _real(f"overrides['{k}']", v) for k, v in overrides.items()},
-        noise_key, None if noise_key_file is None else str(noise_key_file), bool(release_only), noise, callback)
+        noise_key, None if noise_key_file is None else str(noise_key_file), bool(release_only), noise,
+        None if tail is None else _real("tail", tail), None if o2 is None else bool(o2),
+        None if accountant is None else str(accountant), callback)
     for message in result["warnings"]:
         warnings.warn(message, RunWarning, stacklevel=2)
     return result

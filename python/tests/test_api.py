@@ -36,7 +36,7 @@ class Keywords(unittest.TestCase):
     def test_what_the_cli_refuses_python_refuses(self):
         X, y = logistic_data()
         for kwargs, words in [(dict(algo="spider", epsilon=1.0), "epsilon = 1: spider is non-private"),
-                              (dict(batch_size=64), "batch_size: applies to "),
+                              (dict(algo="spider-tree-adaptive", batch_size=64), "batch_size: applies to "),
                               (dict(hidden=5), "hidden: applies to the mlp model, not logistic"),
                               (dict(classes=3), "classes: applies to the softmax and mlp models, not logistic"),
                               (dict(algo="dpsgd", batch_size=5000), "batch_size = 5000: more than the 2000 records"),
@@ -51,7 +51,11 @@ class Keywords(unittest.TestCase):
         # name, the messages agree (up to how the value is spelled after "got").
         cases = [
             (dict(algo="spider", epsilon=1.0), ["--algo", "spider", "--epsilon", "1"], "epsilon", "--epsilon"),
-            (dict(batch_size=64), ["--batch-size", "64"], "batch_size", "--batch-size"),
+            (dict(algo="spider-tree-adaptive", batch_size=64), ["--algo", "spider-tree-adaptive", "--batch-size", "64"],
+             "batch_size", "--batch-size"),
+            (dict(algo="sgd", G="auto"), ["--algo", "sgd", "--G", "auto"], "G", "--G"),
+            (dict(G="median"), ["--G", "median"], "G", "--G"),
+            (dict(accountant="gdp"), ["--accountant", "gdp"], "accountant", "--accountant"),
             (dict(algo="spider-gauss-fixed", epochs=2), ["--algo", "spider-gauss-fixed", "--epochs", "2"], "epochs",
              "--epochs"),
             (dict(epsilon=-1), ["--epsilon", "-1"], "epsilon", "--epsilon"),
@@ -97,7 +101,7 @@ class Hooks(unittest.TestCase):
     def test_callback_sees_every_step_and_can_stop_the_run(self):
         X, y = logistic_data(n=5000)
         seen = []
-        r = dpsosp.run("logistic", X, y, algo="dpsgd", batch_size=50, seed=1, noise_key=KEY,
+        r = dpsosp.run("logistic", X, y, algo="dpsgd", batch_size=50, seed=1, noise_key=KEY, G=1, M=1,
                        callback=lambda step, info: seen.append((step, info["batch"], info["records_used"])))
         self.assertEqual([s for s, _, _ in seen], list(range(1, r["steps"] + 1)))
         self.assertEqual(seen[-1][2], r["samples_used"])
@@ -205,7 +209,9 @@ class Models(unittest.TestCase):
                            check=True, capture_output=True)
             model = dpsosp.load(out)
             self.assertEqual(model.shape["fit_intercept"], True)
-            self.assertEqual(model.privacy["mechanism"], "tree")
+            with open(out) as f:
+                self.assertEqual(model.privacy["mechanism"], json.load(f)["mechanism"])
+            self.assertTrue(model.privacy["private"])
             cli = subprocess.run([CLI, "predict", "--point", out, "--data", data], capture_output=True, text=True,
                                  check=True).stdout.splitlines()
             np.testing.assert_array_equal(np.array(cli[1:], dtype=float), model.predict(X))

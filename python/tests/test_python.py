@@ -18,8 +18,8 @@ class PythonModule(unittest.TestCase):
     def test_private_run_from_the_saddle(self):
         p = dpsosp.synthetic("phase-retrieval:n=200000,d=8,seed=4")
         self.assertEqual(p["X"].shape, (200000, 8))
-        r = dpsosp.run("phase-retrieval", p["X"], p["y"], epsilon=2, delta=1e-6, G=6, M=20, rho=6, B=1,
-                       seed=3, x0=p["saddle"], noise_key=KEY)
+        r = dpsosp.run("phase-retrieval", p["X"], p["y"], algo="spider-tree-adaptive", epsilon=2, delta=1e-6, G=6,
+                       M=20, rho=6, B=1, seed=3, x0=p["saddle"], noise_key=KEY)
         # The guarantee fixed before the run: the target, for phases of up to L_max steps.
         self.assertAlmostEqual(r["epsilon"], 2, places=9)
         again = dpsosp.privacy_tree(r["sigma"] / r["sensitivity"], [int(r["params"]["max_phase_length"])],
@@ -27,7 +27,8 @@ class PythonModule(unittest.TestCase):
         self.assertEqual(again["epsilon_gdp"], r["epsilon"])
         c = dpsosp.certify_population("phase-retrieval:n=10,d=8,seed=4", r["x"], rho=6)
         self.assertGreater(c["lambda_min"], 0)  # escaped the saddle (lambda_min = -2 there)
-        same = dpsosp.run("phase-retrieval", p["X"], p["y"], epsilon=2, delta=1e-6, G=6, M=20, rho=6, B=1,
+        same = dpsosp.run("phase-retrieval", p["X"], p["y"], algo="spider-tree-adaptive", epsilon=2, delta=1e-6, G=6,
+                          M=20, rho=6, B=1,
                           seed=3, x0=p["saddle"], threads=1, noise_key=KEY)
         np.testing.assert_array_equal(same["x"], r["x"])
 
@@ -66,7 +67,9 @@ class PythonModule(unittest.TestCase):
         common = dict(epsilon=2, G=6, M=20, rho=6, seed=3, noise_key=KEY)
         r = dpsosp.run("phase-retrieval", p["X"], p["y"], noise="secure", **common)
         self.assertEqual(r["noise"], "secure")
-        self.assertEqual(r["accounting"], "zcdp-tree-discrete")
+        self.assertEqual(r["accounting"], "zcdp-mf-discrete")  # the default algorithm's mechanism
+        tree = dpsosp.run("phase-retrieval", p["X"], p["y"], noise="secure", algo="spider-tree-adaptive", **common)
+        self.assertEqual(tree["accounting"], "zcdp-tree-discrete")
         self.assertLessEqual(r["epsilon"], 2.0)
         self.assertGreater(r["grid"], 0)
         again = dpsosp.run("phase-retrieval", p["X"], p["y"], noise="secure", threads=1, **common)
@@ -83,7 +86,7 @@ class PythonModule(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "spider is non-private"):
             dpsosp.run("logistic", X, y, algo="spider", epsilon=1.0)
         with self.assertRaisesRegex(ValueError, "batch_size: applies to .*not spider-tree-adaptive"):
-            dpsosp.run("logistic", X, y, batch_size=64)
+            dpsosp.run("logistic", X, y, algo="spider-tree-adaptive", batch_size=64)
         with self.assertRaisesRegex(ValueError, "epochs: applies to dpsgd, not spider-gauss-fixed"):
             dpsosp.run("logistic", X, y, algo="spider-gauss-fixed", epochs=2)
         r = dpsosp.run("logistic", X, y, algo="sgd", batch_size=64, noise_key=None)
@@ -107,9 +110,19 @@ class PythonModule(unittest.TestCase):
         rng = np.random.default_rng(0)
         X = rng.standard_normal((20000, 5))
         y = (X @ np.array([1.0, -1, 0.5, 0, 0]) > 0).astype(float)
-        r = dpsosp.run("logistic", X, y, algo="dpsgd", epsilon=1, delta=1e-6, seed=1, batch_size=200, noise_key=KEY)
+        r = dpsosp.run("logistic", X, y, algo="dpsgd", epsilon=1, delta=1e-6, seed=1, batch_size=200, noise_key=KEY,
+                       G=1.0, M=1.0)
         self.assertEqual(r["accounting"], "gdp-gaussian")
         self.assertEqual(r["samples_used"], 20000)
+        # By default G and M are estimated privately on 2% of the records
+        # (at least 500), which the optimizer then leaves alone.
+        a = dpsosp.run("logistic", X, y, algo="dpsgd", epsilon=1, delta=1e-6, seed=1, batch_size=200, noise_key=KEY)
+        self.assertEqual(a["estimate"]["records"], 500)
+        self.assertEqual(a["samples_used"], 500 + 97 * 200)
+        self.assertEqual(a["constants"]["G"], a["estimate"]["G"])
+        self.assertAlmostEqual(a["epsilon"], 1.0, places=9)
+        with self.assertRaises(ValueError):
+            dpsosp.run("logistic", X, y, G="median", noise_key=KEY)
         c = dpsosp.certify("logistic", X, y, r["x"], rho=1)
         # logistic loss is convex: its Hessian is positive semidefinite
         self.assertGreaterEqual(c["lambda_min"], -1e-9)
@@ -146,6 +159,46 @@ class PythonModule(unittest.TestCase):
     def test_privacy_figures_match_spec(self):
         self.assertAlmostEqual(dpsosp.privacy_tree(5, [1000, 500, 256], 1e-6)["epsilon_gdp"], 2.92160, places=5)
         self.assertAlmostEqual(dpsosp.privacy_poisson(0.01, 1.1, 1000, 1e-5), 1.71177, places=3)
+
+    def test_pld_accountant(self):
+        # The example (dp_accounting's PLDAccountant: 1.828244), below RDP's 2.10.
+        eps = dpsosp.privacy_poisson_pld(0.01, 1.0, 1000, 1e-5)
+        self.assertAlmostEqual(eps, 1.828244, delta=1e-5)
+        self.assertLess(eps, dpsosp.privacy_poisson(0.01, 1.0, 1000, 1e-5))
+        self.assertLess(dpsosp.privacy_poisson_pld(0.01, 1.0, 1000, 1e-5, pessimistic=False), eps)
+        self.assertLessEqual(dpsosp.privacy_poisson_pld_delta(0.01, 1.0, 1000, eps), 1e-5 * (1 + 1e-9))
+        z = dpsosp.calibrate_poisson(0.01, 1000, eps, 1e-5)
+        self.assertAlmostEqual(z, 1.0, delta=1e-5)
+        self.assertGreater(dpsosp.calibrate_poisson(0.01, 1000, eps, 1e-5, accountant="rdp"), 1.05)
+        # The object: composed releases of different sensitivities (e.g. a matrix mechanism's columns).
+        pld = dpsosp.pld_poisson_gaussian(0.01, 1.0).self_compose(1000)
+        self.assertIsInstance(pld, dpsosp.PrivacyLossDistribution)
+        self.assertEqual(pld.epsilon(1e-5), eps)
+        self.assertFalse(pld.symmetric)
+        mixed = dpsosp.pld_gaussian(2.0, 1.0).compose(dpsosp.pld_gaussian(2.0, 0.5))
+        self.assertAlmostEqual(mixed.epsilon(1e-6), dpsosp.gdp_epsilon(1.25 ** 0.5 / 2, 1e-6), delta=2e-4)
+        self.assertGreaterEqual(dpsosp.privacy_tree(5, [1000, 500, 256], 1e-6)["epsilon_pld"], 2.92160)
+        with self.assertRaisesRegex(ValueError, "adjacency must be 'add-remove' or 'replace-one'"):
+            dpsosp.privacy_poisson_pld(0.01, 1.0, 10, 1e-5, adjacency="swap")
+        with self.assertRaisesRegex(ValueError, "same discretization"):
+            dpsosp.pld_gaussian(1.0).compose(dpsosp.pld_gaussian(1.0, discretization=1e-3))
+
+    def test_poisson_dpsgd_accountant(self):
+        X = np.random.default_rng(2).standard_normal((4000, 3))
+        y = (X[:, 0] > 0).astype(float)
+        common = dict(algo="dpsgd", epochs=1, batch_size=100, epsilon=2, delta=1e-5, seed=1, noise_key=KEY)
+        pld = dpsosp.run("logistic", X, y, **common)
+        rdp = dpsosp.run("logistic", X, y, accountant="rdp", **common)
+        self.assertEqual(pld["accounting"], "pld-poisson")
+        self.assertEqual(rdp["accounting"], "rdp-poisson")
+        self.assertEqual(pld["epsilon"], pld["epsilon_pld"])
+        self.assertEqual(rdp["epsilon"], rdp["epsilon_rdp"])
+        self.assertLess(pld["noise_multiplier"], rdp["noise_multiplier"])
+        self.assertIn("accountant", {row["name"]: row for row in dpsosp.algorithm_table()}["dpsgd"]["options"])
+        with self.assertRaisesRegex(ValueError, "accountant = rdp: applies to Poisson dpsgd"):
+            dpsosp.run("logistic", X, y, algo="dpsgd", accountant="rdp")
+        with self.assertRaisesRegex(ValueError, "accountant: expected pld or rdp, got 'gdp'"):
+            dpsosp.run("logistic", X, y, accountant="gdp", **common)
 
     def test_errors_are_value_errors(self):
         X = np.zeros((10, 3))

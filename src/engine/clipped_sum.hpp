@@ -288,4 +288,24 @@ ClippedSum clipped_difference_rows(int kind, const Dataset& data, const IndexLis
   }));
 }
 
+/// The consistent O2 from a gradient kernel: clip(grad f(x; z), inner) -
+/// clip(grad f(x_prev; z), inner), both from one read of the record, each
+/// clipped by clip_to_norm as in the reference form.
+template <class MakeGradient>
+ClippedSum clipped_consistent_difference_rows(int kind, const Dataset& data, const IndexList& idx, Index d,
+                                              const Vec& x, const Vec& x_prev, double inner_clip, double clip,
+                                              MakeGradient make_gradient) {
+  return clipped_row_sum(kind, data, idx, d, clip, one_row_at_a_time(d, [&x, &x_prev, d, inner_clip, make_gradient] {
+    return [&x, &x_prev, d, inner_clip, grad = make_gradient(), prev = AlignedScratch(d)](
+               Index record, Eigen::Map<Vec> out) mutable {
+      Eigen::Map<Vec> g_prev(prev.like(out.data()), static_cast<Eigen::Index>(d));
+      grad(x, record, out);
+      grad(x_prev, record, g_prev);
+      clip_to_norm(out, inner_clip);
+      clip_to_norm(g_prev, inner_clip);
+      out -= g_prev;
+    };
+  }));
+}
+
 }  // namespace dpsosp::detail

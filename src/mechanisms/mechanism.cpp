@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "dpsosp/error.hpp"
+#include "dpsosp/pld.hpp"
 #include "dpsosp/privacy.hpp"
 #include "dpsosp/tree.hpp"
 #include "mechanisms/secure.hpp"
@@ -137,16 +138,35 @@ class GaussianMechanism final : public Mechanism {
 };
 
 // Poisson-subsampled Gaussian over clipped sums: add/remove sensitivity C,
-// noise z C, RDP composed over the planned steps.
+// noise z C, composed over the planned steps by PLD or RDP. The record is
+// fixed at construction (the PLD takes tens of milliseconds).
 class PoissonMechanism final : public PoissonGaussianMechanism {
  public:
   PoissonMechanism(Index dim, const NoiseKey& key, double clip, double q, std::uint64_t steps,
-                   const PrivacyTarget& target, std::optional<double> z)
-      : clip_(clip), q_(q), steps_(steps), delta_(target.delta),
-        z_(z ? *z : privacy::calibrate_dpsgd_noise(q, steps, target.epsilon, target.delta)),
+                   const PrivacyTarget& target, std::optional<double> z, Accountant accountant)
+      : clip_(clip), q_(q), z_(z ? *z : calibrate(q, steps, target, accountant)),
         noise_stream_(key, StreamPurpose::kGaussianNoise), sampling_stream_(key, StreamPurpose::kPoisson),
         noise_(static_cast<Eigen::Index>(dim)) {
     if (!(z_ > 0) || !std::isfinite(z_)) throw Error("Poisson mechanism: the noise multiplier must be finite and > 0");
+    record_.mechanism = MechanismKind::kPoissonGaussian;
+    record_.adjacency = Adjacency::kZeroOut;
+    record_.accountant = accountant;
+    record_.delta = target.delta;
+    record_.noise_multiplier = z_;
+    record_.sigma = z_ * clip_;
+    record_.sensitivity = clip_;
+    record_.epsilon_rdp = privacy::dpsgd_poisson_epsilon(q, z_, steps, target.delta);
+    if (accountant == Accountant::kPld) {
+      record_.epsilon_pld = privacy::dpsgd_pld_epsilon(q, z_, steps, target.delta);
+    } else {
+      try {  // shown for comparison; a PLD too large to build does not stop an RDP run
+        record_.epsilon_pld = privacy::dpsgd_pld_epsilon(q, z_, steps, target.delta);
+      } catch (const Error&) {
+        record_.epsilon_pld = kInf;
+      }
+    }
+    record_.epsilon = accountant == Accountant::kPld ? record_.epsilon_pld : record_.epsilon_rdp;
+    record_.depth = 1;
   }
   MechanismKind kind() const override { return MechanismKind::kPoissonGaussian; }
   void release(const Vec& exact, bool, double sensitivity, Vec& released) override {
@@ -171,26 +191,18 @@ class PoissonMechanism final : public PoissonGaussianMechanism {
     }
     return batch;
   }
-  PrivacyRecord account() const override {
-    PrivacyRecord r;
-    r.mechanism = MechanismKind::kPoissonGaussian;
-    r.adjacency = Adjacency::kZeroOut;
-    r.delta = delta_;
-    r.noise_multiplier = z_;
-    r.sigma = z_ * clip_;
-    r.sensitivity = clip_;
-    r.epsilon_rdp = privacy::dpsgd_poisson_epsilon(q_, z_, steps_, delta_);
-    r.epsilon = r.epsilon_rdp;
-    r.depth = 1;
-    return r;
-  }
+  PrivacyRecord account() const override { return record_; }
 
  private:
-  double clip_, q_;
-  std::uint64_t steps_;
-  double delta_, z_;
+  static double calibrate(double q, std::uint64_t steps, const PrivacyTarget& t, Accountant a) {
+    return a == Accountant::kPld ? privacy::calibrate_dpsgd_noise_pld(q, steps, t.epsilon, t.delta)
+                                 : privacy::calibrate_dpsgd_noise(q, steps, t.epsilon, t.delta);
+  }
+
+  double clip_, q_, z_;
   GaussianStream noise_stream_, sampling_stream_;
   Vec noise_;
+  PrivacyRecord record_;
 };
 
 }  // namespace
@@ -201,9 +213,12 @@ std::string mechanism_name(MechanismKind kind) {
     case MechanismKind::kTree: return "tree";
     case MechanismKind::kGaussian: return "gaussian";
     case MechanismKind::kPoissonGaussian: return "poisson-gaussian";
+    case MechanismKind::kMatrixFactorization: return "matrix-factorization";
   }
   return "unknown";
 }
+
+std::string accountant_name(Accountant a) { return a == Accountant::kPld ? "pld" : "rdp"; }
 
 std::string adjacency_name(Adjacency a) {
   switch (a) {
@@ -220,7 +235,8 @@ std::string PrivacyRecord::accounting() const {
     case MechanismKind::kNone: return "none (non-private)";
     case MechanismKind::kTree: return secure ? "zcdp-tree-discrete" : "gdp-tree";
     case MechanismKind::kGaussian: return secure ? "zcdp-gaussian-discrete" : "gdp-gaussian";
-    case MechanismKind::kPoissonGaussian: return "rdp-poisson";
+    case MechanismKind::kPoissonGaussian: return accountant == Accountant::kPld ? "pld-poisson" : "rdp-poisson";
+    case MechanismKind::kMatrixFactorization: return secure ? "zcdp-mf-discrete" : "gdp-mf";
   }
   return "unknown";
 }
@@ -270,16 +286,16 @@ std::unique_ptr<Mechanism> make_gaussian_mechanism(Index dim, const NoiseKey& ke
 
 std::unique_ptr<PoissonGaussianMechanism> make_poisson_gaussian_mechanism(
     Index dim, const NoiseKey& key, double clip, double sampling_rate, std::uint64_t steps,
-    const PrivacyTarget& target, std::optional<double> noise_multiplier) {
+    const PrivacyTarget& target, std::optional<double> noise_multiplier, Accountant accountant) {
   check_target("Poisson mechanism", target);
   if (target.noise == NoiseMode::kSecure)
-    throw Error("Poisson mechanism: secure noise is not available for Poisson sampling (its RDP bound is for "
-                "continuous Gaussian noise); use float noise or single-pass dpsgd");
+    throw Error("Poisson mechanism: secure noise is not available for Poisson sampling (its PLD and RDP bounds are "
+                "for continuous Gaussian noise); use float noise or single-pass dpsgd");
   if (!(clip > 0) || !std::isfinite(clip)) throw Error("Poisson mechanism: the clip norm must be finite and > 0");
   if (!(sampling_rate > 0 && sampling_rate <= 1))
     throw Error("Poisson mechanism: the sampling rate must be in (0, 1]");
   if (steps < 1) throw Error("Poisson mechanism: at least one step");
-  return std::make_unique<PoissonMechanism>(dim, key, clip, sampling_rate, steps, target, noise_multiplier);
+  return std::make_unique<PoissonMechanism>(dim, key, clip, sampling_rate, steps, target, noise_multiplier, accountant);
 }
 
 }  // namespace dpsosp

@@ -29,7 +29,8 @@ constexpr double kClamp = 1125899906842624.0;  // 2^50
 
 int team_size() { return omp_in_parallel() ? 1 : std::max(1, omp_get_max_threads()); }
 
-// out = clamp(round(value / grid)) + noise, all integers.
+}  // namespace
+
 void round_and_add(const Vec& value, double grid, const Vec& noise, Vec& out) {
   const Eigen::Index d = value.size();
   out.resize(d);
@@ -40,6 +41,8 @@ void round_and_add(const Vec& value, double grid, const Vec& noise, Vec& out) {
     out[j] = r + noise[j];
   }
 }
+
+namespace {
 
 void check_release(const char* who, double sensitivity, double bound) {
   if (sensitivity >= 0 && sensitivity <= bound * (1 + 1e-12)) return;
@@ -192,13 +195,16 @@ class SecureGaussianMechanism final : public Mechanism {
 
 }  // namespace
 
-DiscreteNoise discrete_noise(double sensitivity, Index dim, double noise_multiplier) {
+DiscreteNoise discrete_noise(double sensitivity, Index dim, double noise_multiplier, Index rounded_releases) {
   if (!(sensitivity > 0) || !std::isfinite(sensitivity))
     throw Error("secure noise: the sensitivity must be finite and > 0");
   if (!(noise_multiplier > 0) || !std::isfinite(noise_multiplier))
     throw Error("secure noise: the noise multiplier must be finite and > 0");
   if (dim == 0) throw Error("secure noise: dim must be > 0");
-  const double root_d = std::sqrt(static_cast<double>(dim));
+  if (rounded_releases == 0) throw Error("secure noise: at least one rounded release");
+  // Rounding moves each rounded d-vector a record reaches by at most grid
+  // sqrt(d) more: sqrt(d * rounded_releases) grid units in all (Minkowski).
+  const double root_d = std::sqrt(static_cast<double>(dim) * static_cast<double>(rounded_releases));
   DiscreteNoise n;
   // Fine enough that rounding adds 1/1024 of the sensitivity at most ...
   n.grid = std::exp2(std::floor(std::log2(sensitivity / (1024.0 * root_d))));
@@ -209,8 +215,10 @@ DiscreteNoise discrete_noise(double sensitivity, Index dim, double noise_multipl
   const double scale = std::ceil(noise_multiplier * n.integer_sensitivity);
   if (!(scale <= static_cast<double>(exact::kMaxDiscreteSigma))) {
     std::ostringstream os;
-    os << "secure noise: a noise multiplier of " << noise_multiplier << " in dimension " << dim
-       << " needs a discrete Gaussian scale above 2^28 grid units (noise multiplier * sqrt(d) must stay below about 2^27)";
+    os << "secure noise: a noise multiplier of " << noise_multiplier << " in dimension " << dim;
+    if (rounded_releases > 1) os << " over " << rounded_releases << " rounded releases";
+    os << " needs a discrete Gaussian scale above 2^28 grid units (noise multiplier * sqrt(d"
+       << (rounded_releases > 1 ? " * releases" : "") << ") must stay below about 2^27)";
     throw Error(os.str());
   }
   n.scale = static_cast<std::uint64_t>(std::max(scale, 1.0));

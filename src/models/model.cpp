@@ -203,6 +203,22 @@ ClippedSum Model::clipped_difference_sum(const Vec& x, const Vec& x_prev, const 
   });
 }
 
+ClippedSum Model::clipped_consistent_difference_sum(const Vec& x, const Vec& x_prev, const Dataset& data,
+                                                    const IndexList& idx, double inner_clip, double clip) const {
+  RowMatrix at_prev;
+  return clipped_blocks(dim(), idx, clip, [&](const IndexList& part, RowMatrix& block) {
+    batch_gradients(x, data, part, block);
+    batch_gradients(x_prev, data, part, at_prev);
+    for (Eigen::Index r = 0; r < block.rows(); ++r) {
+      auto g = block.row(r).transpose();
+      auto g_prev = at_prev.row(r).transpose();
+      clip_to_norm(g, inner_clip);
+      clip_to_norm(g_prev, inner_clip);
+      g -= g_prev;
+    }
+  });
+}
+
 double Model::mean_loss(const Vec& x, const Dataset& data, const IndexList& idx) const {
   if (idx.empty()) throw Error(name() + "::mean_loss: no records given, expected at least one");
   double sum = 0.0;

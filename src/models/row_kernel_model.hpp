@@ -33,6 +33,13 @@ class RowKernelModel : public Model {
     check_point(*this, x_prev, "clipped_difference_sum");
     return clipped_difference_rows(2 * kKind + 1, data, idx, model().dim(), x, x_prev, clip, row_kernels(data));
   }
+  ClippedSum clipped_consistent_difference_sum(const Vec& x, const Vec& x_prev, const Dataset& data,
+                                               const IndexList& idx, double inner_clip, double clip) const final {
+    check_point(*this, x, "clipped_consistent_difference_sum");
+    check_point(*this, x_prev, "clipped_consistent_difference_sum");
+    return clipped_consistent_difference_rows(2 * kKind + 1, data, idx, model().dim(), x, x_prev, inner_clip, clip,
+                                              row_kernels(data));
+  }
 
  private:
   const D& model() const { return static_cast<const D&>(*this); }

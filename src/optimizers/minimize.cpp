@@ -4,6 +4,7 @@
 
 #include <chrono>
 
+#include "dpsosp/clip_estimate.hpp"
 #include "dpsosp/error.hpp"
 #include "dpsosp/noise.hpp"
 #include "dpsosp/optimizer.hpp"
@@ -59,7 +60,24 @@ Summary minimize(const Model& model, const Dataset& data, const Vec& x0, const R
   const NoiseKey key = options.noise_key ? *options.noise_key : NoiseKey::generate();
   summary.x = x0;
   const auto start = std::chrono::steady_clock::now();
-  detail::algorithm_row(options.algorithm).run(model, data, options, key, summary);
+  // --G auto / --M auto: a private estimate on the first records of the
+  // public sample order, which the run then leaves unused (clip_estimate.hpp).
+  RunOptions o = options;
+  if (options.estimate.any()) {
+    const Index m = estimate_records(data.rows());
+    if (m == 0)
+      throw Error("minimize: " + std::to_string(data.rows()) + " records are too few to estimate G or M privately "
+                  "(the estimate takes 2% of them, at least one); give G and M");
+    SamplePool pool(data, summary.seed);
+    const ConstantsEstimate e = estimate_constants(model, data, pool.draw(m), x0, options.estimate, *options.privacy,
+                                                   key, summary.seed);
+    if (e.G) o.constants.G = *e.G;
+    if (e.M) o.constants.M = *e.M;
+    summary.estimate = e;
+    summary.reserved_records = m;
+  }
+  summary.constants = o.constants;
+  detail::algorithm_row(options.algorithm).run(model, data, o, key, summary);
   summary.diagnostics.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   // Safe to say (SPEC section 8): whether a run took a step, and what the
   // warnings say, are functions of steps, samples_used and termination, which

@@ -94,4 +94,16 @@ OracleOutput GradientOracles::o2(const Vec& x, const Vec& x_prev, Index b, doubl
   return mean_of(std::move(sum), records.size());
 }
 
+OracleOutput GradientOracles::o2_consistent(const Vec& x, const Vec& x_prev, Index b, double inner_clip,
+                                            double clip) {
+  check_dim(model_, x, "GradientOracles::o2_consistent");
+  check_dim(model_, x_prev, "GradientOracles::o2_consistent");
+  if (b == 0) throw Error("GradientOracles::o2_consistent: batch size must be at least 1, got 0");
+  const Dataset* from = nullptr;
+  const IndexList records = next_batch(b, from);
+  ClippedSum sum = model_.clipped_consistent_difference_sum(x, x_prev, *from, records, inner_clip, clip);
+  gradient_evaluations_ += 2 * records.size();
+  return mean_of(std::move(sum), records.size());
+}
+
 }  // namespace dpsosp

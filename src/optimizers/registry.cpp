@@ -27,6 +27,7 @@ Table& table() {
     table->rows.reserve(64);
     // The built-in algorithms: the one place that names their ids.
     const std::pair<Algorithm, AlgorithmRow> built_in[] = {
+        {Algorithm::kSpiderMfAdaptive, spider_mf_adaptive_row()},  // the default first
         {Algorithm::kSpiderTreeAdaptive, spider_tree_adaptive_row()},
         {Algorithm::kSpiderGaussFixed, spider_gauss_fixed_row()},
         {Algorithm::kSpiderTreePeriodic, spider_tree_periodic_row()},
@@ -114,7 +115,9 @@ struct KnobName {
 };
 constexpr KnobName kKnobs[] = {{kKnobBatchSize, "batch_size"},       {kKnobPeriod, "period"},
                                {kKnobEpochs, "epochs"},              {kKnobLearningRate, "learning_rate"},
-                               {kKnobAlphaScale, "alpha_scale"},     {kKnobMaxPhaseLength, "max_phase_length"}};
+                               {kKnobAlphaScale, "alpha_scale"},     {kKnobMaxPhaseLength, "max_phase_length"},
+                               {kKnobTail, "tail"},                  {kKnobO2, "o2"},
+                               {kKnobAccountant, "accountant"}};
 
 [[noreturn]] void refuse(const std::string& what) { throw Error("RunOptions: " + what); }
 
@@ -176,6 +179,9 @@ void RunOptions::Validate() const {
     refuse("privacy.epsilon = " + shown(privacy->epsilon) + ": " + name +
            " is non-private (epsilon = inf); leave privacy unset or choose a private algorithm");
   }
+  if (estimate.any() && !is_private_run())
+    refuse(std::string("estimate.") + (estimate.G ? "G" : "M") +
+           ": the constants are estimated privately for private runs only; give G and M for " + name);
   if (privacy && privacy->noise == NoiseMode::kSecure) {
     if (!is_private_run()) refuse("privacy.noise = secure: a non-private run adds no noise");
     if (poisson())
@@ -183,8 +189,9 @@ void RunOptions::Validate() const {
              "use noise = float or single-pass dpsgd");
   }
   // Options the algorithm does not read.
-  const bool given[] = {batch_size.has_value(), period.has_value(),        epochs.has_value(),
-                        learning_rate.has_value(), alpha_scale.has_value(), max_phase_length.has_value()};
+  const bool given[] = {batch_size.has_value(),    period.has_value(),      epochs.has_value(),
+                        learning_rate.has_value(), alpha_scale.has_value(), max_phase_length.has_value(),
+                        tail.has_value(),          o2.has_value(),          accountant.has_value()};
   for (std::size_t i = 0; i < sizeof kKnobs / sizeof kKnobs[0]; ++i) {
     if (given[i] && !(info.knobs & kKnobs[i].knob))
       refuse(std::string(kKnobs[i].field) + ": applies to " + algorithms_reading(kKnobs[i].knob) + ", not " + name);
@@ -208,6 +215,10 @@ void RunOptions::Validate() const {
   if (max_phase_length && *max_phase_length < 1) refuse("max_phase_length = 0: must be at least 1");
   if (epochs && !(*epochs >= 0.0 && std::isfinite(*epochs)))
     refuse("epochs = " + shown(*epochs) + ": must be >= 0 and finite");
+  if (tail && !(*tail >= 0.0 && *tail < 1.0)) refuse("tail = " + shown(*tail) + ": must lie in [0, 1)");
+  if (accountant && !poisson())
+    refuse("accountant = " + accountant_name(*accountant) +
+           ": applies to Poisson dpsgd (epochs > 0) only; single-pass runs are accounted exactly by GDP");
   if (learning_rate && !positive(*learning_rate))
     refuse("learning_rate = " + shown(*learning_rate) + ": must be positive and finite");
   for (const auto& [value, field] : {std::pair{overrides.alpha, "alpha"}, std::pair{overrides.kappa, "kappa"},

@@ -65,6 +65,7 @@ AlgorithmRow spider_gauss_fixed_row();    // spider_gauss_fixed.cpp
 AlgorithmRow spider_tree_periodic_row();  // spider_tree_periodic.cpp
 AlgorithmRow dpsgd_row();                 // sgd.cpp
 AlgorithmRow sgd_row();                   // sgd.cpp
+AlgorithmRow spider_mf_adaptive_row();    // spider_mf_adaptive.cpp
 
 /// Whether a run stops before its next step, and why: max_steps reached, a
 /// stop flag set (a signal), or the callback, shown the step just done (step

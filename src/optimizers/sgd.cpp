@@ -15,7 +15,9 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 
 void run(const Model& model, const Dataset& data, const RunOptions& o, const NoiseKey& key, Summary& s) {
   const bool is_private = o.is_private_run();
-  const Index n = data.rows();
+  // The records the optimizer may use: all but those a private estimate of G
+  // or M took (the first of the sample order, clip_estimate.hpp).
+  const Index n = data.rows() - s.reserved_records;
   const Index batch = o.sgd_batch_size(n);
   if (batch > n) {
     throw Error(s.algorithm + ": batch size " + std::to_string(batch) + " exceeds the " + std::to_string(n) +
@@ -37,7 +39,8 @@ void run(const Model& model, const Dataset& data, const RunOptions& o, const Noi
                   " means more than 1e15 steps");
     planned_steps = static_cast<Index>(std::ceil(*o.epochs / q));
     auto poisson_mechanism =
-        make_poisson_gaussian_mechanism(d, key, clip, q, planned_steps, *o.privacy, o.overrides.noise_multiplier);
+        make_poisson_gaussian_mechanism(d, key, clip, q, planned_steps, *o.privacy, o.overrides.noise_multiplier,
+                                        o.accountant.value_or(Accountant::kPld));
     sampler = poisson_mechanism.get();
     noise = std::move(poisson_mechanism);
   } else if (is_private) {
@@ -58,6 +61,13 @@ void run(const Model& model, const Dataset& data, const RunOptions& o, const Noi
   }
   SamplePool pool(data, s.seed);
   GradientOracles oracles(model, data, pool);
+  // Poisson sampling picks among the optimizer's records: index k of a batch
+  // is the record at position reserved + k of the sample order.
+  IndexList optimizer_records;
+  if (s.reserved_records > 0) {
+    pool.draw(s.reserved_records);
+    if (poisson) optimizer_records = pool.draw(n);
+  }
   Vec& x = s.x;
   if (o.record_trajectory) s.trajectory.push_back(x);
   Index steps = 0;
@@ -72,7 +82,9 @@ void run(const Model& model, const Dataset& data, const RunOptions& o, const Noi
         s.termination = Termination::kPlannedSteps;
         break;
       }
-      const IndexList records = sampler->sample(n);
+      IndexList records = sampler->sample(n);
+      if (!optimizer_records.empty())
+        for (Index& r : records) r = optimizer_records[r];
       if (records.empty()) {
         g.value = Vec::Zero(static_cast<Eigen::Index>(d));
       } else {
@@ -106,7 +118,7 @@ void run(const Model& model, const Dataset& data, const RunOptions& o, const Noi
   }
   s.steps = steps;
   s.o1_calls = steps;
-  s.samples_used = poisson ? n : pool.used();
+  s.samples_used = poisson ? data.rows() : pool.used();
   // A Poisson run's gradient count is the sum of its batch sizes, which the
   // secret sampling chose: not part of the release.
   if (!poisson) s.gradient_evaluations = oracles.gradient_evaluations();
@@ -125,7 +137,7 @@ AlgorithmRow dpsgd_row() {
             "DP-SGD: clipped per-example gradients plus Gaussian noise; single pass, or epochs > 0 for Poisson "
             "sampling",
             /*is_private=*/true, /*allows_infinite_epsilon=*/false, MechanismKind::kGaussian,
-            kKnobBatchSize | kKnobEpochs | kKnobLearningRate, kSetNoiseMultiplier};
+            kKnobBatchSize | kKnobEpochs | kKnobLearningRate | kKnobAccountant, kSetNoiseMultiplier};
   r.run = run;
   r.audit = {audit_linear, nullptr, nullptr};
   return r;

@@ -117,6 +117,7 @@ void run_spider(const Model& model, const Dataset& data, const SpiderConfig& con
   Diagnostics& diag = summary.diagnostics;
   std::optional<SamplePool> pool_storage;
   SamplePool& pool = order_and_noise(pool_storage, data, model.dim(), seed, noise);
+  if (summary.reserved_records > 0) pool.draw(summary.reserved_records);  // the estimate's (clip_estimate.hpp)
   GradientOracles oracles(model, data, pool);
   GaussianStream perturbation_stream(seed, StreamPurpose::kPerturbation);
   const Index d = model.dim();
@@ -130,8 +131,14 @@ void run_spider(const Model& model, const Dataset& data, const SpiderConfig& con
   Index steps = 0;
   Iteration record;
   record.x = &x;
+  Vec tail_sum = Vec::Zero(d);
+  Index tail_count = 0;
   for (;;) {
     if (stop_requested(options, steps, record, summary.termination)) break;
+    if (config.horizon > 0 && steps >= config.horizon) {
+      summary.termination = Termination::kPlannedSteps;
+      break;
+    }
     bool restart = steps == 0 || phase_length >= config.max_phase_length;
     switch (config.restart.kind) {
       case RestartRule::Kind::kDriftNorm:
@@ -165,7 +172,9 @@ void run_spider(const Model& model, const Dataset& data, const SpiderConfig& con
       }
       const double clip = config.clip_o2 ? config.M * std::min(step, config.max_step)
                                          : std::numeric_limits<double>::infinity();
-      const OracleOutput o = oracles.o2(x, x_prev, batch, clip);
+      const OracleOutput o = config.inner_clip < std::numeric_limits<double>::infinity()
+                                 ? oracles.o2_consistent(x, x_prev, batch, config.inner_clip, clip)
+                                 : oracles.o2(x, x_prev, batch, clip);
       nabla += o.value;
       diag.clipped_o2 += o.clipped;
       diag.nonfinite_o2 += o.nonfinite;
@@ -200,9 +209,15 @@ void run_spider(const Model& model, const Dataset& data, const SpiderConfig& con
     if (options.record_trajectory) summary.trajectory.push_back(x);
     if (!x.allFinite()) throw Error("minimize: the iterate became non-finite at step " + std::to_string(steps) +
                                     " (step size too large for the data? check M)");
+    if (pool.used() > config.tail_from) {
+      tail_sum += x;
+      ++tail_count;
+    }
     record = Iteration{steps, &x, restart, batch, release_norm, perturbed};
   }
   if (phase_length > 0) summary.phase_lengths.push_back(phase_length);
+  // The tail average (post-processing of the released iterates).
+  if (tail_count > 0) x = tail_sum / static_cast<double>(tail_count);
   summary.steps = steps;
   summary.samples_used = pool.used();
   summary.gradient_evaluations = oracles.gradient_evaluations();  // a function of the released step lengths

@@ -50,6 +50,17 @@ struct SpiderConfig {
   BatchSchedule batch;
   PerturbationRule perturbation;
   Index max_phase_length = 1024;
+  /// The consistent O2 (spider-mf-adaptive): O2 rows are differences of
+  /// gradients clipped at this norm (O1's clip), then clipped at M min(||dx||,
+  /// max_step); +inf: differences of raw gradients (the paper's O2).
+  double inner_clip = std::numeric_limits<double>::infinity();
+  /// The releases the mechanism was calibrated for: the run ends (planned
+  /// steps) when it has made them. 0: no such bound.
+  Index horizon = 0;
+  /// x is the mean of the iterates after every step that ends with more than
+  /// tail_from records used (post-processing); 0 with tail_from = max: the
+  /// last iterate.
+  Index tail_from = std::numeric_limits<Index>::max();
 };
 
 /// The configuration every SPIDER algorithm starts from: O1 batch b, clip G

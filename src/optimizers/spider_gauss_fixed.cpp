@@ -19,10 +19,11 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 void run(const Model& model, const Dataset& data, const RunOptions& o, const NoiseKey& key, Summary& s) {
   const ProblemConstants& k = o.constants;
   const PrivacyTarget& target = *o.privacy;
-  const double n = static_cast<double>(data.rows()), d = static_cast<double>(model.dim()), sd = std::sqrt(d);
+  const Index rows = data.rows() - s.reserved_records;
+  const double n = static_cast<double>(rows), d = static_cast<double>(model.dim()), sd = std::sqrt(d);
   const double eps = target.epsilon;
   SpiderParameters p;  // the same structure, for the report
-  const double stat = theorem_alpha(data.rows(), model.dim(), kInf, k);
+  const double stat = theorem_alpha(rows, model.dim(), kInf, k);
   const double priv = std::pow(k.B * k.M * std::cbrt(k.G) * sd / (n * eps), 3.0 / 7.0);
   p.alpha = o.overrides.alpha ? *o.overrides.alpha : o.alpha_scale_or_default() * (priv + stat);
   const double a = p.alpha;
@@ -38,9 +39,9 @@ void run(const Model& model, const Dataset& data, const RunOptions& o, const Noi
   p.zeta = o.overrides.zeta ? *o.overrides.zeta : a;
   p.threshold = o.overrides.threshold ? *o.overrides.threshold : a;
   p.max_phase_length = o.max_phase_length.value_or(0);  // 0: no cap (no tree here)
-  if (p.b > data.rows()) {
+  if (p.b > rows) {
     std::ostringstream os;
-    os << "spider-gauss-fixed: n = " << data.rows() << " records cannot fill one O1 batch of b1 = " << p.b
+    os << "spider-gauss-fixed: n = " << rows << " records cannot fill one O1 batch of b1 = " << p.b
        << " records (raise epsilon or alpha_scale, or give more data)";
     throw Error(os.str());
   }

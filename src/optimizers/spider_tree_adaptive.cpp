@@ -17,7 +17,7 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 void run(const Model& model, const Dataset& data, const RunOptions& o, const NoiseKey& key, Summary& s) {
   const bool is_private = o.is_private_run();
   const PrivacyTarget target = is_private ? *o.privacy : PrivacyTarget{kInf, 1e-6};
-  SpiderParameters p = spider_tree_adaptive_parameters(data.rows(), model.dim(), target, o.constants,
+  SpiderParameters p = spider_tree_adaptive_parameters(data.rows() - s.reserved_records, model.dim(), target, o.constants,
                                                        o.alpha_scale_or_default(), o.overrides,
                                                        o.max_phase_length.value_or(0));
   SpiderConfig c = spider_config(o, p, is_private);
@@ -93,7 +93,7 @@ constexpr unsigned kSpiderOverrides = kSetAlpha | kSetKappa | kSetEta | kSetZeta
 AlgorithmRow spider_tree_adaptive_row() {
   AlgorithmRow r;
   r.info = {Algorithm{}, "spider-tree-adaptive",
-            "Liu & Talwar: SpiderBoost with the tree mechanism and adaptive O2 batches (the default)",
+            "Liu & Talwar: SpiderBoost with the tree mechanism and adaptive O2 batches (the paper's algorithm)",
             /*is_private=*/true, /*allows_infinite_epsilon=*/true, MechanismKind::kTree,
             kKnobAlphaScale | kKnobMaxPhaseLength, kSpiderOverrides | kSetSigma | kSetNoiseMultiplier};
   r.run = run;

@@ -17,7 +17,7 @@ void run(const Model& model, const Dataset& data, const RunOptions& o, const Noi
   const PrivacyTarget& target = *o.privacy;
   const double sd = std::sqrt(static_cast<double>(model.dim()));
   const double eps = target.epsilon;
-  SpiderParameters p = spider_tree_adaptive_parameters(data.rows(), model.dim(), target, k, o.alpha_scale_or_default(),
+  SpiderParameters p = spider_tree_adaptive_parameters(data.rows() - s.reserved_records, model.dim(), target, k, o.alpha_scale_or_default(),
                                                        o.overrides, o.max_phase_length.value_or(0));
   const double a = p.alpha;
   const double max_step = 2.0 * k.G / k.M;

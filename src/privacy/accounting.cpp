@@ -15,16 +15,20 @@
 #include <limits>
 #include <sstream>
 #include <string>
+#include <tuple>
 
 #include "dpsosp/error.hpp"
+#include "privacy/memo.hpp"
+#include "privacy/normal.hpp"
 
 namespace dpsosp::privacy {
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr double kLn2 = 0.69314718055994530942;
-constexpr double kSqrt2 = 1.41421356237309504880;
-constexpr double kLogSqrt2Pi = 0.91893853320467274178;  // log(sqrt(2 pi))
+using detail::kInf;
+using detail::kLn2;
+using detail::kSqrt2;
+using detail::log_add;
+using detail::log_ndtr;
 
 [[noreturn]] void fail(const char* function, const char* rule, double got) {
   std::ostringstream msg;
@@ -49,32 +53,8 @@ void check_steps(const char* function, std::uint64_t steps) {
   if (steps < 1) fail(function, "steps must be >= 1", 0.0);
 }
 
-// log Phi(x), accurate in both tails (scipy's log_ndtr plays this role in
-// dp_accounting). For x <= -20, Phi(x) is near underflow, so use the
-// asymptotic series Phi(x) = phi(x)/|x| * sum_k (-1)^k (2k-1)!! / x^(2k);
-// at |x| >= 20 its terms fall below 1e-20 by k = 12.
-double log_ndtr(double x) {
-  if (x > 0) return std::log1p(-0.5 * std::erfc(x / kSqrt2));
-  if (x > -20) return std::log(0.5 * std::erfc(-x / kSqrt2));
-  if (std::isinf(x)) return -kInf;
-  const double inv_x2 = 1.0 / (x * x);
-  double term = 1.0, series = 1.0;
-  for (int k = 1; k <= 12; ++k) {
-    term *= -(2.0 * k - 1.0) * inv_x2;
-    series += term;
-  }
-  return -0.5 * x * x - std::log(-x) - kLogSqrt2Pi + std::log(series);
-}
-
 // log erfc(x) = log 2 + log Phi(-sqrt(2) x), dp_accounting's _log_erfc.
 double log_erfc(double x) { return kLn2 + log_ndtr(-x * kSqrt2); }
-
-// log(exp(a) + exp(b)) without overflow.
-double log_add(double a, double b) {
-  const double lo = std::min(a, b), hi = std::max(a, b);
-  if (lo == -kInf) return hi;
-  return std::log1p(std::exp(lo - hi)) + hi;
-}
 
 // log |binomial(n, k)| for real n, via log|Gamma| (std::lgamma, like scipy's gammaln).
 double log_abs_binomial(double n, double k) {
@@ -306,12 +286,15 @@ double dpsgd_poisson_epsilon(double q, double noise_multiplier, std::uint64_t st
   check_noise_multiplier("dpsgd_poisson_epsilon", noise_multiplier);
   check_steps("dpsgd_poisson_epsilon", steps);
   check_delta("dpsgd_poisson_epsilon", delta);
-  const std::vector<double>& orders = rdp_orders();
-  std::vector<double> rdp(orders.size());
-  for (std::size_t i = 0; i < orders.size(); ++i) {
-    rdp[i] = static_cast<double>(steps) * poisson_gaussian_rdp(q, noise_multiplier, orders[i]);
-  }
-  return rdp_to_epsilon(orders, rdp, delta);
+  // Memoized: Poisson runs of the audit and the calibration's bracket ask for the same figures.
+  return detail::memoized(std::make_tuple(q, noise_multiplier, steps, delta), [&] {
+    const std::vector<double>& orders = rdp_orders();
+    std::vector<double> rdp(orders.size());
+    for (std::size_t i = 0; i < orders.size(); ++i) {
+      rdp[i] = static_cast<double>(steps) * poisson_gaussian_rdp(q, noise_multiplier, orders[i]);
+    }
+    return rdp_to_epsilon(orders, rdp, delta);
+  });
 }
 
 double calibrate_dpsgd_noise(double q, std::uint64_t steps, double epsilon, double delta) {

@@ -41,6 +41,8 @@ std::string purpose_name(StreamPurpose p) {
     case StreamPurpose::kGaussianNoise: return "Gaussian-mechanism noise";
     case StreamPurpose::kPoisson: return "Poisson sampling";
     case StreamPurpose::kDiscreteNoise: return "discrete Gaussian noise";
+    case StreamPurpose::kMatrixNoise: return "matrix-factorization noise";
+    case StreamPurpose::kClipEstimate: return "clip-estimate noise";
     default: return "purpose " + std::to_string(static_cast<std::uint32_t>(p));
   }
 }
@@ -58,7 +60,8 @@ bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; 
 
 bool is_secret_purpose(StreamPurpose purpose) {
   return purpose == StreamPurpose::kTreeNoise || purpose == StreamPurpose::kGaussianNoise ||
-         purpose == StreamPurpose::kPoisson || purpose == StreamPurpose::kDiscreteNoise;
+         purpose == StreamPurpose::kPoisson || purpose == StreamPurpose::kDiscreteNoise ||
+         purpose == StreamPurpose::kMatrixNoise || purpose == StreamPurpose::kClipEstimate;
 }
 
 NoiseKey NoiseKey::generate() {

@@ -19,7 +19,7 @@ def dpsosp(*args, timeout=300):
 class RunContract(unittest.TestCase):
     def test_run_report_has_every_spec_key(self):
         r = dpsosp("run", "--synthetic", "phase-retrieval:n=100000,d=8,seed=3", "--x0", "saddle",
-                   "--epsilon", "2", "--delta", "1e-6", "--seed", "5", *ISSUE)
+                   "--epsilon", "2", "--delta", "1e-6", "--seed", "5", "--algo", "spider-tree-adaptive", *ISSUE)
         self.assertEqual(r.returncode, 0, r.stderr)
         j = json.loads(r.stdout)
         # SPEC 7's keys, with section 8's split: what the guarantee does not
@@ -76,6 +76,68 @@ class RunContract(unittest.TestCase):
                    "--delta", "1e-5")
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertAlmostEqual(json.loads(r.stdout)["epsilon_rdp"], 1.71177, delta=1.71177 * 0.02)
+
+    def test_privacy_accountants(self):
+        # The issue's example: RDP 2.10, PLD 1.828244 (dp_accounting's PLDAccountant), between its optimistic
+        # bracket and RDP; the default prints every accountant's keys and no "epsilon".
+        poisson = ["privacy", "--noise-multiplier", "1", "--sampling-rate", "0.01", "--steps", "1000", "--delta", "1e-5"]
+        r = dpsosp(*poisson, "--epsilon", "1")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        j = json.loads(r.stdout)
+        self.assertNotIn("epsilon", j)
+        self.assertAlmostEqual(j["epsilon_rdp"], 2.1014, delta=1e-3)
+        self.assertAlmostEqual(j["epsilon_pld"], 1.828244, delta=2e-5)
+        self.assertLess(j["epsilon_pld_optimistic"], j["epsilon_pld"])
+        self.assertAlmostEqual(j["delta_pld"], 0.0026124968, delta=1e-8)
+        self.assertEqual(j["adjacency"], "add/remove-one")
+        for accountant, key in [("pld", "epsilon_pld"), ("rdp", "epsilon_rdp")]:
+            j = json.loads(dpsosp(*poisson, "--accountant", accountant).stdout)
+            self.assertEqual(j["accountant"], accountant)
+            self.assertEqual(j["epsilon"], j[key])
+            self.assertNotIn("epsilon_rdp" if accountant == "pld" else "epsilon_pld", j)
+        j = json.loads(dpsosp(*poisson, "--adjacency", "replace-one").stdout)
+        self.assertEqual(j["adjacency"], "replace-one")
+        self.assertAlmostEqual(j["epsilon_pld"], 1.2052096, delta=1e-5)  # dp_accounting REPLACE_ONE, sigma 2
+        self.assertNotIn("epsilon_rdp", j)
+        # The tree form: PLD is the exact GDP figure to the discretization.
+        tree = ["privacy", "--noise-multiplier", "5", "--steps", "1000,500,256", "--delta", "1e-6"]
+        j = json.loads(dpsosp(*tree).stdout)
+        self.assertGreaterEqual(j["epsilon_pld"], j["epsilon_gdp"])
+        self.assertLess(j["epsilon_pld"], j["epsilon_gdp"] + 1e-4)
+        j = json.loads(dpsosp(*tree, "--accountant", "gdp").stdout)
+        self.assertEqual(set(j), {"epsilon", "accountant", "epsilon_gdp", "mu", "depth", "form", "adjacency"})
+        # A PLD too large to build: by default the RDP figure still stands (--accountant pld fails instead).
+        j = json.loads(dpsosp("privacy", "--noise-multiplier", "2", "--sampling-rate", "0.01", "--steps", "100000000",
+                              "--delta", "1e-5").stdout)
+        self.assertIsNone(j["epsilon_pld"])
+        self.assertIn("more than max_bins", j["pld_error"])
+        self.assertGreater(j["epsilon_rdp"], 0)
+        j = json.loads(dpsosp("privacy", "--noise-multiplier", "0.01", "--steps", "100000", "--delta", "1e-5").stdout)
+        self.assertIsNone(j["epsilon_pld"])
+        self.assertGreater(j["epsilon_gdp"], 0)
+
+    def test_poisson_dpsgd_is_calibrated_by_pld_unless_rdp_is_asked_for(self):
+        run = ["run", "--synthetic", "gaussian-mixture:n=4000,d=3,seed=2", "--model", "logistic", "--algo", "dpsgd",
+               "--epochs", "2", "--batch-size", "100", "--epsilon", "2", "--delta", "1e-5", "--seed", "1", *KEY]
+        reports = {}
+        for accountant in ["default", "pld", "rdp"]:
+            r = dpsosp(*run, *([] if accountant == "default" else ["--accountant", accountant]))
+            self.assertEqual(r.returncode, 0, r.stderr)
+            reports[accountant] = json.loads(r.stdout)
+        pld, rdp = reports["pld"], reports["rdp"]
+        self.assertEqual(reports["default"]["x"], pld["x"])
+        self.assertEqual(pld["accounting"], "pld-poisson")
+        self.assertEqual(rdp["accounting"], "rdp-poisson")
+        for j, key in [(pld, "epsilon_pld"), (rdp, "epsilon_rdp")]:
+            self.assertEqual(j["epsilon"], j[key])
+            self.assertLessEqual(j["epsilon"], 2.0)
+            self.assertGreater(j["epsilon"], 2.0 * (1 - 1e-5))
+        self.assertLess(pld["sigma"], 0.97 * rdp["sigma"])  # the same target, less noise
+        # The guarantee is reproduced by `dpsosp privacy` from the reported figures.
+        p = dpsosp("privacy", "--noise-multiplier", repr(pld["noise_multiplier"]), "--sampling-rate",
+                   repr(pld["params"]["sampling_rate"]), "--steps", str(int(pld["params"]["planned_steps"])),
+                   "--delta", "1e-5", "--accountant", "pld")
+        self.assertEqual(json.loads(p.stdout)["epsilon"], pld["epsilon"])
 
     def test_demo_runs_and_reports(self):
         r = dpsosp("demo")

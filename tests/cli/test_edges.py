@@ -9,6 +9,8 @@ import unittest
 BIN = os.environ.get("DPSOSP_BIN", "build/dpsosp")
 DATA = os.environ.get("DPSOSP_TEST_DATA", "tests/data")
 KEY = ["--noise-key-file", os.path.join(DATA, "noise.key")]
+# Given constants: no private estimate of G and M taking records first.
+CONSTANTS = ["--G", "1", "--M", "1"]
 
 
 def dpsosp(*args, stdin=None):
@@ -55,7 +57,7 @@ class Edges(unittest.TestCase):
     def test_small_data_get_a_batch_that_fits_and_a_warning(self):
         # 124 records: dpsgd's default batch is 12 (n/10), not 256.
         r = dpsosp("run", "--model", "logistic", "--data", "-", "--format", "csv", "--algo", "dpsgd", *KEY,
-                   stdin=records(124))
+                   *CONSTANTS, stdin=records(124))
         self.assertEqual(r.returncode, 0, r.stderr)
         j = json.loads(r.stdout)
         self.assertEqual(j["params"]["batch_size"], 12)
@@ -64,7 +66,7 @@ class Edges(unittest.TestCase):
         self.assertNotIn("warning", r.stderr)
         # A batch of 100 of 124 records: one step.
         r = dpsosp("run", "--model", "logistic", "--data", "-", "--format", "csv", "--algo", "dpsgd",
-                   "--batch-size", "100", *KEY, stdin=records(124))
+                   "--batch-size", "100", *KEY, *CONSTANTS, stdin=records(124))
         self.assertEqual(r.returncode, 0, r.stderr)
         warnings = json.loads(r.stdout)["warnings"]
         self.assertEqual(len(warnings), 1)
@@ -73,12 +75,12 @@ class Edges(unittest.TestCase):
 
     def test_too_few_records_for_one_batch_is_an_error(self):
         r = dpsosp("run", "--model", "logistic", "--data", "-", "--format", "csv", "--epsilon", "0.01",
-                   stdin=records(5))
+                   "--algo", "spider-tree-adaptive", *CONSTANTS, stdin=records(5))
         self.assertEqual(r.returncode, 1)
         self.assertEqual(r.stdout, "")
         self.assertIn("cannot fill one O1 batch", r.stderr)
         r = dpsosp("run", "--model", "logistic", "--data", "-", "--format", "csv", "--algo", "dpsgd",
-                   "--batch-size", "6", stdin=records(5))
+                   "--batch-size", "6", *CONSTANTS, stdin=records(5))
         self.assertEqual(r.returncode, 1)
         self.assertIn("--batch-size = 6: more than the 5 records", r.stderr)
 

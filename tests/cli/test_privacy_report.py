@@ -22,7 +22,7 @@ KEY_FILE = os.path.join(DATA, "noise.key")
 # keeps the SPIDER family's O1 batch within n).
 PRIVATE = [("spider-tree-adaptive", ["--alpha-scale", "3"]), ("spider-gauss-fixed", ["--alpha-scale", "3"]),
            ("spider-tree-periodic", ["--alpha-scale", "3"]), ("dpsgd", ["--batch-size", "50"]),
-           ("dpsgd", ["--batch-size", "50", "--epochs", "2"])]
+           ("dpsgd", ["--batch-size", "50", "--epochs", "2"]), ("spider-mf-adaptive", [])]
 MODELS = {"logistic": "binary", "sigmoid": "binary", "cauchy": "real", "phase-retrieval": "real", "pca": "none",
           "softmax": "classes", "mlp": "classes"}
 
@@ -30,16 +30,16 @@ MODELS = {"logistic": "binary", "sigmoid": "binary", "cauchy": "real", "phase-re
 # to RELEASED if it is computed from the released iterates: the attack-surface
 # test then holds it to that.
 KNOWN = {"x", "algo", "private", "guarantee", "epsilon", "delta", "mu", "sigma", "sensitivity", "noise_multiplier",
-         "epsilon_rdp", "zcdp_rho", "depth", "mechanism", "accounting", "adjacency", "seed", "noise_key",
+         "epsilon_rdp", "epsilon_pld", "zcdp_rho", "depth", "mechanism", "accounting", "adjacency", "seed", "noise_key",
          "samples_used",
          "gradient_evaluations", "steps", "o1_calls", "perturbations", "phase_lengths", "params", "termination",
          "interrupted", "trajectory", "caveats", "model", "n", "d", "target", "constants", "certificate",
          "certificate_source", "certificate_error", "certificate_skipped", "diagnostics", "noise", "grid",
-         "warnings", "shape"}
+         "horizon", "column_norm", "buffers", "estimate", "warnings", "shape"}
 # The released iterates and what is computed from them (with public sizes):
 # covered by the guarantee, so they may differ between neighbouring datasets.
 RELEASED = {"x", "trajectory", "steps", "o1_calls", "perturbations", "samples_used", "gradient_evaluations",
-            "phase_lengths", "termination", "certificate", "warnings"}
+            "phase_lengths", "termination", "certificate", "estimate", "warnings"}
 
 
 def dpsosp(*args, timeout=300):
@@ -157,6 +157,12 @@ class PrivateReport(unittest.TestCase):
                     p = run_json("privacy", "--noise-multiplier", repr(j["noise_multiplier"]), "--steps", str(L),
                                  "--delta", "1e-6")
                     self.assertAlmostEqual(p["epsilon_gdp"], j["epsilon"], places=12)
+                if j["accounting"] == "gdp-mf":
+                    # The factorization over the horizon fixed before the run.
+                    p = run_json("privacy", "--mechanism", "mf", "--noise-multiplier", repr(j["noise_multiplier"]),
+                                 "--steps", str(j["horizon"]), "--delta", "1e-6")
+                    self.assertAlmostEqual(p["epsilon_gdp"], j["epsilon"], places=12)
+                    self.assertEqual(p["column_norm"], j["column_norm"])
                 if "--epochs" in extra:
                     self.assertEqual(j["adjacency"], "zero-out")
                     self.assertIsNone(j["gradient_evaluations"])  # the batch sizes are secret
@@ -172,8 +178,8 @@ class PrivateReport(unittest.TestCase):
         d1 = self.csv("neighbour-1.csv", "logistic", extreme=100.0 / math.sqrt(3), at=1234, mislabel=True)
         for algo, extra in PRIVATE:
             with self.subTest(algo=algo, extra=extra):
-                common = ["--model", "logistic", "--algo", algo, "--epsilon", "2", "--G", "5", "--seed", "9",
-                          "--noise-key-file", KEY_FILE, "--trajectory", *extra]
+                common = ["--model", "logistic", "--algo", algo, "--epsilon", "2", "--G", "5", "--M", "1",
+                          "--seed", "9", "--noise-key-file", KEY_FILE, "--trajectory", *extra]
                 a = run_json("run", "--data", d0, *common)
                 b = run_json("run", "--data", d1, *common)
                 self.assertEqual(set(a) - KNOWN, set(), "a report key no test classifies")
@@ -183,6 +189,29 @@ class PrivateReport(unittest.TestCase):
                 self.assertNotEqual(a["x"], b["x"], "the test has no power: the record changed nothing")
                 # The power is real: the diagnostics (not covered) tell the datasets apart.
                 self.assertNotEqual(a["diagnostics"]["clipped"], b["diagnostics"]["clipped"])
+
+    # With G and M estimated privately (the default, clip_estimate.hpp), the
+    # estimates and what the run computes from them (the constants, the
+    # parameters, the noise per coordinate) are released values too; the
+    # guarantee itself (epsilon, delta, mu, the accounting) is fixed before the
+    # run and must not move.
+    def test_estimated_constants_are_released_and_the_guarantee_does_not_move(self):
+        d0 = self.csv("neighbour-0.csv", "logistic")
+        d1 = self.csv("neighbour-1.csv", "logistic", extreme=100.0 / math.sqrt(3), at=1234, mislabel=True)
+        derived = {"constants", "params", "sigma", "sensitivity", "noise_multiplier", "grid"}
+        for algo, extra in PRIVATE:
+            with self.subTest(algo=algo, extra=extra):
+                common = ["--model", "logistic", "--algo", algo, "--epsilon", "2", "--seed", "9",
+                          "--noise-key-file", KEY_FILE, *extra]
+                a = run_json("run", "--data", d0, *common)
+                b = run_json("run", "--data", d1, *common)
+                self.assertEqual(set(a) - KNOWN, set(), "a report key no test classifies")
+                self.assertIn("estimate", a)
+                self.assertEqual(a["estimate"]["records"], 300)  # 2% of 3000, at least 500 or a tenth
+                for key in sorted(set(a) - RELEASED - derived - {"diagnostics"}):
+                    self.assertEqual(a[key], b[key], "%s differs between neighbouring datasets" % key)
+                self.assertEqual(a["constants"]["G"], a["estimate"]["G"])
+                self.assertEqual(a["constants"]["M"], a["estimate"]["M"])
 
 
 if __name__ == "__main__":

@@ -15,7 +15,8 @@ from test_privacy_report import KEY_FILE, KNOWN, RELEASED, dpsosp, run_json, wri
 SYNTH = ["--synthetic", "phase-retrieval:n=60000,d=8,seed=2", "--x0", "saddle", "--G", "6", "--M", "20",
          "--rho", "6", "--seed", "7"]
 SECURE = [("spider-tree-adaptive", ["--alpha-scale", "3"]), ("spider-gauss-fixed", ["--alpha-scale", "3"]),
-          ("spider-tree-periodic", ["--alpha-scale", "3"]), ("dpsgd", ["--batch-size", "50"])]
+          ("spider-tree-periodic", ["--alpha-scale", "3"]), ("dpsgd", ["--batch-size", "50"]),
+          ("spider-mf-adaptive", [])]
 
 
 def is_power_of_two(v):

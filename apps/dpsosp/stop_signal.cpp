@@ -1,9 +1,10 @@
-// `dpsosp run` on SIGINT and SIGTERM (signals.hpp).
-#include "signals.hpp"
+// SIGINT and SIGTERM during `dpsosp run` (stop_signal.hpp).
+#include "stop_signal.hpp"
 
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 
 namespace dpsosp::cli {
 namespace {
@@ -53,10 +54,12 @@ extern "C" void on_stop_signal(int signo) {
 
 }  // namespace
 
-const std::atomic<bool>& stop_flag() { return g_stop; }
-int stop_signal() { return static_cast<int>(g_signal); }
+struct StopOnSignal::Saved {
+  struct sigaction previous_int {};
+  struct sigaction previous_term {};
+};
 
-StopOnSignal::StopOnSignal() {
+StopOnSignal::StopOnSignal() : saved_(std::make_unique<Saved>()) {
   g_stop.store(false);
   g_signals_seen.store(0);
   g_signal = 0;
@@ -66,13 +69,17 @@ StopOnSignal::StopOnSignal() {
   sigaddset(&action.sa_mask, SIGINT);
   sigaddset(&action.sa_mask, SIGTERM);
   action.sa_flags = SA_RESETHAND | SA_RESTART;
-  sigaction(SIGINT, &action, &previous_int_);
-  sigaction(SIGTERM, &action, &previous_term_);
+  sigaction(SIGINT, &action, &saved_->previous_int);
+  sigaction(SIGTERM, &action, &saved_->previous_term);
 }
 
 StopOnSignal::~StopOnSignal() {
-  sigaction(SIGINT, &previous_int_, nullptr);
-  sigaction(SIGTERM, &previous_term_, nullptr);
+  sigaction(SIGINT, &saved_->previous_int, nullptr);
+  sigaction(SIGTERM, &saved_->previous_term, nullptr);
 }
+
+const std::atomic<bool>& stop_flag() { return g_stop; }
+bool stop_requested_by_signal() { return g_stop.load(); }
+int stop_signal_number() { return g_signal != 0 ? static_cast<int>(g_signal) : SIGINT; }
 
 }  // namespace dpsosp::cli

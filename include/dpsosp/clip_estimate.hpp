@@ -1,0 +1,63 @@
+// dpsosp: private estimates of the constants G and M (--G auto, --M auto;
+// docs/parameters.md, "Estimated constants").
+//
+// G: the median of the per-example gradient norms ||grad f(x0; z)||, the clip
+// norm that Andrew, Thakkar, McMahan and Ramaswamy (2021) adapt to. M: the
+// median of the per-example ratios ||grad f(x0 + h u; z) - grad f(x0; z)|| / h
+// along a public random unit direction u (h = 1e-3 max(1, ||x0||)), a
+// per-example smoothness along a typical direction. Each median is found by
+// a noisy binary search on log2 of the value over [-20, 20]: every round
+// releases how many of the records lie below the midpoint, plus noise. A count
+// changes by at most 1 when one record is replaced, so `rounds` counts with
+// noise sigma_c are (sqrt(rounds) / sigma_c)-GDP (Gaussian mechanisms compose
+// exactly), and sigma_c is chosen to make the estimate mu-GDP for the run's
+// target mu. The records are the first ones of the public sample order,
+// which the run then leaves unused: every record is seen by the estimate or
+// by the run, never both, so the whole is (epsilon, delta)-DP at the target
+// (parallel composition; the run's noise does not depend on the estimate's
+// values except through G and M, which the run's guarantee holds for any
+// value of). Secure mode: discrete Gaussian noise on the integer counts, zCDP.
+#pragma once
+#include <cstdint>
+#include <optional>
+
+#include "dpsosp/data.hpp"
+#include "dpsosp/model.hpp"
+#include "dpsosp/noise.hpp"
+#include "dpsosp/params.hpp"
+#include "dpsosp/types.hpp"
+
+namespace dpsosp {
+
+/// Which constants to estimate.
+struct ConstantsEstimateOptions {
+  bool G = false;
+  bool M = false;
+  bool any() const { return G || M; }
+};
+
+/// What an estimate found and what it cost (all of it covered by the guarantee).
+struct ConstantsEstimate {
+  std::optional<double> G, M;
+  Index records = 0;     ///< records spent (the first of the sample order)
+  int rounds = 0;        ///< noisy counts released
+  double count_noise = 0;  ///< the counts' noise standard deviation
+  double mu = 0;         ///< the estimate's GDP parameter (float mode; the target's)
+};
+
+/// Rounds of the binary search per constant: [-20, 20] in log2 halved ten
+/// times, a resolution of 40 / 2^10 = 0.04 of an octave (3 %).
+constexpr int kEstimateRounds = 10;
+
+/// The records an estimate takes from n: n / 50, at least min(500, n / 10),
+/// at most 20000.
+Index estimate_records(Index n);
+
+/// The medians above on `records` (indices into data) at x0, with noise keyed
+/// by `key` (the kClipEstimate stream) and the direction u by the public
+/// `seed`. Throws Error for an empty request, no records or a non-private target.
+ConstantsEstimate estimate_constants(const Model& model, const Dataset& data, const IndexList& records, const Vec& x0,
+                                     const ConstantsEstimateOptions& what, const PrivacyTarget& target,
+                                     const NoiseKey& key, std::uint64_t seed);
+
+}  // namespace dpsosp

@@ -1,0 +1,121 @@
+// Private estimates of G and M (include/dpsosp/clip_estimate.hpp).
+#include "dpsosp/clip_estimate.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "dpsosp/discrete_gaussian.hpp"
+#include "dpsosp/error.hpp"
+#include "dpsosp/privacy.hpp"
+
+namespace dpsosp {
+namespace {
+
+constexpr double kLow = -20, kHigh = 20;  // log2 of the values searched
+
+// The noisy counts of one run of estimates: Gaussian (float mode) or discrete
+// Gaussian on the integers (secure mode), `total` counts in all.
+class NoisyCounts {
+ public:
+  NoisyCounts(const NoiseKey& key, const PrivacyTarget& target, int total) : key_(key), stream_(key, StreamPurpose::kClipEstimate) {
+    secure_ = target.noise == NoiseMode::kSecure;
+    if (secure_) {
+      // rho = total / (2 S^2) <= the target's rho.
+      const double rho = privacy::zcdp_rho(target.epsilon, target.delta);
+      scale_ = static_cast<std::uint64_t>(std::ceil(std::sqrt(total / (2.0 * rho))));
+      if (scale_ < 1) scale_ = 1;
+      if (scale_ > exact::kMaxDiscreteSigma) throw Error("estimate_constants: the count noise would pass 2^28");
+      sigma_ = static_cast<double>(scale_);
+    } else {
+      sigma_ = std::sqrt(static_cast<double>(total)) / privacy::gdp_mu(target.epsilon, target.delta);
+    }
+  }
+  double noisy(double count) {
+    if (secure_) {
+      double z = 0;
+      fill_discrete_gaussian(key_, StreamPurpose::kClipEstimate, released_++, scale_, &z, 1, 1);
+      return count + z;
+    }
+    return count + sigma_ * stream_.next();
+  }
+  double sigma() const { return sigma_; }
+
+ private:
+  NoiseKey key_;
+  GaussianStream stream_;
+  bool secure_ = false;
+  std::uint64_t scale_ = 0;
+  double sigma_ = 0;
+  std::uint32_t released_ = 0;
+};
+
+// The noisy median of the values by binary search on log2; non-finite values
+// count as above every midpoint. Returns 2^(upper end).
+double noisy_median(const std::vector<double>& values, NoisyCounts& counts) {
+  std::vector<double> logs;
+  logs.reserve(values.size());
+  for (double v : values) logs.push_back(std::isfinite(v) ? std::log2(v) : std::numeric_limits<double>::infinity());
+  double lo = kLow, hi = kHigh;
+  const double half = 0.5 * static_cast<double>(values.size());
+  for (int r = 0; r < kEstimateRounds; ++r) {
+    const double mid = 0.5 * (lo + hi);
+    double below = 0;
+    for (double l : logs) below += l <= mid ? 1.0 : 0.0;
+    if (counts.noisy(below) >= half) hi = mid;
+    else lo = mid;
+  }
+  return std::exp2(hi);
+}
+
+}  // namespace
+
+Index estimate_records(Index n) {
+  const Index floor = std::min<Index>(500, n / 10);
+  return std::min<Index>(20000, std::max(floor, n / 50));
+}
+
+ConstantsEstimate estimate_constants(const Model& model, const Dataset& data, const IndexList& records, const Vec& x0,
+                                     const ConstantsEstimateOptions& what, const PrivacyTarget& target,
+                                     const NoiseKey& key, std::uint64_t seed) {
+  if (!what.any()) throw Error("estimate_constants: nothing to estimate (G and M both off)");
+  if (records.empty()) throw Error("estimate_constants: no records to estimate from");
+  target.Validate();
+  if (!target.is_private()) throw Error("estimate_constants: needs a private target (a finite epsilon)");
+  if (static_cast<Index>(x0.size()) != model.dim())
+    throw Error("estimate_constants: x0 has " + std::to_string(x0.size()) + " entries, the model " +
+                std::to_string(model.dim()));
+  ConstantsEstimate e;
+  e.records = records.size();
+  e.rounds = kEstimateRounds * ((what.G ? 1 : 0) + (what.M ? 1 : 0));
+  NoisyCounts counts(key, target, e.rounds);
+  e.count_noise = counts.sigma();
+  e.mu = target.noise == NoiseMode::kSecure ? 0.0 : privacy::gdp_mu(target.epsilon, target.delta);
+  const auto d = static_cast<Eigen::Index>(model.dim());
+  Vec g(d), g_moved(d);
+  std::vector<double> norms, ratios;
+  Vec moved;
+  double h = 0;
+  if (what.M) {
+    // A public direction (the seed's), a small step along it.
+    GaussianStream direction(seed, StreamPurpose::kPerturbation, 1);
+    Vec u(d);
+    direction.fill(u);
+    u /= u.norm();
+    h = 1e-3 * std::max(1.0, x0.norm());
+    moved = x0 + h * u;
+  }
+  for (Index i : records) {
+    model.gradient(x0, data, i, g);
+    if (what.G) norms.push_back(g.norm());
+    if (what.M) {
+      model.gradient(moved, data, i, g_moved);
+      ratios.push_back((g_moved - g).norm() / h);
+    }
+  }
+  if (what.G) e.G = noisy_median(norms, counts);
+  if (what.M) e.M = noisy_median(ratios, counts);
+  return e;
+}
+
+}  // namespace dpsosp

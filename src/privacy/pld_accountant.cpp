@@ -1,0 +1,158 @@
+// Poisson DP-SGD and tree figures by PLD, and the calibration of the noise
+// multiplier to a target (docs/privacy-accounting.md, "PLD accountant").
+// Results are memoized (privacy/memo.hpp).
+#include <cmath>
+#include <limits>
+#include <sstream>
+#include <tuple>
+
+#include "dpsosp/error.hpp"
+#include "dpsosp/pld.hpp"
+#include "dpsosp/privacy.hpp"
+#include "privacy/memo.hpp"
+#include "privacy/pld_pmf.hpp"
+
+namespace dpsosp::privacy {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+[[noreturn]] void fail(const char* function, const char* rule, double got) {
+  std::ostringstream msg;
+  msg.precision(17);
+  msg << "privacy::" << function << ": " << rule << ", got " << got;
+  throw Error(msg.str());
+}
+
+void check_common(const char* function, double q, std::uint64_t steps, const PldOptions& options) {
+  if (!(q > 0 && q <= 1)) fail(function, "sampling rate q must be in (0, 1]", q);
+  if (steps < 1) fail(function, "steps must be >= 1", 0.0);
+  options.Validate();
+}
+void check_z(const char* function, double z) {
+  if (!(z > 0) || !std::isfinite(z)) fail(function, "noise_multiplier must be finite and > 0", z);
+}
+void check_delta(const char* function, double delta) {
+  if (!(delta > 0 && delta < 1)) fail(function, "delta must be in (0, 1)", delta);
+}
+
+// The composed PLD of `steps` steps at noise multiplier z = sigma / s:
+// add/remove s = C, replace-one s = 2C (C = 1 here).
+PrivacyLossDistribution composed(double q, double z, std::uint64_t steps, Neighbouring n, const PldOptions& o) {
+  const double record_bound = n == Neighbouring::kAddRemove ? 1.0 : 0.5;
+  return poisson_gaussian_pld(q, z, record_bound, n, o).self_compose(steps);
+}
+
+enum class Query { kEpsilon, kDelta, kCalibration };
+using Key = std::tuple<int, double, double, std::uint64_t, double, int, double, double, double, bool, std::size_t>;
+
+Key key(Query query, double q, double z, std::uint64_t steps, double value, Neighbouring n, const PldOptions& o) {
+  return Key{static_cast<int>(query), q, z, steps, value, static_cast<int>(n), o.discretization,
+             o.log_mass_truncation, o.tail_mass_truncation, o.pessimistic, o.max_bins};
+}
+
+// eps at z, +inf where the PLD would pass max_bins (more noise is needed).
+double epsilon_or_inf(double q, double z, std::uint64_t steps, double delta, Neighbouring n, const PldOptions& o) {
+  try {
+    return dpsgd_pld_epsilon(q, z, steps, delta, n, o);
+  } catch (const detail::TooManyBins&) {
+    return kInf;
+  }
+}
+
+}  // namespace
+
+double dpsgd_pld_epsilon(double q, double z, std::uint64_t steps, double delta, Neighbouring n,
+                         const PldOptions& o) {
+  check_common("dpsgd_pld_epsilon", q, steps, o);
+  check_z("dpsgd_pld_epsilon", z);
+  check_delta("dpsgd_pld_epsilon", delta);
+  return detail::memoized(key(Query::kEpsilon, q, z, steps, delta, n, o),
+                  [&] { return composed(q, z, steps, n, o).epsilon(delta); });
+}
+
+double dpsgd_pld_epsilon_optimistic(double q, double z, std::uint64_t steps, double delta, Neighbouring n,
+                                    PldOptions o) {
+  o.pessimistic = false;
+  return dpsgd_pld_epsilon(q, z, steps, delta, n, o);
+}
+
+double dpsgd_pld_delta(double q, double z, std::uint64_t steps, double epsilon, Neighbouring n,
+                       const PldOptions& o) {
+  check_common("dpsgd_pld_delta", q, steps, o);
+  check_z("dpsgd_pld_delta", z);
+  if (!(epsilon >= 0) || !std::isfinite(epsilon)) fail("dpsgd_pld_delta", "epsilon must be finite and >= 0", epsilon);
+  return detail::memoized(key(Query::kDelta, q, z, steps, epsilon, n, o),
+                  [&] { return composed(q, z, steps, n, o).delta(epsilon); });
+}
+
+double calibrate_dpsgd_noise_pld(double q, std::uint64_t steps, double epsilon, double delta, Neighbouring n,
+                                 const PldOptions& o) {
+  check_common("calibrate_dpsgd_noise_pld", q, steps, o);
+  if (!(epsilon > 0) || !std::isfinite(epsilon)) fail("calibrate_dpsgd_noise_pld", "epsilon must be finite and > 0", epsilon);
+  check_delta("calibrate_dpsgd_noise_pld", delta);
+  return detail::memoized(key(Query::kCalibration, q, epsilon, steps, delta, n, o), [&] {
+    const auto feasible = [&](double z, double& g) {
+      const double e = epsilon_or_inf(q, z, steps, delta, n, o);
+      g = e > 0 ? std::log(e / epsilon) : -kInf;
+      return e <= epsilon;
+    };
+    // Bracket around the RDP calibration (PLD's eps is lower, so its z is too).
+    double hi = calibrate_dpsgd_noise(q, steps, epsilon, delta), lo = 0, g_hi = 0, g_lo = 0;
+    if (n == Neighbouring::kReplaceOne) hi *= 2;  // z = sigma / (2C) there; a start only
+    // A PLD too large to build at the start is an error, not "more noise": the
+    // caller should coarsen the discretization or use RDP. (Below the start,
+    // a PLD too large counts as infeasible, which can only raise z.)
+    dpsgd_pld_epsilon(q, hi, steps, delta, n, o);
+    for (int i = 0; !feasible(hi, g_hi); ++i) {
+      if (i == 400) fail("calibrate_dpsgd_noise_pld", "no noise multiplier reaches epsilon", epsilon);
+      lo = hi;
+      g_lo = g_hi;
+      hi *= 1.25;
+    }
+    if (lo == 0) {
+      lo = hi / 1.25;
+      for (int i = 0; feasible(lo, g_lo); ++i) {
+        if (i == 400) return lo;  // even a vanishing noise multiplier meets the target
+        hi = lo;
+        g_hi = g_lo;
+        lo /= 1.25;
+      }
+    }
+    // Illinois (regula falsi in log z with the stale end's value halved);
+    // bisection where g is infinite. hi stays feasible throughout.
+    int stale_side = 0;
+    for (int i = 0; i < 200 && hi - lo > 1e-6 * hi; ++i) {
+      double u = 0.5 * (std::log(lo) + std::log(hi));
+      if (std::isfinite(g_lo) && std::isfinite(g_hi) && g_lo > g_hi) {
+        u = std::log(lo) + (std::log(hi) - std::log(lo)) * g_lo / (g_lo - g_hi);
+        const double width = std::log(hi) - std::log(lo);
+        u = std::min(std::max(u, std::log(lo) + 1e-3 * width), std::log(hi) - 1e-3 * width);
+      }
+      const double mid = std::exp(u);
+      double g = 0;
+      if (feasible(mid, g)) {
+        hi = mid;
+        g_hi = g;
+        if (stale_side == -1) g_lo /= 2;
+        stale_side = -1;
+      } else {
+        lo = mid;
+        g_lo = g;
+        if (stale_side == 1) g_hi /= 2;
+        stale_side = 1;
+      }
+    }
+    return hi;
+  });
+}
+
+double tree_pld_epsilon(double z, int depth, double delta, const PldOptions& o) {
+  check_z("tree_pld_epsilon", z);
+  check_delta("tree_pld_epsilon", delta);
+  if (depth < 0) fail("tree_pld_epsilon", "depth must be >= 0", depth);
+  if (depth == 0) return 0.0;
+  return gaussian_pld(z, std::sqrt(static_cast<double>(depth)), o).epsilon(delta);
+}
+
+}  // namespace dpsosp::privacy

@@ -1,0 +1,154 @@
+// The private estimates of G and M (include/dpsosp/clip_estimate.hpp): the
+// medians they find, their noise and what it costs, and that a run leaves the
+// estimate's records to the estimate.
+#include "dpsosp/clip_estimate.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+#include <vector>
+
+#include "dpsosp/dpsosp.hpp"
+#include "test_counting_model.hpp"
+#include "test_data.hpp"
+#include "test_keys.hpp"
+
+namespace dpsosp {
+namespace {
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+IndexList first(Index m) {
+  IndexList idx(m);
+  for (Index i = 0; i < m; ++i) idx[i] = i;
+  return idx;
+}
+
+// With the noise all but gone (eps = 1e6), each estimate is the sample median
+// rounded up within the search's resolution 2^(40/1024): logistic at x0 = 0,
+// where grad f = (1/2 - y) a.
+TEST(ClipEstimate, FindsTheMediansWithinTheResolution) {
+  const Dataset data = testing::make_test_data(2001, 5, testing::Labels::kBinary, false, 3);
+  const auto model = make_model("logistic", 5);
+  const Vec x0 = Vec::Zero(5);
+  const IndexList idx = first(2001);
+  const ConstantsEstimate e = estimate_constants(*model, data, idx, x0, {true, true}, {1e6, 1e-6},
+                                                 testing::test_noise_key(), 7);
+  std::vector<double> norms, ratios;
+  GaussianStream direction(7, StreamPurpose::kPerturbation, 1);
+  Vec u(5), g(5), moved(5);
+  direction.fill(u);
+  u /= u.norm();
+  for (Index i : idx) {
+    model->gradient(x0, data, i, g);
+    norms.push_back(g.norm());
+    model->gradient(1e-3 * u, data, i, moved);
+    ratios.push_back((moved - g).norm() / 1e-3);
+  }
+  const double step = std::exp2(40.0 / 1024.0);
+  ASSERT_TRUE(e.G && e.M);
+  EXPECT_GE(*e.G, median(norms) / step);
+  EXPECT_LE(*e.G, median(norms) * step);
+  EXPECT_GE(*e.M, median(ratios) / step);
+  EXPECT_LE(*e.M, median(ratios) * step);
+  EXPECT_EQ(e.records, 2001u);
+  EXPECT_EQ(e.rounds, 2 * kEstimateRounds);
+}
+
+// The counts' noise makes the estimate mu-GDP at the target (float), or
+// rho-zCDP at the target's rho (secure: an integer scale); one constant
+// takes half the rounds.
+TEST(ClipEstimate, CountNoiseMeetsTheTarget) {
+  const Dataset data = testing::make_test_data(500, 3, testing::Labels::kBinary, false, 4);
+  const auto model = make_model("logistic", 3);
+  const IndexList idx = first(500);
+  const ConstantsEstimate both = estimate_constants(*model, data, idx, Vec::Zero(3), {true, true}, {1.0, 1e-6},
+                                                    testing::test_noise_key(), 1);
+  const double mu = privacy::gdp_mu(1.0, 1e-6);
+  EXPECT_NEAR(std::sqrt(20.0) / both.count_noise, mu, 1e-12);
+  EXPECT_DOUBLE_EQ(both.mu, mu);
+  const ConstantsEstimate g_only = estimate_constants(*model, data, idx, Vec::Zero(3), {true, false}, {1.0, 1e-6},
+                                                      testing::test_noise_key(), 1);
+  EXPECT_EQ(g_only.rounds, kEstimateRounds);
+  EXPECT_FALSE(g_only.M);
+  EXPECT_NEAR(std::sqrt(10.0) / g_only.count_noise, mu, 1e-12);
+  PrivacyTarget secure{1.0, 1e-6};
+  secure.noise = NoiseMode::kSecure;
+  const ConstantsEstimate s = estimate_constants(*model, data, idx, Vec::Zero(3), {true, true}, secure,
+                                                 testing::test_noise_key(), 1);
+  const double rho = privacy::zcdp_rho(1.0, 1e-6);
+  EXPECT_EQ(s.count_noise, std::ceil(std::sqrt(20.0 / (2 * rho))));
+  EXPECT_LE(20.0 / (2 * s.count_noise * s.count_noise), rho);
+  // Other keys, other noise, other estimates; the same key, the same ones.
+  const ConstantsEstimate again = estimate_constants(*model, data, idx, Vec::Zero(3), {true, true}, {1.0, 1e-6},
+                                                     testing::test_noise_key(), 1);
+  EXPECT_EQ(*again.G, *both.G);
+  EXPECT_THROW(estimate_constants(*model, data, idx, Vec::Zero(3), {false, false}, {1.0, 1e-6},
+                                  testing::test_noise_key(), 1),
+               Error);
+  EXPECT_THROW(estimate_constants(*model, data, {}, Vec::Zero(3), {true, false}, {1.0, 1e-6},
+                                  testing::test_noise_key(), 1),
+               Error);
+  EXPECT_THROW(estimate_constants(*model, data, idx, Vec::Zero(3), {true, false},
+                                  {std::numeric_limits<double>::infinity(), 1e-6}, testing::test_noise_key(), 1),
+               Error);
+}
+
+// A run with the estimate: its records are the first of the sample order,
+// and no optimizer step touches them; the run uses the estimates as its
+// constants; the guarantee is the target (parallel composition).
+TEST(ClipEstimate, TheRunLeavesTheEstimatesRecordsAlone) {
+  const Index n = 30000;
+  const Dataset data = testing::make_test_data(n, 6, testing::Labels::kBinary, false, 8);
+  const auto inner = make_model("logistic", 6);
+  for (const char* algo : {"spider-mf-adaptive", "dpsgd", "spider-tree-adaptive"}) {
+    SCOPED_TRACE(algo);
+    testing::CountingModel model(*inner);
+    RunOptions o;
+    o.algorithm = parse_algorithm(algo);
+    o.privacy = PrivacyTarget{2.0, 1e-6};
+    o.estimate = {true, true};
+    o.seed = 12;
+    o.noise_key = testing::test_noise_key();
+    if (std::string(algo) == "spider-tree-adaptive") o.alpha_scale = 3.0;
+    const Summary s = minimize(model, data, Vec::Zero(6), o);
+    const Index m = estimate_records(n);
+    EXPECT_EQ(m, 600u);
+    EXPECT_EQ(s.reserved_records, m);
+    ASSERT_TRUE(s.estimate);
+    EXPECT_EQ(s.constants.G, *s.estimate->G);
+    EXPECT_EQ(s.constants.M, *s.estimate->M);
+    EXPECT_NEAR(s.privacy.epsilon, 2.0, 1e-9);
+    SamplePool pool(n, 12);
+    const IndexList slice = pool.draw(m);
+    const std::set<Index> reserved(slice.begin(), slice.end());
+    for (const IndexList& call : model.calls_)
+      for (Index i : call) EXPECT_EQ(reserved.count(i), 0u) << "record " << i << " of the estimate";
+    EXPECT_FALSE(model.calls_.empty());
+    testing::expect_single_use(model, n);
+    // One gradient a record for the O1-only runs: the records used are the
+    // estimate's and the optimizer's.
+    if (std::string(algo) != "spider-tree-adaptive")
+      EXPECT_EQ(s.samples_used, m + s.diagnostics.gradient_evaluations);
+  }
+  EXPECT_EQ(estimate_records(100), 10u);
+  EXPECT_EQ(estimate_records(5), 0u);
+  EXPECT_EQ(estimate_records(10000000), 20000u);
+}
+
+// Refused for non-private runs.
+TEST(ClipEstimate, OnlyForPrivateRuns) {
+  RunOptions o;
+  o.algorithm = parse_algorithm("sgd");
+  o.estimate.G = true;
+  EXPECT_THROW(o.Validate(), Error);
+}
+
+}  // namespace
+}  // namespace dpsosp

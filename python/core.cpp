@@ -35,6 +35,10 @@ py::dict summary_dict(const Summary& s) {
   d["noise_key"] = s.noise_key_source;
   const PrivacyRecord& p = s.privacy;
   d["private"] = p.is_private();
+  if (p.is_private()) {
+    d["guarantee"] = guarantee_text(p);
+    d["caveats"] = privacy_caveats(p);
+  }
   d["epsilon"] = p.epsilon;
   d["delta"] = p.delta;
   d["mu"] = p.mu;

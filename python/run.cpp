@@ -278,6 +278,9 @@ void bind_run(py::module_& m) {
         result["n"] = data.rows();
         result["d"] = model->dim();
         result["shape"] = shape_dict(*model);
+        result["target"] = py::dict(py::arg("epsilon") = o.privacy ? o.privacy->epsilon
+                                                                   : std::numeric_limits<double>::infinity(),
+                                    py::arg("delta") = o.privacy ? o.privacy->delta : delta);
         if (!release_only) result["diagnostics"] = diagnostics_dict(s);
         if (hooks.error) {
           // Ctrl-C (KeyboardInterrupt) or the callback's exception, with the

@@ -86,16 +86,7 @@ nlohmann::json shape_json(const Model& model);
 constexpr const char* kDiagnosticsNote =
     "computed from the private data without noise: NOT covered by the privacy guarantee; "
     "publish only where the data need no protection (--release-only leaves this out)";
-/// SPEC section 8: stated in every private report until a floating-point-safe mode exists.
-constexpr const char* kFloatingPointCaveat =
-    "floating-point noise: the Gaussian noise is computed in double precision, and the low-order bits of "
-    "floating-point samples can leak information beyond the stated guarantee (Mironov 2012); "
-    "see docs/privacy.md; --noise secure closes this";
-/// The secure mode's caveat: what its guarantee still assumes.
-constexpr const char* kSecureNoiseCaveat =
-    "secure noise: every release is a grid multiple with exact discrete Gaussian noise; the sensitivity bound "
-    "holds for the clipped sums in exact arithmetic (their floating-point evaluation errs by about 1e-16 relative, "
-    "far below the grid), and the run's timing, which depends on the noise, is not covered; see docs/privacy.md";
+// The guarantee's words and caveats: the library's guarantee_text and privacy_caveats (optimizer.hpp).
 
 /// --noise-key-file: the key in the file, or a fresh one when `path` is empty.
 /// Errors name the option and never repeat the file's content.

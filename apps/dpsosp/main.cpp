@@ -38,6 +38,10 @@ int main(int argc, char** argv) {
   CLI::App app{"dpsosp: differentially private non-convex optimization that finds second-order stationary points"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "dpsosp 0.1.0");
+  app.footer(
+      "Exit status: 0 success; 1 bad input or a failure (one line on stderr, nothing on stdout); 2 a command line "
+      "that does not parse; 128 + N after signal N stopped `run` (130 for SIGINT), its report so far written. "
+      "The report's keys: docs/report.md.");
   dpsosp::cli::setup_run(app);
   dpsosp::cli::setup_certify(app);
   dpsosp::cli::setup_privacy(app);

@@ -31,12 +31,7 @@ nlohmann::json release_json(const Summary& s) {
   j["x"] = std::vector<double>(s.x.data(), s.x.data() + s.x.size());
   j["algo"] = s.algorithm;
   j["private"] = is_private;
-  if (is_private) {
-    char text[160];
-    std::snprintf(text, sizeof text, "(%.6g, %.3g)-DP for %s adjacency, fixed before the run", p.epsilon, p.delta,
-                  adjacency_name(p.adjacency).c_str());
-    j["guarantee"] = text;
-  }
+  if (is_private) j["guarantee"] = guarantee_text(p);
   j["epsilon"] = number(p.epsilon);
   j["delta"] = p.delta;
   j["mu"] = number(p.mu);
@@ -88,7 +83,7 @@ nlohmann::json release_json(const Summary& s) {
     for (const auto& v : s.trajectory) t.push_back(std::vector<double>(v.data(), v.data() + v.size()));
     j["trajectory"] = t;
   }
-  if (is_private) j["caveats"] = {p.noise == NoiseMode::kSecure ? kSecureNoiseCaveat : kFloatingPointCaveat};
+  if (is_private) j["caveats"] = privacy_caveats(p);
   return j;
 }
 

@@ -142,6 +142,15 @@ std::string count_rule_text(std::uint64_t min, std::uint64_t max);
 /// (SHOWN: the value as the user gave it, e.g. "'-1'" on a command line).
 void check_value(const std::string& option, double value, ValueRule rule, const std::string& shown);
 
+/// The words a report gives a guarantee (the CLI's and Python's `guarantee`):
+/// "(EPS, DELTA)-DP for ADJACENCY adjacency, fixed before the run"; empty for a
+/// non-private record.
+std::string guarantee_text(const PrivacyRecord& record);
+/// What a private run's guarantee still assumes (the report's `caveats`):
+/// floating-point noise (Mironov 2012), or the secure mode's exact-arithmetic
+/// bound and timing; empty for a non-private record.
+std::vector<std::string> privacy_caveats(const PrivacyRecord& record);
+
 /// What a run computed from the private data that its (eps, delta) guarantee
 /// does not cover (SPEC section 8): exact counts and timings. A report keeps
 /// them apart from the release (`diagnostics`); publish them only where the

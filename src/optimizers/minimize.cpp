@@ -18,7 +18,7 @@ namespace {
 std::vector<std::string> run_warnings(const Summary& s, Index n, const RunOptions& o) {
   std::vector<std::string> warnings;
   // A run the user cut short (max_steps, a signal, the callback) is as asked.
-  if (s.termination != Termination::kDataExhausted) return warnings;
+  if (s.termination != Termination::kDataExhausted && s.termination != Termination::kPlannedSteps) return warnings;
   const std::string hint = o.batch_size ? " (more records, a larger epsilon or a smaller batch size give more steps)"
                                         : " (more records or a larger epsilon give more steps)";
   if (s.steps < 10)

@@ -2,6 +2,7 @@
 // and the numeric rules the front ends check options by (optimizer.hpp).
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <string>
 
@@ -56,6 +57,26 @@ bool satisfies(double v, ValueRule rule) {
 std::string count_rule_text(std::uint64_t min, std::uint64_t max) {
   if (max == std::numeric_limits<std::uint64_t>::max()) return "an integer >= " + std::to_string(min);
   return "an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
+}
+
+std::string guarantee_text(const PrivacyRecord& p) {
+  if (!p.is_private()) return "";
+  char text[160];
+  std::snprintf(text, sizeof text, "(%.6g, %.3g)-DP for %s adjacency, fixed before the run", p.epsilon, p.delta,
+                adjacency_name(p.adjacency).c_str());
+  return text;
+}
+
+std::vector<std::string> privacy_caveats(const PrivacyRecord& p) {
+  if (!p.is_private()) return {};
+  if (p.noise == NoiseMode::kSecure)
+    return {"secure noise: every release is a grid multiple with exact discrete Gaussian noise; the sensitivity bound "
+            "holds for the clipped sums in exact arithmetic (their floating-point evaluation errs by about 1e-16 "
+            "relative, far below the grid), and the run's timing, which depends on the noise, is not covered; see "
+            "docs/privacy.md"};
+  return {"floating-point noise: the Gaussian noise is computed in double precision, and the low-order bits of "
+          "floating-point samples can leak information beyond the stated guarantee (Mironov 2012); see "
+          "docs/privacy.md; --noise secure closes this"};
 }
 
 void check_value(const std::string& option, double value, ValueRule rule, const std::string& shown) {

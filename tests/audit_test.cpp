@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "dpsosp/error.hpp"
+#include "dpsosp/factorization.hpp"
 
 namespace dpsosp {
 // Test names and failure messages show the algorithm's name.
@@ -168,7 +169,8 @@ TEST_P(AuditEveryPrivateAlgorithm, ReportsOfNeighboursDifferOnlyInTheIterates) {
 
 INSTANTIATE_TEST_SUITE_P(PrivateAlgorithms, AuditEveryPrivateAlgorithm,
                          ::testing::Values(Algorithm::kSpiderTreeAdaptive, Algorithm::kSpiderGaussFixed,
-                                           Algorithm::kSpiderTreePeriodic, Algorithm::kDpsgd),
+                                           Algorithm::kSpiderTreePeriodic, Algorithm::kDpsgd,
+                                           Algorithm::kSpiderMfAdaptive),
                          [](const ::testing::TestParamInfo<Algorithm>& info) {
                            std::string name = algorithm_name(info.param);
                            for (char& c : name)
@@ -184,14 +186,21 @@ class AuditQuadraticO2 : public ::testing::TestWithParam<Algorithm> {};
 TEST_P(AuditQuadraticO2, HonestRunsStayBelowTheClaim) {
   // 20 other seeds: bounds <= 0.30 (mean 0.03-0.05); empirical mu 0.18 (tree
   // algorithms: one of the depth-2 tree's two nodes is released, so at most
-  // mu*/sqrt(2) = 0.19) and 0.26 (spider-gauss-fixed: exactly mu*), sd 0.03.
+  // mu*/sqrt(2) = 0.19), 0.26 (spider-gauss-fixed: exactly mu*) and 0.15
+  // (spider-mf-adaptive: the two releases see one entry of the canary's
+  // column, mu* / column_norm(77) = 0.17, and the canary's difference reaches
+  // the clip in about 90% of the runs; 20 seeds: 0.09 - 0.20), sd 0.03.
   const AuditResult r = run_audit(options(GetParam(), Tampering::kNone, Canary::kQuadraticO2));
   EXPECT_NEAR(r.claimed_epsilon, 1.0, 1e-6);
   EXPECT_EQ(r.steps, 2u);
   EXPECT_EQ(r.failures_without + r.failures_with, 0u) << r.first_failure;
   EXPECT_LE(r.epsilon_lower_bound, r.claimed_epsilon) << r.algorithm;
-  const double attainable = GetParam() == Algorithm::kSpiderGaussFixed ? r.claimed_mu : r.claimed_mu / std::sqrt(2.0);
-  EXPECT_GT(r.empirical_mu, 0.7 * attainable) << r.algorithm;  // the canary is heard
+  const bool mf = GetParam() == Algorithm::kSpiderMfAdaptive;
+  const Index horizon = r.n - 16 + 1;  // mf: O2 batches of one record at least
+  const double attainable = GetParam() == Algorithm::kSpiderGaussFixed ? r.claimed_mu
+                            : mf ? r.claimed_mu / BltFactorization::square_root(horizon).max_column_norm(horizon)
+                                 : r.claimed_mu / std::sqrt(2.0);
+  EXPECT_GT(r.empirical_mu, (mf ? 0.4 : 0.7) * attainable) << r.algorithm;  // the canary is heard
   EXPECT_LT(r.empirical_mu, attainable + 0.12) << r.algorithm;
 }
 
@@ -202,17 +211,19 @@ TEST_P(AuditQuadraticO2, NoiseDividedByTenIsCaught) {
 }
 
 TEST_P(AuditQuadraticO2, PublishedKeyIsCaught) {
+  // spider-mf-adaptive: where x_1 does not pass the canary's centre (a first
+  // release below 0.04 G, about 8% of the runs) D and D' release the same.
   AuditOptions o = options(GetParam(), Tampering::kPublishedKey, Canary::kQuadraticO2);
   o.runs = 200;
   const AuditResult r = run_audit(o);
-  EXPECT_EQ(r.true_positives, 100u);
+  EXPECT_GE(r.true_positives, GetParam() == Algorithm::kSpiderMfAdaptive ? 85u : 100u);
   EXPECT_EQ(r.false_positives, 0u);
   EXPECT_GT(r.epsilon_lower_bound, 3.0) << r.algorithm;
 }
 
 INSTANTIATE_TEST_SUITE_P(SpiderAlgorithms, AuditQuadraticO2,
                          ::testing::Values(Algorithm::kSpiderTreeAdaptive, Algorithm::kSpiderGaussFixed,
-                                           Algorithm::kSpiderTreePeriodic),
+                                           Algorithm::kSpiderTreePeriodic, Algorithm::kSpiderMfAdaptive),
                          [](const ::testing::TestParamInfo<Algorithm>& info) {
                            std::string name = algorithm_name(info.param);
                            for (char& c : name)

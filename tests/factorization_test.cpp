@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -91,6 +92,56 @@ TEST(Factorization, DenseBruteForceAgrees) {
     for (Eigen::Index t = 0; t < static_cast<Eigen::Index>(T); ++t)
       EXPECT_NEAR(rows[static_cast<std::size_t>(t)], B.row(t).squaredNorm(), 1e-10) << T << " " << t;
   }
+}
+
+// Passes over one order: a record is in the releases i, i + P, i + 2P, ... for
+// one i < P. Brute force on the dense C: the largest ||C 1_pattern|| over
+// those patterns is cyclic_participation_norm, and it is also the largest over
+// every pattern whose participations are at least P apart (the min-separation
+// sensitivity: the worst case is the earliest pattern for nonnegative,
+// non-increasing coefficients, which C's are; arXiv 2405.13763, Thm 2), so no
+// other order of the records in later passes could do worse.
+TEST(Factorization, CyclicParticipationNormIsTheWorstPattern) {
+  for (Index T : {1, 2, 7, 12, 40}) {
+    const BltFactorization f = BltFactorization::square_root(T);
+    const Eigen::MatrixXd c_inv = toeplitz(f.inverse_coefficients(T));
+    const Eigen::MatrixXd C = c_inv.triangularView<Eigen::Lower>().solve(Eigen::MatrixXd::Identity(T, T));
+    const std::vector<double> c = f.c_coefficients(T);
+    for (std::size_t k = 0; k < c.size(); ++k) {
+      EXPECT_GT(c[k], 0.0) << T << " " << k;
+      if (k > 0) EXPECT_LE(c[k], c[k - 1]) << T << " " << k;
+    }
+    for (Index P = 1; P <= T + 1; ++P) {
+      double cyclic = 0;
+      for (Index i = 0; i < std::min(P, T); ++i) {
+        Eigen::VectorXd sum = Eigen::VectorXd::Zero(T);
+        for (Index t = i; t < T; t += P) sum += C.col(static_cast<Eigen::Index>(t));
+        cyclic = std::max(cyclic, sum.norm());
+      }
+      const double got = f.cyclic_participation_norm(T, P);
+      EXPECT_NEAR(got, cyclic, 1e-12 * cyclic) << "T = " << T << ", P = " << P;
+      if (P >= T) EXPECT_NEAR(got, f.max_column_norm(T), 1e-12 * got) << T;
+      if (T > 12) continue;
+      // Every subset of the T steps whose members are at least P apart.
+      double minsep = 0;
+      for (unsigned mask = 1; mask < (1u << T); ++mask) {
+        Index last = 0;
+        bool first = true, ok = true;
+        Eigen::VectorXd sum = Eigen::VectorXd::Zero(T);
+        for (Index t = 0; t < T && ok; ++t) {
+          if (!(mask >> t & 1u)) continue;
+          ok = first || t - last >= P;
+          first = false;
+          last = t;
+          sum += C.col(static_cast<Eigen::Index>(t));
+        }
+        if (ok) minsep = std::max(minsep, sum.norm());
+      }
+      EXPECT_NEAR(got, minsep, 1e-12 * minsep) << "T = " << T << ", P = " << P;
+    }
+  }
+  EXPECT_THROW(BltFactorization::square_root(10).cyclic_participation_norm(10, 0), Error);
+  EXPECT_THROW(BltFactorization::square_root(10).cyclic_participation_norm(0, 3), Error);
 }
 
 // The streaming filters compute B z and C u of a stream of vectors, step by step.

@@ -45,6 +45,23 @@ TEST(MfMechanism, CalibratedToTheTargetWithTheFactorizationsColumnNorm) {
       EXPECT_GE(r.epsilon_rdp, r.epsilon);
     }
   }
+  // Passes over one order of `period` releases: the sensitivity of C u is the
+  // cyclic participation norm, and the calibration meets the target with it.
+  for (Index period : {1, 7, 50, 100, 250}) {
+    const PrivacyRecord r = make_mf_mechanism(20, testing::test_noise_key(), 0.01, 250, target(2.0), std::nullopt,
+                                              period)->account();
+    const BltFactorization f = BltFactorization::square_root(250);
+    const double norm = period < 250 ? f.cyclic_participation_norm(250, period) : f.max_column_norm(250);
+    EXPECT_DOUBLE_EQ(r.column_norm, norm) << period;
+    EXPECT_GT(r.column_norm, period < 250 ? f.max_column_norm(250) : 0.0) << period;
+    EXPECT_NEAR(r.epsilon, 2.0, 1e-9) << period;
+    EXPECT_NEAR(r.sigma, 0.01 * norm / privacy::gdp_mu(2.0, 1e-6), 1e-15) << period;
+    EXPECT_DOUBLE_EQ(r.sigma, mf_noise_sigma(0.01, 250, target(2.0), 20, period));
+    const PrivacyRecord secure = make_mf_mechanism(20, testing::test_noise_key(), 0.01, 250,
+                                                   target(2.0, NoiseMode::kSecure), std::nullopt, period)->account();
+    EXPECT_LE(secure.epsilon, 2.0) << period;
+    EXPECT_GT(secure.sigma, r.sigma) << period;
+  }
   // A given sigma is used as is; epsilon follows from it.
   const auto m = make_mf_mechanism(5, testing::test_noise_key(), 0.1, 100, target(1.0), 0.05);
   const PrivacyRecord r = m->account();

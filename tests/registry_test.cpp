@@ -66,7 +66,7 @@ TEST(AlgorithmTable, ValidateRefusesWhatAnAlgorithmDoesNotRead) {
   o.privacy.reset();
   EXPECT_EQ(refusal(o), "");
   o.epochs = 2.0;
-  EXPECT_NE(refusal(o).find("epochs: applies to dpsgd, not sgd"), std::string::npos) << refusal(o);
+  EXPECT_NE(refusal(o).find("epochs: applies to spider-mf-adaptive, dpsgd, not sgd"), std::string::npos) << refusal(o);
 }
 
 // A toy algorithm added by one row: gradient descent on O1 batches with the

@@ -8,8 +8,10 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "dpsosp/dpsosp.hpp"
+#include "test_counting_model.hpp"
 #include "test_data.hpp"
 #include "test_keys.hpp"
 
@@ -122,6 +124,72 @@ TEST(SpiderMfAdaptive, RunsAreWithinTheTargetReproducibleAndTailAveraged) {
   o.tail = 0.0;
   const Summary last = minimize(*pr.model, pr.problem.data, pr.problem.saddle, o);
   EXPECT_EQ(last.x, last.trajectory.back());
+}
+
+// Several passes over one order: every record of the order's first T b1
+// positions is used exactly `epochs` times (the rest never), the run makes
+// epochs * T steps, its guarantee is the target with the sensitivity of a
+// record in every pass, its bits do not depend on the thread count, and x is
+// the mean of the iterates over the last quarter of all the draws. O2 steps
+// and part passes are refused with one line.
+TEST(SpiderMfAdaptive, SeveralPassesUseEveryRecordOnceAPass) {
+  PhaseRetrieval pr(20000, 6);
+  RunOptions o = mf_options(2.0, 7);
+  o.epochs = 3;
+  o.record_trajectory = true;
+  o.threads = 1;
+  testing::CountingModel counting(*pr.model);
+  const Summary a = minimize(counting, pr.problem.data, pr.problem.saddle, o);
+  const auto b1 = static_cast<Index>(a.params.at("b1"));
+  const Index pass = 20000 / b1;
+  EXPECT_EQ(static_cast<Index>(a.params.at("steps_per_epoch")), pass);
+  EXPECT_EQ(a.steps, 3 * pass);
+  EXPECT_EQ(a.o1_calls, a.steps);
+  EXPECT_EQ(a.termination, Termination::kPlannedSteps);
+  EXPECT_EQ(a.samples_used, pass * b1);
+  std::vector<int> uses(20000, 0);
+  for (const IndexList& call : counting.calls_)
+    for (Index i : call) ++uses[i];
+  const IndexList order = SamplePool(20000, a.seed).draw(20000);
+  Index wrong = 0;
+  for (Index k = 0; k < 20000; ++k) wrong += uses[order[k]] != (k < pass * b1 ? 3 : 0);
+  EXPECT_EQ(wrong, 0u);
+  EXPECT_NEAR(a.privacy.epsilon, 2.0, 1e-9);
+  EXPECT_LE(a.privacy.epsilon, 2.0 + 1e-12);
+  EXPECT_EQ(a.privacy.horizon, a.steps);
+  EXPECT_DOUBLE_EQ(a.privacy.column_norm,
+                   BltFactorization::square_root(a.steps).cyclic_participation_norm(a.steps, pass));
+  EXPECT_GT(a.privacy.column_norm, 1.5 * BltFactorization::square_root(a.steps).max_column_norm(a.steps));
+  EXPECT_NEAR(a.privacy.mu, a.privacy.sensitivity * a.privacy.column_norm / a.privacy.sigma, 1e-12);
+  Vec mean = Vec::Zero(8);
+  Index count = 0;
+  for (Index t = 1; t < a.trajectory.size(); ++t) {
+    if (t * b1 > 45000) {
+      mean += a.trajectory[t];
+      ++count;
+    }
+  }
+  EXPECT_GT(count, 0u);
+  EXPECT_LT((a.x - mean / static_cast<double>(count)).norm(), 1e-12);
+  o.threads = 2;
+  const Summary b = minimize(*pr.model, pr.problem.data, pr.problem.saddle, o);
+  EXPECT_EQ(a.x, b.x);
+  EXPECT_TRUE(a.x.allFinite());
+  auto refused = [&](const RunOptions& bad, const std::string& needle) {
+    try {
+      minimize(*pr.model, pr.problem.data, pr.problem.saddle, bad);
+      ADD_FAILURE() << "accepted; expected " << needle;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+      EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << e.what();
+    }
+  };
+  RunOptions bad = o;
+  bad.o2 = true;
+  refused(bad, "o2 = on with epochs = 3");
+  bad = o;
+  bad.epochs = 2.5;
+  refused(bad, "whole number of epochs");
 }
 
 // Known answer: from the strict saddle, with the noise all but gone (eps =

@@ -16,7 +16,7 @@ void setup_audit(CLI::App& app) {
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand(
       "audit", "Empirical privacy audit: a Clopper-Pearson lower bound on epsilon from runs on neighbouring datasets");
-  cmd->add_option("--algo", args->algo, "Private algorithm: spider-tree-adaptive, spider-gauss-fixed, spider-tree-periodic, dpsgd")->capture_default_str();
+  cmd->add_option("--algo", args->algo, "Private algorithm: spider-tree-adaptive, spider-gauss-fixed, spider-tree-periodic, dpsgd, spider-mf-adaptive")->capture_default_str();
   cmd->add_option("--epsilon", args->epsilon, "Target epsilon of the audited runs (> 0)")->capture_default_str();
   cmd->add_option("--delta", args->delta, "Target delta in (0,1)")->capture_default_str();
   cmd->add_option("--runs", args->runs, "Runs on each dataset (half choose the test, half measure it)")->capture_default_str();
@@ -29,7 +29,7 @@ void setup_audit(CLI::App& app) {
                   "Optimizer steps, n = batch * steps records (0 = default: 1; quadratic-o2: 2; with --epochs: steps "
                   "per epoch, sampling rate 1/steps, default 10)")
       ->capture_default_str();
-  cmd->add_option("--epochs", args->epochs, "dpsgd: > 0 audits Poisson sampling over this many epochs (zero-out neighbours)")
+  cmd->add_option("--epochs", args->epochs, "dpsgd: > 0 audits Poisson sampling over this many epochs (zero-out neighbours); spider-mf-adaptive: passes over the sample order (replace-one)")
       ->capture_default_str();
   cmd->add_option("--dim", args->dim, "Dimension d")->capture_default_str();
   cmd->add_option("--phase-length", args->phase, "spider-tree-periodic: steps per tree phase (1 O1 + q-1 O2)")->capture_default_str();
@@ -38,7 +38,7 @@ void setup_audit(CLI::App& app) {
   cmd->add_option("--seed", args->seed, "Base seed; every run gets its own")->capture_default_str();
   cmd->add_option("--threads", args->threads, "Threads, 0 (all cores) to 1024; never changes results")->capture_default_str();
   cmd->add_option("--tamper", args->tamper, "Break the mechanism on purpose: none, noise-div-10, clip-off, published-key, "
-                  "unclipped-o2 (quadratic-o2, spider-tree-adaptive), extreme-fails (extreme)")->capture_default_str();
+                  "unclipped-o2 (quadratic-o2, spider-tree-adaptive or spider-mf-adaptive), extreme-fails (extreme)")->capture_default_str();
   cmd->add_option("--out", args->out, "Write the JSON here (default: stdout)");
   cmd->callback([args, cmd] {
     audit::AuditOptions o;

@@ -93,7 +93,7 @@ std::vector<std::uint64_t> parse_steps(const std::string& text) {
 void setup_privacy(CLI::App& app) {
   struct Args {
     std::string z, steps, delta, q, accountant, adjacency = "add-remove", epsilon, discretization = "1e-4";
-    std::string mechanism = "tree";
+    std::string mechanism = "tree", period = "0";
   };
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand(
@@ -105,6 +105,10 @@ void setup_privacy(CLI::App& app) {
   cmd->add_option("--mechanism", args->mechanism,
                   "Single-pass form: tree (phase lengths in --steps) or mf (the square-root matrix factorization "
                   "over --steps T releases, as spider-mf-adaptive uses it; docs/matrix-factorization.md)")
+      ->capture_default_str();
+  cmd->add_option("--period", args->period,
+                  "mf form: every record in the releases i, i + P, i + 2P, ... (spider-mf-adaptive --epochs E: "
+                  "P = steps_per_epoch); 0 = one release per record")
       ->capture_default_str();
   cmd->add_option("--accountant", args->accountant,
                   "pld, rdp or gdp (tree form only): that accountant's figures, and its eps as \"epsilon\" "
@@ -128,6 +132,8 @@ void setup_privacy(CLI::App& app) {
     const bool replace = args->adjacency == "replace-one";
     if (!poisson && cmd->count("--adjacency") > 0)
       throw Error("--adjacency: applies to the Poisson form (--sampling-rate); the tree form is replace-one");
+    if (cmd->count("--period") > 0 && (poisson || args->mechanism != "mf"))
+      throw Error("--period: applies to the mf form (--mechanism mf)");
     if (poisson && cmd->count("--mechanism") > 0)
       throw Error("--mechanism: applies to the single-pass form; --sampling-rate selects the Poisson form");
     if (poisson && chosen == "gdp")
@@ -168,8 +174,10 @@ void setup_privacy(CLI::App& app) {
       if (steps.size() != 1) throw Error("--steps: the mf form takes one horizon T, got " + std::to_string(steps.size()));
       if (explicit_choice && chosen != "gdp")
         throw Error("--accountant " + chosen + ": the mf form is accounted exactly by GDP; use gdp or leave it out");
+      const auto period = static_cast<Index>(parse_count(args->period, "--period", 0, steps[0]));
       const BltFactorization f = BltFactorization::square_root(steps[0]);
-      const double column = f.max_column_norm(steps[0]);
+      const double column = period > 0 && period < steps[0] ? f.cyclic_participation_norm(steps[0], period)
+                                                             : f.max_column_norm(steps[0]);
       const double mu = column / z;
       j["epsilon_gdp"] = number(epsilon = privacy::gdp_epsilon(mu, delta));
       j["mu"] = number(mu);
@@ -179,6 +187,7 @@ void setup_privacy(CLI::App& app) {
       j["column_norm"] = column;
       j["buffers"] = f.buffers();
       j["horizon"] = steps[0];
+      if (period > 0) j["period"] = period;
       j["form"] = "matrix-factorization";
       j["adjacency"] = "replace-one";
     } else {

@@ -222,7 +222,9 @@ int do_run(const RunArgs& a) {
     total = std::min(total.value_or(~Index{0}),
                      static_cast<Index>(std::ceil(*o.epochs * static_cast<double>(n) /
                                                   static_cast<double>(o.sgd_batch_size(n)))));
-  auto progress = std::make_unique<Progress>(a.quiet, n, total, !o.poisson());
+  // Records over all passes (spider-mf-adaptive's epochs are whole passes).
+  const Index passes = !o.poisson() && o.epochs && *o.epochs > 1 ? static_cast<Index>(*o.epochs) : 1;
+  auto progress = std::make_unique<Progress>(a.quiet, n * passes, total, !o.poisson());
   o.on_step = [&progress](const Iteration& it) {
     progress->step(it);
     return true;

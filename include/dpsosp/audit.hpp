@@ -25,7 +25,7 @@ enum class Tampering {
   kNoiseDividedBy10,   ///< the calibrated noise divided by 10 (RunOptions::overrides.sigma)
   kClippingOff,        ///< clip norm raised above the canary's gradient, noise left at the honest level
   kPublishedKey,       ///< the noise key is published with the report: the attacker replays the run
-  kUnclippedO2,        ///< quadratic-o2, spider-tree-adaptive: O2 clip M raised above the canary, b_t and noise kept
+  kUnclippedO2,        ///< quadratic-o2, spider-tree-adaptive / spider-mf-adaptive: O2 clip raised above the honest one, b_t and noise kept
   kExtremeFails,       ///< extreme canary: a run whose gradient overflows fails (the model throws)
 };
 /// "none", "noise-div-10", "clip-off", "published-key", "unclipped-o2", "extreme-fails".
@@ -40,6 +40,8 @@ enum class Canary {
   /// f(x; z) = sum_j z_j x_j^2 / 2; D holds -c M e1, D' +c M e1, in the first O2
   /// batch: its gradient difference c M (x_1 - x_0) saturates the O2 clip
   /// M ||x_1 - x_0||, so the adaptive O2 sensitivity and b_t rule are audited.
+  /// (spider-mf-adaptive, whose O2 takes differences of clipped gradients: a
+  /// steep quadratic centred just past x_0, so that the clipped gradient flips.)
   kQuadraticO2,
   /// The linear loss with a record in D whose gradient overflows to infinity
   /// inside the model (it must contribute zero, and the run end normally),
@@ -60,14 +62,18 @@ struct AuditOptions {
   /// 0 = the mode's default. Single pass: optimizer steps (default 1; n = batch *
   /// steps records when every step is an O1); quadratic-o2: 2 (one O1, one O2),
   /// the only value; Poisson (epochs > 0): steps per epoch, n = batch * steps and
-  /// sampling rate 1/steps (default 10).
+  /// sampling rate 1/steps (default 10); passes (spider-mf-adaptive, epochs > 0):
+  /// steps per pass, n = batch * steps (default 10).
   Index steps = 0;
   Index dim = 1;            ///< d
   /// spider-tree-periodic only: steps per tree phase q (one O1, then q - 1 O2
   /// steps on 2b records each); 1 = every step an O1 of its own.
   Index phase_length = 1;
-  /// dpsgd only: epochs > 0 audits multi-epoch Poisson sampling (planned steps
+  /// dpsgd: epochs > 0 audits multi-epoch Poisson sampling (planned steps
   /// ceil(epochs * steps)) with the zero-out neighbours it is accounted for.
+  /// spider-mf-adaptive: a whole number of passes over the sample order of
+  /// `steps` O1 steps each (the canary in the first batch of every pass),
+  /// replace-one neighbours.
   double epochs = 0;
   double G = 1.0;           ///< the clip norm of the honest runs
   /// The canary's gradient (difference, for quadratic-o2) in units of its clip

@@ -4,8 +4,9 @@
 // G: the median of the per-example gradient norms ||grad f(x0; z)||, the clip
 // norm that Andrew, Thakkar, McMahan and Ramaswamy (2021) adapt to. M: the
 // median of the per-example ratios ||grad f(x0 + h u; z) - grad f(x0; z)|| / h
-// along a public random unit direction u (h = 1e-3 max(1, ||x0||)), a
-// per-example smoothness along a typical direction. Each median is found by
+// along the record's own gradient direction u = grad f(x0; z) / ||grad f(x0; z)||
+// (h = 1e-3 max(1, ||x0||)): the record's curvature in the direction a step
+// on it moves, whose inverse is a step size that does not overshoot it. Each median is found by
 // a noisy binary search on log2 of the value over [-20, 20]: every round
 // releases how many of the records lie below the midpoint, plus noise. A count
 // changes by at most 1 when one record is replaced, so `rounds` counts with
@@ -54,8 +55,9 @@ constexpr int kEstimateRounds = 10;
 Index estimate_records(Index n);
 
 /// The medians above on `records` (indices into data) at x0, with noise keyed
-/// by `key` (the kClipEstimate stream) and the direction u by the public
-/// `seed`. Throws Error for an empty request, no records or a non-private target.
+/// by `key` (the kClipEstimate stream); `seed` is not read (kept for the
+/// signature's users). Throws Error for an empty request, no records or a
+/// non-private target.
 ConstantsEstimate estimate_constants(const Model& model, const Dataset& data, const IndexList& records, const Vec& x0,
                                      const ConstantsEstimateOptions& what, const PrivacyTarget& target,
                                      const NoiseKey& key, std::uint64_t seed);

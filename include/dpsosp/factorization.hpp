@@ -46,6 +46,13 @@ struct BltFactorization {
   /// C's largest column norm over `horizon` steps: its first column's,
   /// sqrt(sum_{k < horizon} c_k^2) (later columns are shorter prefixes of it).
   double max_column_norm(Index horizon) const;
+  /// The sensitivity of C u per unit of a release's when every record enters
+  /// the releases i, i + period, i + 2 period, ... below `horizon` for one i
+  /// < period: passes over one sample order, `period` releases each. The
+  /// largest over i of ||sum_e C[:, i + e period]||, which is i = 0's (column
+  /// i + e period is column e period shifted down by i, so i's sum is i = 0's
+  /// shifted and cut at the horizon). period >= horizon: max_column_norm.
+  double cyclic_participation_norm(Index horizon, Index period) const;
   /// sum_{k <= t} b_k^2 for t = 0..count-1: the variance, per unit of node
   /// noise sigma^2 and per coordinate, of release t's noise (row t of B).
   std::vector<double> release_variances(Index count) const;

@@ -58,8 +58,10 @@ struct PrivacyRecord {
   double noise_multiplier = 0;  ///< sigma / sensitivity
   int depth = 0;                ///< tree depth of the guarantee (1 without a tree)
   /// The matrix-factorization mechanism: the releases its noise was
-  /// calibrated for, its factorization's largest column norm over them (the
-  /// sensitivity of C u per unit of a release's) and its BLT buffers; 0 otherwise.
+  /// calibrated for, the sensitivity of C u per unit of a release's (its
+  /// factorization's largest column norm over them, or with passes over one
+  /// order the largest norm of a sum of columns a pass apart:
+  /// BltFactorization::cyclic_participation_norm) and its BLT buffers; 0 otherwise.
   Index horizon = 0;
   double column_norm = 0;
   int buffers = 0;
@@ -159,12 +161,17 @@ std::unique_ptr<Mechanism> make_gaussian_mechanism(Index dim, const NoiseKey& ke
 /// to the target unless given. A release past the horizon is refused (the
 /// caller stops at it). Secure mode: C u rounded to a grid plus discrete
 /// Gaussian noise, zCDP accounting (discrete_noise with R = horizon).
+/// `period` > 0: every record is in the releases i, i + period, i + 2 period,
+/// ... for one i < period (passes over one sample order, `period` releases
+/// each), and column_norm is cyclic_participation_norm(horizon, period).
 std::unique_ptr<Mechanism> make_mf_mechanism(Index dim, const NoiseKey& key, double sensitivity_bound, Index horizon,
-                                             const PrivacyTarget& target, std::optional<double> sigma = std::nullopt);
-/// Its noise per coordinate for a target: s * column_norm(horizon) / gdp_mu(eps,
-/// delta); secure mode: grid * scale of discrete_noise(s * column_norm, dim,
-/// 1 / sqrt(2 zcdp_rho(eps, delta)), horizon).
-double mf_noise_sigma(double sensitivity_bound, Index horizon, const PrivacyTarget& target, Index dim);
+                                             const PrivacyTarget& target, std::optional<double> sigma = std::nullopt,
+                                             Index period = 0);
+/// Its noise per coordinate for a target: s * column_norm(horizon, period) /
+/// gdp_mu(eps, delta); secure mode: grid * scale of discrete_noise(s *
+/// column_norm, dim, 1 / sqrt(2 zcdp_rho(eps, delta)), horizon).
+double mf_noise_sigma(double sensitivity_bound, Index horizon, const PrivacyTarget& target, Index dim,
+                      Index period = 0);
 
 /// Poisson-subsampled Gaussian (multi-epoch dpsgd): `steps` releases of
 /// clipped sums (sensitivity at most the clip C under add/remove), each

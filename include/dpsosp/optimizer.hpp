@@ -67,6 +67,9 @@ struct RunOptions {
   /// dpsgd: epochs > 0 selects multi-epoch Poisson sampling (PLD or RDP
   /// accounting, add/remove-one, so zero-out with n public); 0 or unset =
   /// single pass over disjoint batches (exact GDP, replace-one).
+  /// spider-mf-adaptive: a whole number of passes over the sample order,
+  /// each record once a pass (exact GDP with the multi-participation
+  /// sensitivity, replace-one); 0, 1 or unset = one pass.
   std::optional<double> epochs;
   /// Poisson dpsgd: the accountant that calibrates the noise and states the
   /// guarantee (default PLD: the same target with less noise than RDP).
@@ -112,11 +115,11 @@ struct RunOptions {
   // The values a run uses (defaults filled in).
   double alpha_scale_or_default() const { return alpha_scale.value_or(1.0); }
   bool is_private_run() const;  ///< the algorithm is private and epsilon is finite
-  bool poisson() const { return epochs.value_or(0.0) > 0; }
+  bool poisson() const;  ///< dpsgd with epochs > 0
   /// The batch of dpsgd and sgd on n records: batch_size, or by default n/10
   /// clamped to [1, 256] (ten batches at least, so small data get steps).
   Index sgd_batch_size(Index n) const;
-  /// Whether records are drawn in the seed's sample order, each once
+  /// Whether records are drawn in the seed's sample order, each once a pass
   /// (every algorithm but Poisson dpsgd).
   bool single_pass() const { return !poisson(); }
 };

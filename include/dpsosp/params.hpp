@@ -91,9 +91,14 @@ struct MfParameters {
   double kappa = 0;       ///< a phase ends when the sum of ||released|| in it reaches kappa
   Index max_phase_length = 0;  ///< and at most at this many steps
   Index horizon = 0;      ///< the releases the noise is calibrated for (the run stops there)
+  Index epochs = 1;       ///< passes over the records in the sample order (> 1: O1 steps only)
+  Index steps_per_epoch = 0;  ///< the releases of one pass (= horizon / epochs when epochs > 1)
   double sensitivity = 0; ///< every release's L2 sensitivity bound: max(2G/b1, 2/bt_slope)
   double sigma = 0;       ///< noise per coordinate in C's domain
-  double column_norm = 0; ///< the factorization's largest column norm over the horizon
+  /// The sensitivity of C u per unit of a release's: the factorization's largest
+  /// column norm over the horizon, or with epochs > 1 its largest norm of a sum of
+  /// columns a pass apart (BltFactorization::cyclic_participation_norm)
+  double column_norm = 0;
   /// The noise per coordinate of an O1 step's estimate, sigma * ||row of C^{-1}|| (public: the O1/O2 rule reads it)
   double step_noise = 0;
   double eta = 0;         ///< step size (learning_rate, default 1/M)
@@ -109,6 +114,9 @@ struct MfChoices {
   std::optional<bool> o2;
   std::optional<double> learning_rate, tail;
   double alpha_scale = 1.0;
+  /// Passes over the records in the sample order, each record once a pass
+  /// (RunOptions::epochs); > 1 takes O1 steps only (o2 = on is refused).
+  Index epochs = 1;
 };
 
 /// Computes spider-mf-adaptive's parameters for `n` records (those the run may

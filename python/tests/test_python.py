@@ -87,7 +87,7 @@ class PythonModule(unittest.TestCase):
             dpsosp.run("logistic", X, y, algo="spider", epsilon=1.0)
         with self.assertRaisesRegex(ValueError, "batch_size: applies to .*not spider-tree-adaptive"):
             dpsosp.run("logistic", X, y, algo="spider-tree-adaptive", batch_size=64)
-        with self.assertRaisesRegex(ValueError, "epochs: applies to dpsgd, not spider-gauss-fixed"):
+        with self.assertRaisesRegex(ValueError, "epochs: applies to spider-mf-adaptive, dpsgd, not spider-gauss-fixed"):
             dpsosp.run("logistic", X, y, algo="spider-gauss-fixed", epochs=2)
         r = dpsosp.run("logistic", X, y, algo="sgd", batch_size=64, noise_key=None)
         self.assertEqual(r["accounting"], "none (non-private)")

@@ -116,7 +116,11 @@ void AuditOptions::Validate() const {
   else if (phase_length < 1 || phase_length > 1000000) os << "phase_length must be in [1, 1e6], got " << phase_length;
   else if (!(epochs >= 0) || !std::isfinite(epochs)) os << "epochs must be >= 0 and finite, got " << epochs;
   else if (epochs > 0 && !(info.knobs & kKnobEpochs))
-    os << "epochs > 0 (Poisson sampling) applies to " << algorithms_reading(kKnobEpochs) << " only, got " << algorithm_name(algorithm);
+    os << "epochs > 0 applies to " << algorithms_reading(kKnobEpochs) << " only, got " << algorithm_name(algorithm);
+  else if (epochs > 0 && info.mechanism == MechanismKind::kMatrixFactorization &&
+           (epochs != std::floor(epochs) || quadratic))
+    os << "epochs for " << info.name << " are whole passes over the sample order, O1 steps only (linear or extreme "
+       << "canary), got " << epochs << " with canary " << canary_name(canary);
   else if (epochs > 0 && std::ceil(epochs * static_cast<double>(s)) > 1e6)
     os << "epochs * steps (the planned Poisson steps) must be at most 1e6, got " << epochs << " * " << s;
   else if (phase_length > 1 && (!(info.knobs & kKnobPeriod) || quadratic))

@@ -41,14 +41,21 @@ class LinearCanaryModel final : public Model {
   bool fail_on_overflow_;
 };
 
-// f(x; z) = sum_j z_j x_j^2 / 2 + w x_1. The drift w e1 is the same for every
-// record and the same at every x: it moves the first step by a public amount
-// (so that the O2 step after it is long enough to saturate the batch rule) and
-// cancels in gradient differences. The rest, z .* x, is zero at x = 0 and for
-// z = 0; between two iterates it differs by z .* (x_t - x_{t-1}).
+// f(x; z) = k sum_j z_j (x_j - m)^2 / 2 + w x_1, with curvature k and centre m
+// (k = 1, m = 0 but for the consistent O2, below). The drift w e1 is the same
+// for every record and the same at every x: it moves the first step by a
+// public amount (so that the O2 step after it is long enough to saturate the
+// batch rule) and cancels in gradient differences. The rest, k z .* (x - m),
+// is zero for z = 0; between two iterates it differs by k z .* (x_t - x_{t-1}).
+// The consistent O2 (spider-mf-adaptive) takes differences of gradients
+// clipped at G, which reach the replace-one worst case (+2G in D, -2G in D')
+// only where the canary's clipped gradient flips sign between the iterates:
+// a steep quadratic (k = 100) centred at m slightly past x_0 = 0 in the
+// direction the drift moves x_1 does so whenever x_1 passes m.
 class QuadraticCanaryModel final : public Model {
  public:
-  QuadraticCanaryModel(Index d, double w) : d_(d), w_(w) {}
+  QuadraticCanaryModel(Index d, double w, double centre = 0.0, double curvature = 1.0)
+      : d_(d), w_(w), centre_(centre), curvature_(curvature) {}
   std::string name() const override { return "audit-quadratic"; }
   Index dim() const override { return d_; }
   Index features() const override { return d_; }
@@ -58,21 +65,27 @@ class QuadraticCanaryModel final : public Model {
   double loss(const Vec& x, const Dataset& data, Index i) const override {
     Vec z(d_);
     data.row_dense(i, z);
-    return 0.5 * (z.array() * x.array().square()).sum() + w_ * x[0];
+    return 0.5 * curvature_ * (z.array() * (x.array() - centre_).square()).sum() + w_ * x[0];
   }
   void gradient(const Vec& x, const Dataset& data, Index i, Eigen::Ref<Vec> out) const override {
     data.row_dense(i, out);
-    out.array() *= x.array();
+    if (centre_ == 0.0) {
+      out.array() *= x.array();
+    } else {
+      out.array() *= x.array() - centre_;
+    }
+    if (curvature_ != 1.0) out *= curvature_;
     out[0] += w_;
   }
   void hvp(const Vec&, const Dataset& data, Index i, const Vec& v, Eigen::Ref<Vec> out) const override {
     data.row_dense(i, out);
     out.array() *= v.array();
+    if (curvature_ != 1.0) out *= curvature_;
   }
 
  private:
   Index d_;
-  double w_;
+  double w_, centre_, curvature_;
 };
 
 // Distinct for every (base seed, algorithm, dataset, run).

@@ -23,6 +23,27 @@ bool same_release(const Summary& a, const Summary& b) {
   return true;
 }
 
+MfScore::MfScore(Index horizon, const std::vector<Index>& canary_steps)
+    : factorization_(BltFactorization::square_root(horizon)), direction_(horizon, 0.0) {
+  const std::vector<double> c = factorization_.c_coefficients(horizon);
+  for (Index t : canary_steps)
+    for (Index j = t - 1; j < horizon; ++j) direction_[j] += c[j - (t - 1)];
+}
+
+double MfScore::operator()(const std::vector<double>& y) const {
+  if (direction_.empty()) return 0.0;
+  const std::size_t T = std::min(y.size(), direction_.size());
+  BltInverseFilter to_c(factorization_, 1);
+  Vec in(1);
+  double dot = 0, norm2 = 0;
+  for (std::size_t j = 0; j < T; ++j) {
+    in[0] = y[j];
+    dot += direction_[j] * to_c.next(in)[0];
+    norm2 += direction_[j] * direction_[j];
+  }
+  return norm2 > 0 ? dot / std::sqrt(norm2) : 0.0;
+}
+
 Index resolved_steps(const AuditOptions& a) {
   if (a.steps > 0) return a.steps;
   if (a.canary == Canary::kQuadraticO2) return 2;
@@ -42,14 +63,13 @@ Setup::Setup(const AuditOptions& options) : a(options) {
   a.steps = resolved_steps(options);
   const AlgorithmInfo& info = algorithm_info(a.algorithm);
   const dpsosp::detail::AuditHooks& hooks = dpsosp::detail::algorithm_row(a.algorithm).audit;
-  poisson = a.epochs > 0;
   tree = info.mechanism == MechanismKind::kTree;
+  mf = info.mechanism == MechanismKind::kMatrixFactorization;
+  poisson = a.epochs > 0 && !mf;
   const Index d = a.dim, b = a.batch;
   const double G = a.G, c = a.canary_norm;
   const bool quadratic = a.canary == Canary::kQuadraticO2;
-  if (quadratic) {
-    model = std::make_unique<QuadraticCanaryModel>(d, G);
-  } else {
+  if (!quadratic) {
     model = std::make_unique<LinearCanaryModel>(d, a.canary == Canary::kExtreme ? std::ldexp(1.0, 1000) : 1.0,
                                                 a.tampering == Tampering::kExtremeFails);
   }
@@ -77,6 +97,13 @@ Setup::Setup(const AuditOptions& options) : a(options) {
     n = phases * (b + 2 * b * (q - 1));
     honest.max_steps = a.steps;
     configure_linear(a, honest, G);
+    if (mf && a.epochs > 0) {
+      // Passes over the same order: the canary is in the first batch of each.
+      honest.epochs = a.epochs;
+      honest.max_steps = a.steps * static_cast<Index>(a.epochs);
+    }
+    for (Index e = 0; e < std::max<Index>(1, static_cast<Index>(a.epochs)); ++e)
+      canary_steps.push_back(1 + e * a.steps);
   } else {
     // Step 1 is an O1 at x0 = 0, where every record's gradient is the drift
     // w = G e1 (unclipped, the same in D and D'); step 2 is an O2 whose batch
@@ -84,15 +111,18 @@ Setup::Setup(const AuditOptions& options) : a(options) {
     canary_position = b;
     honest.max_steps = 2;
     if (info.knobs & kKnobMaxPhaseLength) honest.max_phase_length = 2;
-    honest.overrides.b = b;
+    if (info.overrides & kSetB) honest.overrides.b = b;
     quadratic_setup = hooks.quadratic(honest, quadratic_audit);
     n = quadratic_setup.n;
     max_step = quadratic_setup.max_step;
+    model = std::make_unique<QuadraticCanaryModel>(d, G, quadratic_setup.centre, quadratic_setup.curvature);
+    canary_steps = {2};
   }
   const Vec x0 = Vec::Zero(static_cast<Eigen::Index>(d));
   reference = minimize(*model, data(false, 0, true), x0, honest);
   // The noise knob of every private algorithm: its z (the tree's node sigma is z s).
   const double honest_z = reference.privacy.noise_multiplier;
+  if (mf) mf_score = MfScore(reference.privacy.horizon, canary_steps);
 
   audited = honest;
   // Poisson dpsgd calibrates its noise multiplier by a search over the RDP
@@ -123,7 +153,7 @@ Setup::Setup(const AuditOptions& options) : a(options) {
   }
 
   names = {"trajectory"};
-  if (quadratic && tree) names.emplace_back("trajectory-lr");
+  if (quadratic && (tree || mf)) names.emplace_back("trajectory-lr");
   names.emplace_back("x");
   if (a.tampering == Tampering::kPublishedKey) names.emplace_back("replay");
   for (const char* field : {"steps", "o1_calls", "perturbations", "samples_used", "gradient_evaluations", "phases",
@@ -171,6 +201,33 @@ std::vector<double> Setup::scores(const Summary& s) const {
       trajectory = -kInf;
       for (Index t = 1; t <= T; ++t) trajectory = std::max(trajectory, r(t));
     }
+  } else if (mf) {
+    // The releases rel_t = r(t) / eta, less what the attacker knows (the
+    // other records are public), turned back into C's domain: there they are
+    // the canary's shift along C's columns at its steps plus white noise
+    // (MfScore). linear: every step an O1 of zero records but the canary's,
+    // so the known part of increment t is -rel_{t-1} and what is left is
+    // rel itself. quadratic-o2: increment 1 is the drift G (public) and 2 is
+    // O2's difference, the canary's alone: rel_1 - G and rel_2 - rel_1.
+    const auto eta = s.params.find("eta");
+    const double step_size = eta == s.params.end() ? 1.0 : eta->second;
+    std::vector<double> y(static_cast<std::size_t>(T));
+    for (Index t = 1; t <= T; ++t) y[static_cast<std::size_t>(t - 1)] = r(t) / step_size;
+    if (a.canary == Canary::kQuadraticO2) {
+      if (T >= 2) {
+        const double step = (tr[1] - tr[0]).norm();
+        const double sign = tr[1][0] > tr[0][0] ? 1.0 : (tr[1][0] < tr[0][0] ? -1.0 : 0.0);
+        const double rel1 = y[0];
+        y.resize(2);
+        y[0] = rel1 - a.G;
+        y[1] -= rel1;
+        trajectory = sign * mf_score(y);
+        const double bt = static_cast<double>(s.samples_used > a.batch ? s.samples_used - a.batch : 1);
+        lr = trajectory * M * std::min(step, max_step) / bt;
+      }
+    } else {
+      trajectory = mf_score(y);
+    }
   } else if (a.canary == Canary::kQuadraticO2) {
     if (T >= 2) {
       const double step = (tr[1] - tr[0]).norm();
@@ -201,7 +258,7 @@ std::vector<double> Setup::scores(const Summary& s) const {
   std::vector<double> v;
   v.reserve(names.size());
   v.push_back(trajectory);
-  if (a.canary == Canary::kQuadraticO2 && tree) v.push_back(lr);
+  if (a.canary == Canary::kQuadraticO2 && (tree || mf)) v.push_back(lr);
   v.push_back(-s.x[0]);
   if (a.tampering == Tampering::kPublishedKey) v.push_back(0.0);
   v.push_back(static_cast<double>(s.steps));

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "dpsosp/audit.hpp"
+#include "dpsosp/factorization.hpp"
 #include "dpsosp/model.hpp"
 
 namespace dpsosp::audit::detail {
@@ -19,12 +20,34 @@ bool same_release(const Summary& a, const Summary& b);
 /// AuditOptions::steps with the mode's default for 0.
 Index resolved_steps(const AuditOptions& a);
 
+/// The attacker's statistic against the matrix-factorization mechanism
+/// (docs/privacy.md): the mechanism releases B (C u + z); from the releases
+/// and what it knows of the increments u (every record but the canary), the
+/// attacker recovers y = (u - known part) + C^{-1} z, so that C y = shift * a
+/// + z with a the sum of C's columns at the canary's steps. <a, C y> / ||a||
+/// is then the likelihood-ratio statistic, N(+-shift ||a||, sigma^2).
+class MfScore {
+ public:
+  MfScore() = default;
+  /// `canary_steps`: the steps (from 1) whose increment holds the canary.
+  MfScore(Index horizon, const std::vector<Index>& canary_steps);
+  /// y over the first y.size() steps (at most the horizon); 0 when a is zero there.
+  double operator()(const std::vector<double>& y) const;
+
+ private:
+  BltFactorization factorization_;
+  std::vector<double> direction_;  // a, over the horizon
+};
+
 /// Everything one audit's runs share: the model, the configurations, the
 /// datasets' shape and the attacker's scores.
 struct Setup {
   AuditOptions a;  // steps resolved
   bool poisson = false;
   bool tree = false;  // the algorithm's mechanism is the tree
+  bool mf = false;    // the matrix-factorization mechanism
+  std::vector<Index> canary_steps;  // the steps (from 1) whose releases hold the canary
+  MfScore mf_score;
   Index n = 0;
   Index canary_position = 0;  // in the sample order (single pass); row 0 for Poisson
   double M = 1.0;             // the honest O2 smoothness constant

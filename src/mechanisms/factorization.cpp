@@ -119,6 +119,20 @@ double BltFactorization::max_column_norm(Index horizon) const {
   return std::sqrt(sum);
 }
 
+double BltFactorization::cyclic_participation_norm(Index horizon, Index period) const {
+  if (horizon == 0)
+    throw Error("BltFactorization::cyclic_participation_norm: the horizon must be at least 1 step, got 0");
+  if (period == 0) throw Error("BltFactorization::cyclic_participation_norm: the period must be at least 1 step, got 0");
+  // sum_e C[j, e period] = sum_e c_{j - e period} = c_j + (the same at j - period).
+  std::vector<double> sum = c_coefficients(horizon);
+  for (Index j = period; j < horizon; ++j) sum[j] += sum[j - period];
+  // Pattern i's sum is this one moved down i rows and cut at the horizon: its
+  // squared norm is the sum of the first horizon - i squares, largest at i = 0.
+  double squares = 0;
+  for (double v : sum) squares += v * v;
+  return std::sqrt(squares);
+}
+
 std::vector<double> BltFactorization::release_variances(Index count) const {
   std::vector<double> v = b_coefficients(count);
   double sum = 0;

@@ -16,7 +16,9 @@
 // N(0, sigma^2 I) on C u makes the run (s * max_column_norm / sigma)-GDP, for
 // adaptively chosen u (the mechanism is a lower-triangular factorization:
 // Denisov, McMahan, Rush, Smith, Thakurta 2022, Thm 2.1), and the releases
-// are post-processing of C u + z.
+// are post-processing of C u + z. With passes over one sample order of
+// `period` releases each, a record is in u_i, u_{i + period}, ... for one i,
+// and C u moves by at most s * cyclic_participation_norm (docs/privacy-accounting.md).
 //
 // Secure mode: w_t = round((C u)_t / grid) + N_Z(0, scale^2), exact integers,
 // and released = grid * B-filter of w (post-processing of the integers). A
@@ -70,14 +72,20 @@ class Increments {
   Vec last_exact_, last_released_, u_;
 };
 
-PrivacyRecord base_record(const BltFactorization& f, Index horizon, double bound, double delta) {
+// The sensitivity of C u per unit of a release's: one participation, or one
+// a pass when passes of `period` releases cover the horizon.
+double participation_norm(const BltFactorization& f, Index horizon, Index period) {
+  return period > 0 && period < horizon ? f.cyclic_participation_norm(horizon, period) : f.max_column_norm(horizon);
+}
+
+PrivacyRecord base_record(const BltFactorization& f, Index horizon, Index period, double bound, double delta) {
   PrivacyRecord r;
   r.mechanism = MechanismKind::kMatrixFactorization;
   r.adjacency = Adjacency::kReplaceOne;
   r.delta = delta;
   r.depth = 1;
   r.horizon = horizon;
-  r.column_norm = f.max_column_norm(horizon);
+  r.column_norm = participation_norm(f, horizon, period);
   r.buffers = static_cast<int>(f.buffers());
   r.sensitivity = bound;
   return r;
@@ -85,10 +93,11 @@ PrivacyRecord base_record(const BltFactorization& f, Index horizon, double bound
 
 class MatrixFactorizationMechanism final : public Mechanism {
  public:
-  MatrixFactorizationMechanism(Index dim, const NoiseKey& key, double bound, Index horizon,
+  MatrixFactorizationMechanism(Index dim, const NoiseKey& key, double bound, Index horizon, Index period,
                                const PrivacyTarget& target, std::optional<double> sigma)
-      : bound_(bound), horizon_(horizon), delta_(target.delta), factorization_(BltFactorization::square_root(horizon)),
-        sigma_(sigma ? *sigma : mf_noise_sigma(bound, horizon, target, dim)), increments_(dim),
+      : bound_(bound), horizon_(horizon), period_(period), delta_(target.delta),
+        factorization_(BltFactorization::square_root(horizon)),
+        sigma_(sigma ? *sigma : mf_noise_sigma(bound, horizon, target, dim, period)), increments_(dim),
         prefix_(Vec::Zero(static_cast<Eigen::Index>(dim))), noise_filter_(factorization_, dim),
         stream_(key, StreamPurpose::kMatrixNoise), z_(static_cast<Eigen::Index>(dim)) {
     if (!(sigma_ > 0) || !std::isfinite(sigma_))
@@ -104,7 +113,7 @@ class MatrixFactorizationMechanism final : public Mechanism {
     increments_.released(released);
   }
   PrivacyRecord account() const override {
-    PrivacyRecord r = base_record(factorization_, horizon_, bound_, delta_);
+    PrivacyRecord r = base_record(factorization_, horizon_, period_, bound_, delta_);
     r.sigma = sigma_;
     r.noise_multiplier = sigma_ / bound_;
     r.mu = bound_ * r.column_norm / sigma_;
@@ -116,7 +125,7 @@ class MatrixFactorizationMechanism final : public Mechanism {
 
  private:
   double bound_;
-  Index horizon_;
+  Index horizon_, period_;
   double delta_;
   BltFactorization factorization_;
   double sigma_;
@@ -130,12 +139,12 @@ class MatrixFactorizationMechanism final : public Mechanism {
 
 class SecureMatrixFactorizationMechanism final : public Mechanism {
  public:
-  SecureMatrixFactorizationMechanism(Index dim, const NoiseKey& key, double bound, Index horizon,
+  SecureMatrixFactorizationMechanism(Index dim, const NoiseKey& key, double bound, Index horizon, Index period,
                                      const PrivacyTarget& target, std::optional<double> sigma)
-      : dim_(dim), key_(key), bound_(bound), horizon_(horizon), delta_(target.delta),
+      : dim_(dim), key_(key), bound_(bound), horizon_(horizon), period_(period), delta_(target.delta),
         factorization_(BltFactorization::square_root(horizon)), increments_(dim), exact_filter_(factorization_, dim),
         noise_filter_(factorization_, dim), noise_(static_cast<Eigen::Index>(dim)) {
-    const double column = factorization_.max_column_norm(horizon);
+    const double column = participation_norm(factorization_, horizon, period);
     // z: the multiplier of the rounded sequence's sensitivity; sigma, if given,
     // is the noise per coordinate.
     const double z = sigma ? *sigma / (bound * column) : 1.0 / std::sqrt(2.0 * privacy::zcdp_rho(target.epsilon, target.delta));
@@ -155,7 +164,7 @@ class SecureMatrixFactorizationMechanism final : public Mechanism {
     increments_.released(released);
   }
   PrivacyRecord account() const override {
-    PrivacyRecord r = base_record(factorization_, horizon_, bound_, delta_);
+    PrivacyRecord r = base_record(factorization_, horizon_, period_, bound_, delta_);
     r.noise = NoiseMode::kSecure;
     const double scale = static_cast<double>(discrete_.scale);
     r.zcdp_rho = discrete_.integer_sensitivity * discrete_.integer_sensitivity / (2 * scale * scale);
@@ -170,7 +179,7 @@ class SecureMatrixFactorizationMechanism final : public Mechanism {
   Index dim_;
   NoiseKey key_;
   double bound_;
-  Index horizon_;
+  Index horizon_, period_;
   double delta_;
   BltFactorization factorization_;
   Increments increments_;
@@ -183,13 +192,13 @@ class SecureMatrixFactorizationMechanism final : public Mechanism {
 
 }  // namespace
 
-double mf_noise_sigma(double sensitivity_bound, Index horizon, const PrivacyTarget& target, Index dim) {
+double mf_noise_sigma(double sensitivity_bound, Index horizon, const PrivacyTarget& target, Index dim, Index period) {
   target.Validate();
   if (!target.is_private()) throw Error("matrix-factorization mechanism: needs a finite epsilon (a private target)");
   if (!(sensitivity_bound > 0) || !std::isfinite(sensitivity_bound))
     throw Error("matrix-factorization mechanism: the sensitivity bound must be finite and > 0");
   if (horizon == 0) throw Error("matrix-factorization mechanism: the horizon must be at least 1 release");
-  const double column = BltFactorization::square_root(horizon).max_column_norm(horizon);
+  const double column = participation_norm(BltFactorization::square_root(horizon), horizon, period);
   if (target.noise == NoiseMode::kSecure) {
     const DiscreteNoise n = discrete_noise(sensitivity_bound * column, dim,
                                            1.0 / std::sqrt(2.0 * privacy::zcdp_rho(target.epsilon, target.delta)),
@@ -200,7 +209,7 @@ double mf_noise_sigma(double sensitivity_bound, Index horizon, const PrivacyTarg
 }
 
 std::unique_ptr<Mechanism> make_mf_mechanism(Index dim, const NoiseKey& key, double sensitivity_bound, Index horizon,
-                                             const PrivacyTarget& target, std::optional<double> sigma) {
+                                             const PrivacyTarget& target, std::optional<double> sigma, Index period) {
   target.Validate();
   if (!target.is_private()) throw Error("matrix-factorization mechanism: needs a finite epsilon (a private target)");
   if (!(sensitivity_bound > 0) || !std::isfinite(sensitivity_bound))
@@ -210,8 +219,9 @@ std::unique_ptr<Mechanism> make_mf_mechanism(Index dim, const NoiseKey& key, dou
     throw Error("matrix-factorization mechanism: a horizon above 2^32 - 1 releases");
   if (dim == 0) throw Error("matrix-factorization mechanism: dim must be > 0");
   if (target.noise == NoiseMode::kSecure)
-    return std::make_unique<SecureMatrixFactorizationMechanism>(dim, key, sensitivity_bound, horizon, target, sigma);
-  return std::make_unique<MatrixFactorizationMechanism>(dim, key, sensitivity_bound, horizon, target, sigma);
+    return std::make_unique<SecureMatrixFactorizationMechanism>(dim, key, sensitivity_bound, horizon, period, target,
+                                                                sigma);
+  return std::make_unique<MatrixFactorizationMechanism>(dim, key, sensitivity_bound, horizon, period, target, sigma);
 }
 
 }  // namespace dpsosp

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "dpsosp/discrete_gaussian.hpp"
@@ -91,26 +92,28 @@ ConstantsEstimate estimate_constants(const Model& model, const Dataset& data, co
   NoisyCounts counts(key, target, e.rounds);
   e.count_noise = counts.sigma();
   e.mu = target.noise == NoiseMode::kSecure ? 0.0 : privacy::gdp_mu(target.epsilon, target.delta);
+  (void)seed;
   const auto d = static_cast<Eigen::Index>(model.dim());
-  Vec g(d), g_moved(d);
+  Vec g(d), g_moved(d), moved(d);
   std::vector<double> norms, ratios;
-  Vec moved;
-  double h = 0;
-  if (what.M) {
-    // A public direction (the seed's), a small step along it.
-    GaussianStream direction(seed, StreamPurpose::kPerturbation, 1);
-    Vec u(d);
-    direction.fill(u);
-    u /= u.norm();
-    h = 1e-3 * std::max(1.0, x0.norm());
-    moved = x0 + h * u;
-  }
+  const double h = 1e-3 * std::max(1.0, x0.norm());
   for (Index i : records) {
     model.gradient(x0, data, i, g);
-    if (what.G) norms.push_back(g.norm());
+    const double norm = g.norm();
+    if (what.G) norms.push_back(norm);
     if (what.M) {
-      model.gradient(moved, data, i, g_moved);
-      ratios.push_back((g_moved - g).norm() / h);
+      // The record's curvature along its own gradient, the direction it
+      // pushes a step: a zero gradient has none; a non-finite one counts as
+      // above every threshold.
+      if (!(norm > 0)) {
+        ratios.push_back(0.0);
+      } else if (!std::isfinite(norm)) {
+        ratios.push_back(std::numeric_limits<double>::infinity());
+      } else {
+        moved = x0 + (h / norm) * g;
+        model.gradient(moved, data, i, g_moved);
+        ratios.push_back((g_moved - g).norm() / h);
+      }
     }
   }
   if (what.G) e.G = noisy_median(norms, counts);

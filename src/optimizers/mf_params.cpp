@@ -29,9 +29,10 @@ Index ceil_count(double v) {
   return std::max<Index>(1, static_cast<Index>(std::ceil(v)));
 }
 
-// The releases a run can make: every O1 takes b1 records, every O2 at least b2_min.
-Index horizon_for(Index n, Index b1, bool o2, Index b2_min) {
-  if (!o2) return n / b1;
+// The releases a run can make: every O1 takes b1 records, every O2 at least
+// b2_min; passes over the order (O1 steps only) n / b1 each.
+Index horizon_for(Index n, Index b1, bool o2, Index b2_min, Index epochs) {
+  if (!o2) return epochs * (n / b1);
   return 1 + (n - b1) / b2_min;
 }
 
@@ -46,7 +47,19 @@ MfParameters spider_mf_adaptive_parameters(Index n, Index d, const PrivacyTarget
   if (d == 0) throw Error(std::string(who) + ": dimension d must be at least 1, got 0");
   if (!(ch.alpha_scale > 0) || !std::isfinite(ch.alpha_scale))
     throw Error(std::string(who) + ": alpha_scale must be positive and finite");
+  if (ch.epochs < 1) throw Error(std::string(who) + ": epochs must be at least 1, got 0");
+  if (ch.epochs > 1 && ch.o2.value_or(false)) {
+    // O2 batch sizes follow the released steps, so a record's place in the
+    // later passes, and the releases it enters, would depend on them; the
+    // sensitivity of cyclic passes holds for fixed batches (docs/privacy-accounting.md).
+    std::ostringstream os;
+    os << who << ": o2 = on with epochs = " << ch.epochs
+       << ": several passes take O1 steps only (fixed batches, so every record's releases are a pass apart); "
+          "set o2 = off or auto";
+    throw Error(os.str());
+  }
   MfParameters p;
+  p.epochs = ch.epochs;
   const double sd = std::sqrt(static_cast<double>(d));
   const double mu = privacy::gdp_mu(privacy.epsilon, privacy.delta);
   p.alpha = o.alpha ? *o.alpha : ch.alpha_scale * theorem_alpha(n, d, privacy.epsilon, c);
@@ -80,20 +93,22 @@ MfParameters spider_mf_adaptive_parameters(Index n, Index d, const PrivacyTarget
   // step's privacy noise sqrt(d) * step_noise against the O1's sampling error
   // G / sqrt(b1). Decided below, once the noise is known; the horizon needs
   // the decision, so both are tried.
-  p.o2 = ch.o2.value_or(false);
+  p.o2 = ch.o2.value_or(false) && p.epochs == 1;
   p.kappa = o.kappa ? *o.kappa : c.G / (p.M2 * p.eta);
   for (int pass = 0; pass < 2; ++pass) {
-    p.horizon = std::max<Index>(1, horizon_for(n, p.b1, p.o2, p.b2_min));
+    p.horizon = std::max<Index>(1, horizon_for(n, p.b1, p.o2, p.b2_min, p.epochs));
+    p.steps_per_epoch = p.o2 ? p.horizon : n / p.b1;
+    const Index period = p.epochs > 1 ? p.steps_per_epoch : 0;
     const BltFactorization f = BltFactorization::square_root(p.horizon);
-    p.column_norm = f.max_column_norm(p.horizon);
+    p.column_norm = period > 0 ? f.cyclic_participation_norm(p.horizon, period) : f.max_column_norm(p.horizon);
     p.sigma = o.sigma              ? *o.sigma
               : o.noise_multiplier ? *o.noise_multiplier * p.sensitivity
-                                   : mf_noise_sigma(p.sensitivity, p.horizon, privacy, d);
+                                   : mf_noise_sigma(p.sensitivity, p.horizon, privacy, d, period);
     const std::vector<double> r = f.inverse_coefficients(std::min<Index>(p.horizon, 4096));
     double row2 = 0;
     for (double v : r) row2 += v * v;
     p.step_noise = p.sigma * std::sqrt(row2);
-    if (ch.o2 || pass == 1) break;
+    if (ch.o2 || pass == 1 || p.epochs > 1) break;
     const bool sampling_limited = sd * p.step_noise < kO2NoiseRatio * c.G / std::sqrt(static_cast<double>(p.b1));
     if (!sampling_limited) break;
     p.o2 = true;
@@ -102,8 +117,10 @@ MfParameters spider_mf_adaptive_parameters(Index n, Index d, const PrivacyTarget
     if (ch.max_phase_length && *ch.max_phase_length > 1) {
       std::ostringstream os;
       os << who << ": max_phase_length = " << *ch.max_phase_length << " needs O2 steps, and O2 is off ("
-         << (ch.o2 ? "o2 = off" : "chosen off: an O1 step's privacy noise is above a tenth of its sampling error")
-         << "); set o2 = on";
+         << (p.epochs > 1 ? "several passes take O1 steps only"
+             : ch.o2      ? "o2 = off"
+                          : "chosen off: an O1 step's privacy noise is above a tenth of its sampling error")
+         << (p.epochs > 1 ? ")" : "); set o2 = on");
       throw Error(os.str());
     }
     p.max_phase_length = 1;

@@ -160,6 +160,12 @@ unsigned ParameterOverrides::set_bits() const {
   return bits;
 }
 
+bool RunOptions::poisson() const {
+  // spider-mf-adaptive reads epochs as passes over its sample order; for
+  // dpsgd, epochs > 0 is Poisson sampling.
+  return epochs.value_or(0.0) > 0 && algorithm_info(algorithm).mechanism != MechanismKind::kMatrixFactorization;
+}
+
 bool RunOptions::is_private_run() const {
   return is_private_algorithm(algorithm) && privacy && privacy->is_private();
 }

@@ -27,6 +27,11 @@ struct QuadraticAuditSetup {
   Index n = 0;                                             ///< records the two steps need
   double max_step = std::numeric_limits<double>::infinity();  ///< the O2 step bound, if any
   double kappa = 0;                                        ///< the drift budget set (for unclipped-o2)
+  /// The canary's quadratic k z (x - m)^2 / 2 (src/audit/canaries.hpp): its
+  /// centre m and curvature k. k = 1, m = 0 but where the O2 differences are
+  /// of clipped gradients (spider-mf-adaptive), which reach the clip only
+  /// where the canary's clipped gradient flips sign between x_0 and x_1.
+  double centre = 0, curvature = 1;
 };
 
 /// How the audit (docs/privacy.md) configures the algorithm; null where a
@@ -34,7 +39,9 @@ struct QuadraticAuditSetup {
 struct AuditHooks {
   /// Linear canary: every node's (release's) sensitivity 2G/b, one O1 on `batch`
   /// records per step, or phases of one O1 and phase_length - 1 O2 steps on
-  /// 2 batch records each where the algorithm reads `period`.
+  /// 2 batch records each where the algorithm reads `period`. Where the
+  /// algorithm reads `epochs` as passes over the sample order
+  /// (spider-mf-adaptive), the audit sets them after this.
   void (*linear)(RunOptions& o, Index batch, double G, Index phase_length) = nullptr;
   /// Quadratic-o2 canary: step 1 an O1 on `batch` records, step 2 an O2 whose
   /// batch starts with the canary, its difference at the O2 sensitivity bound.

@@ -115,6 +115,8 @@ void run_spider(const Model& model, const Dataset& data, const SpiderConfig& con
                 const RunOptions& options, Summary& summary) {
   const std::uint64_t seed = summary.seed;
   Diagnostics& diag = summary.diagnostics;
+  if (config.epochs > 1 && !(config.restart.kind == RestartRule::Kind::kPeriodic && config.restart.period == 1))
+    throw Error("run_spider: several passes over the records need O1 steps only (a fixed batch every step)");
   std::optional<SamplePool> pool_storage;
   SamplePool& pool = order_and_noise(pool_storage, data, model.dim(), seed, noise);
   if (summary.reserved_records > 0) pool.draw(summary.reserved_records);  // the estimate's (clip_estimate.hpp)
@@ -133,6 +135,7 @@ void run_spider(const Model& model, const Dataset& data, const SpiderConfig& con
   record.x = &x;
   Vec tail_sum = Vec::Zero(d);
   Index tail_count = 0;
+  Index drawn = 0, passes = 1, most_used = 0;  // the optimizer's records over all passes
   for (;;) {
     if (stop_requested(options, steps, record, summary.termination)) break;
     if (config.horizon > 0 && steps >= config.horizon) {
@@ -149,6 +152,13 @@ void run_spider(const Model& model, const Dataset& data, const SpiderConfig& con
     Index batch = 0;
     if (restart) {
       batch = config.b1;
+      if (pool.remaining() < batch && passes < config.epochs) {
+        // The next pass: the same order from its start (the estimate's records left out).
+        most_used = std::max(most_used, pool.used());
+        pool = SamplePool(data, seed);
+        if (summary.reserved_records > 0) pool.draw(summary.reserved_records);
+        ++passes;
+      }
       if (pool.remaining() < batch) {
         summary.termination = Termination::kDataExhausted;
         break;
@@ -181,6 +191,7 @@ void run_spider(const Model& model, const Dataset& data, const SpiderConfig& con
       sensitivity = 2.0 * clip / static_cast<double>(batch);
     }
     ++phase_length;
+    drawn += batch;
     noise.release(nabla, restart, sensitivity, released);
 
     // Lines 9-11: perturb near a possible saddle, then stay frozen for Gamma steps.
@@ -209,7 +220,7 @@ void run_spider(const Model& model, const Dataset& data, const SpiderConfig& con
     if (options.record_trajectory) summary.trajectory.push_back(x);
     if (!x.allFinite()) throw Error("minimize: the iterate became non-finite at step " + std::to_string(steps) +
                                     " (step size too large for the data? check M)");
-    if (pool.used() > config.tail_from) {
+    if (drawn > config.tail_from) {
       tail_sum += x;
       ++tail_count;
     }
@@ -219,7 +230,7 @@ void run_spider(const Model& model, const Dataset& data, const SpiderConfig& con
   // The tail average (post-processing of the released iterates).
   if (tail_count > 0) x = tail_sum / static_cast<double>(tail_count);
   summary.steps = steps;
-  summary.samples_used = pool.used();
+  summary.samples_used = std::max(most_used, pool.used());  // distinct records (passes repeat them)
   summary.gradient_evaluations = oracles.gradient_evaluations();  // a function of the released step lengths
   diag.gradient_evaluations = oracles.gradient_evaluations();
 }

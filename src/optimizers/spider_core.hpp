@@ -58,9 +58,15 @@ struct SpiderConfig {
   /// steps) when it has made them. 0: no such bound.
   Index horizon = 0;
   /// x is the mean of the iterates after every step that ends with more than
-  /// tail_from records used (post-processing); 0 with tail_from = max: the
-  /// last iterate.
+  /// tail_from records drawn by the optimizer, over all passes
+  /// (post-processing); tail_from = max: the last iterate.
   Index tail_from = std::numeric_limits<Index>::max();
+  /// Passes over the sample order (O1 steps only, every step on b1 records):
+  /// when the unused records cannot fill the next batch and passes remain,
+  /// the next pass reads the same order again from its first record after
+  /// the reserved ones, so every record is in the steps i, i + T, i + 2T, ...
+  /// (T = the steps of a pass).
+  Index epochs = 1;
 };
 
 /// The configuration every SPIDER algorithm starts from: O1 batch b, clip G

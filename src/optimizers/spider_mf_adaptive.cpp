@@ -14,7 +14,9 @@
 //  * the saddle perturbation of Algorithm 2.
 #include <cmath>
 #include <limits>
+#include <sstream>
 
+#include "dpsosp/error.hpp"
 #include "dpsosp/privacy.hpp"
 #include "optimizers/registry.hpp"
 #include "optimizers/spider_core.hpp"
@@ -30,6 +32,14 @@ MfChoices choices_of(const RunOptions& o) {
   c.learning_rate = o.learning_rate;
   c.tail = o.tail;
   c.alpha_scale = o.alpha_scale_or_default();
+  const double epochs = o.epochs.value_or(0.0);
+  if (!(epochs == std::floor(epochs) && epochs <= 1e6)) {
+    std::ostringstream os;
+    os << "spider-mf-adaptive: epochs = " << epochs
+       << ": the run makes whole passes over its sample order; give a whole number of epochs (at most 1e6)";
+    throw Error(os.str());
+  }
+  c.epochs = std::max<Index>(1, static_cast<Index>(epochs));
   return c;
 }
 
@@ -43,6 +53,8 @@ void report(Summary& s, const MfParameters& p) {
   s.params["kappa"] = p.kappa;
   s.params["max_phase_length"] = static_cast<double>(p.max_phase_length);
   s.params["horizon"] = static_cast<double>(p.horizon);
+  s.params["epochs"] = static_cast<double>(p.epochs);
+  s.params["steps_per_epoch"] = static_cast<double>(p.steps_per_epoch);
   s.params["sensitivity"] = p.sensitivity;
   s.params["sigma"] = p.sigma;
   s.params["column_norm"] = p.column_norm;
@@ -58,8 +70,8 @@ void run(const Model& model, const Dataset& data, const RunOptions& o, const Noi
   const Index n = data.rows() - s.reserved_records;  // those the optimizer may use
   const MfParameters p = spider_mf_adaptive_parameters(n, model.dim(), *o.privacy, o.constants, choices_of(o),
                                                        o.overrides);
-  const std::unique_ptr<Mechanism> noise = make_mf_mechanism(model.dim(), key, p.sensitivity, p.horizon, *o.privacy,
-                                                             p.sigma);
+  const std::unique_ptr<Mechanism> noise = make_mf_mechanism(
+      model.dim(), key, p.sensitivity, p.horizon, *o.privacy, p.sigma, p.epochs > 1 ? p.steps_per_epoch : 0);
   report(s, p);
   SpiderConfig c;
   c.b1 = p.b1;
@@ -79,10 +91,65 @@ void run(const Model& model, const Dataset& data, const RunOptions& o, const Noi
   c.batch.slope = p.bt_slope;
   c.perturbation = {true, p.threshold, p.zeta, p.Gamma};
   c.horizon = p.horizon;
-  c.tail_from = p.tail > 0 ? s.reserved_records + static_cast<Index>(std::floor((1.0 - p.tail) * static_cast<double>(n)))
+  c.epochs = p.epochs;
+  // The tail: the iterates after the records drawn, over all passes, pass
+  // (1 - tail) of the run's (n a pass).
+  const double records = static_cast<double>(p.epochs) * static_cast<double>(n);
+  c.tail_from = p.tail > 0 ? static_cast<Index>(std::floor((1.0 - p.tail) * records))
                            : std::numeric_limits<Index>::max();
   run_spider(model, data, c, *noise, o, s);
   s.privacy = noise->account();
+}
+
+// The audit's linear canary (docs/privacy.md): every step an O1 on `batch`
+// records, each release's sensitivity 2G/b1, no saddle perturbation (public
+// noise the attacker would only have to subtract).
+void audit_linear(RunOptions& o, Index batch, double, Index) {
+  o.batch_size = batch;
+  o.o2 = false;
+  o.overrides.threshold = 0.0;
+}
+
+// The audit's quadratic-o2 canary: step 1 an O1 at x_0 = 0 (every record's
+// gradient the drift G e1), step 2 the consistent O2 (phases of 2, no drift
+// restart, no perturbation). eta = 1/M makes M |x_1| = |G + noise|, mostly
+// below 2G, so the O2 clip is M |x_1| and b_t = ceil(M |x_1| b1 / G) puts the
+// release's sensitivity 2 M |x_1| / b_t at about the bound 2G/b1. The
+// canary's steep quadratic centred at m = -0.02 G/M flips its G-clipped
+// gradient between x_0 and x_1 whenever x_1 < m - 2G/(k c M) (rel_1 > 0.04 G
+// at c >= 1): its difference, 2G before the O2 clip, saturates that clip.
+// n leaves room for b_t up to ceil((G + 5 sigma) b1 / G); sigma grows with
+// the horizon n - b1 + 1 (O2 batches of one record at least), hence the loop.
+QuadraticAuditSetup audit_quadratic(RunOptions& o, const QuadraticAudit& q) {
+  o.batch_size = q.batch;
+  o.o2 = true;
+  o.overrides.kappa = std::numeric_limits<double>::max();
+  o.overrides.threshold = 0.0;
+  QuadraticAuditSetup s;
+  s.max_step = 2.0 * q.G / q.M;
+  s.centre = -0.02 * q.G / q.M;
+  s.curvature = 100.0;
+  const double b = static_cast<double>(q.batch);
+  s.n = q.batch + 2;
+  for (int pass = 0; pass < 64; ++pass) {
+    const MfParameters p = spider_mf_adaptive_parameters(s.n, q.dim, q.target, o.constants, choices_of(o), o.overrides);
+    const Index want = q.batch + static_cast<Index>(std::ceil((q.G + 5.0 * p.sigma) * b / q.G)) + 1;
+    if (want <= s.n) break;
+    s.n = want;
+  }
+  return s;
+}
+
+// unclipped-o2: G and M raised `raise`-fold, so the inner clip and the O2
+// clip min(M ||dx||, 2G) are that many times the honest ones and the canary's
+// difference passes at `raise` times the honest clip; b_t = ceil(M ||dx|| b1 /
+// G), the step (learning rate 1/M) and the noise (sigma) stay the honest ones.
+void audit_unclipped_o2(RunOptions& o, const QuadraticAudit& q, const QuadraticAuditSetup&, double sigma) {
+  o.constants.G = q.raise * q.G;
+  o.constants.M = q.raise * q.M;
+  o.learning_rate = 1.0 / q.M;
+  o.overrides.sigma = sigma;
+  o.overrides.noise_multiplier.reset();
 }
 
 constexpr unsigned kMfOverrides = kSetAlpha | kSetKappa | kSetSigma | kSetNoiseMultiplier | kSetZeta |
@@ -96,9 +163,11 @@ AlgorithmRow spider_mf_adaptive_row() {
             "SpiderBoost with matrix-factorization noise over the run, consistent O2, O2 only where it pays, and "
             "a tail average (the default)",
             /*is_private=*/true, /*allows_infinite_epsilon=*/false, MechanismKind::kMatrixFactorization,
-            kKnobAlphaScale | kKnobMaxPhaseLength | kKnobBatchSize | kKnobLearningRate | kKnobTail | kKnobO2,
+            kKnobAlphaScale | kKnobMaxPhaseLength | kKnobBatchSize | kKnobLearningRate | kKnobTail | kKnobO2 |
+                kKnobEpochs,
             kMfOverrides};
   r.run = run;
+  r.audit = {audit_linear, audit_quadratic, audit_unclipped_o2};
   return r;
 }
 

@@ -49,6 +49,26 @@ class AuditCli(unittest.TestCase):
         self.assertTrue(j["violation"], j)
         self.assertGreater(j["reported_epsilon"], j["claimed_epsilon"])
 
+    def test_matrix_factorization_tamperings_are_caught(self):
+        # spider-mf-adaptive's consistent O2 (quadratic-o2) with its clip raised,
+        # and the key published over ten factorized steps: both far from the claim.
+        j = audit("--algo", "spider-mf-adaptive", "--canary", "quadratic-o2", "--tamper", "unclipped-o2",
+                  "--runs", "2000")
+        self.assertEqual(j["algo"], "spider-mf-adaptive")
+        self.assertEqual(j["steps"], 2)
+        self.assertTrue(j["violation"], j)
+        j = audit("--algo", "spider-mf-adaptive", "--steps", "10", "--tamper", "published-key", "--runs", "100")
+        self.assertEqual(j["n"], 160)
+        self.assertEqual(j["test"]["score"], "replay")
+        self.assertTrue(j["violation"])
+
+    def test_matrix_factorization_passes_use_replace_one_neighbours(self):
+        j = audit("--algo", "spider-mf-adaptive", "--epochs", "3", "--steps", "4", "--runs", "100")
+        self.assertEqual(j["adjacency"], "replace-one")
+        self.assertEqual(j["n"], 64)
+        self.assertEqual(j["epochs"], 3)
+        self.assertFalse(j["violation"])
+
     def test_a_run_that_fails_is_an_outcome_not_an_abort(self):
         j = audit("--canary", "extreme", "--tamper", "extreme-fails", "--runs", "100")
         self.assertEqual(j["failures"]["without_canary"], 100)

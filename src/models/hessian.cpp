@@ -1,6 +1,7 @@
 // The mean Hessian as an operator (Model::mean_hessian): the default, hvp()
 // per record on the engine's threads, and the margin models' two products
 // over the records with the curvatures phi''(z_i) kept.
+#include <limits>
 #include <memory>
 
 #include "dpsosp/model.hpp"
@@ -17,12 +18,14 @@ HvpFunction Model::mean_hessian(const Vec& x, const Dataset& data, const IndexLi
   return [this, x, &data, &idx, d](const Vec& v, Vec& out) {
     detail::check_direction(*this, v);
     // The engine's sum of per-record vectors, unclipped: rows added in record order.
-    const ClippedSum s = detail::clipped_row_sum(detail::kHvpKind, data, idx, d, std::numeric_limits<double>::infinity(),
-                                                 [this, &x, &data, &v, d] {
+    constexpr double kNoClip = std::numeric_limits<double>::infinity();
+    const auto rows_of = [this, &x, &data, &v, d] {
       return [this, &x, &data, &v, d](const Index* records, Index count, double* const* rows) {
-        for (Index j = 0; j < count; ++j) hvp(x, data, records[j], v, Eigen::Map<Vec>(rows[j], static_cast<Eigen::Index>(d)));
+        for (Index j = 0; j < count; ++j)
+          hvp(x, data, records[j], v, Eigen::Map<Vec>(rows[j], static_cast<Eigen::Index>(d)));
       };
-    });
+    };
+    const ClippedSum s = detail::clipped_row_sum(detail::kHvpKind, data, idx, d, kNoClip, rows_of);
     out = s.sum / static_cast<double>(idx.size());
   };
 }

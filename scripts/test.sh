@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Builds dpsosp and runs every test: the unit tests (ctest), the CLI tests and
-# the find_package consumer test.
+# Builds dpsosp, tests included, and runs every test: the unit tests (ctest),
+# the CLI tests, the Python tests and the find_package consumer test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/build.sh
+bash scripts/build.sh --all
 cd build
 ctest --output-on-failure -j"$(nproc)" --timeout 600

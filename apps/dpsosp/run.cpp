@@ -2,12 +2,15 @@
 // stop_signal.hpp).
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <memory>
 #include <cstdio>
 #include <limits>
 #include <cstring>
 #include <set>
 
 #include "cli.hpp"
+#include "progress.hpp"
 #include "result_reader.hpp"
 #include "stop_signal.hpp"
 
@@ -28,7 +31,7 @@ struct RunArgs {
   std::string batch_size, period, max_steps = "0", max_phase_length = "0";
   std::string epochs = "0", learning_rate, tail, o2 = "off", accountant = "pld";
   std::string threads = "0";
-  bool trajectory = false;
+  bool trajectory = false, quiet = false;
   std::vector<std::string> overrides;
   bool given(const std::string& option) const { return app->count(option) > 0; }
 };
@@ -201,35 +204,35 @@ int do_run(const RunArgs& a) {
   if (!o.seed) o.seed = secure_random_seed();
   LoadedProblem p = load_problem(a.source, o.single_pass() ? o.seed : std::nullopt);
   const Index n = p.data.rows();
-  if (o.batch_size && *o.batch_size > n)
-    throw Error("--batch-size " + std::to_string(*o.batch_size) + ": more than the " + std::to_string(n) + " records");
-  if (o.overrides.b && *o.overrides.b > n)
-    throw Error("--set b=" + std::to_string(*o.overrides.b) + ": more than the " + std::to_string(n) + " records");
-  if (o.poisson()) {
-    const Index batch = o.batch_size ? *o.batch_size : std::min<Index>(256, n);
-    if (*o.epochs * static_cast<double>(n) / static_cast<double>(batch) > 1e10)
-      throw Error("--epochs " + a.epochs + ": more than 1e10 Poisson steps at this batch size");
+  try {
+    o.Validate(n);  // the rules that need n, in the library's words
+  } catch (const Error& e) {
+    refuse_in_cli_words(e);
   }
   const Vec x0 = a.given("--x0") ? parse_x0(a.x0, p) : Vec::Zero(static_cast<Eigen::Index>(p.model->dim()));
   std::optional<Dataset> eval;
   if (a.given("--eval")) eval = load_eval_data(a.source, a.eval, a.eval_labels, *p.model);
 
-  const auto start = std::chrono::steady_clock::now();
-  auto last = start;
   o.stop_flag = &stop_flag();
-  o.on_step = [&](const Iteration& it) {
-    const Index step = it.step;
-    const auto now = std::chrono::steady_clock::now();
-    if (std::chrono::duration<double>(now - last).count() >= 1.0) {
-      last = now;
-      std::fprintf(stderr, "dpsosp: step %zu, %.1f s\n", static_cast<size_t>(step),
-                   std::chrono::duration<double>(now - start).count());
-    }
+  // The run's length when it is known before it: max_steps, or Poisson's planned steps.
+  std::optional<Index> total;
+  if (o.max_steps > 0) total = o.max_steps;
+  if (o.poisson())
+    total = std::min(total.value_or(~Index{0}),
+                     static_cast<Index>(std::ceil(*o.epochs * static_cast<double>(n) /
+                                                  static_cast<double>(o.sgd_batch_size(n)))));
+  // Records over all passes (spider-mf-adaptive's epochs are whole passes).
+  const Index passes = !o.poisson() && o.epochs && *o.epochs > 1 ? static_cast<Index>(*o.epochs) : 1;
+  auto progress = std::make_unique<Progress>(a.quiet, n * passes, total, !o.poisson());
+  o.on_step = [&progress](const Iteration& it) {
+    progress->step(it);
     return true;
   };
   StopOnSignal stop_on_signal;  // until the report is written
   const Summary s = minimize(*p.model, p.data, x0, o);
+  progress.reset();  // ends the line
   const bool interrupted = s.interrupted() || stop_requested_by_signal();
+  for (const std::string& w : s.warnings) std::fprintf(stderr, "dpsosp: warning: %s\n", w.c_str());
 
   // The release (covered by the guarantee) and, apart, the diagnostics
   // computed from the private data (SPEC section 8).
@@ -239,6 +242,7 @@ int do_run(const RunArgs& a) {
   j["model"] = p.model->name();
   j["n"] = n;
   j["d"] = p.model->dim();
+  j["shape"] = shape_json(*p.model);
   diagnostics["load_seconds"] = p.load_seconds;
   j["target"] = {{"epsilon", number(o.privacy ? o.privacy->epsilon : std::numeric_limits<double>::infinity())},
                  {"delta", o.privacy ? o.privacy->delta : delta}};
@@ -261,8 +265,15 @@ int do_run(const RunArgs& a) {
   } else if (eval || p.population) {
     // The run's results are never lost to the certificate: a failure is reported in the JSON.
     try {
-      const Certificate c = eval ? certify_empirical(*p.model, *eval, s.x, o.constants.rho)
-                                 : certify_population(*p.population, s.x, o.constants.rho);
+      Progress lanczos(a.quiet, 0, std::nullopt, false);
+      EigenOptions eigen;
+      eigen.on_cycle = [&lanczos](const EigenProgress& e) {
+        lanczos.certificate(e);
+        return !stop_requested_by_signal();  // a signal ends the certificate too (the report is still written)
+      };
+      const Certificate c = eval ? certify_empirical(*p.model, *eval, s.x, o.constants.rho, eigen)
+                                 : certify_population(*p.population, s.x, o.constants.rho, eigen);
+      lanczos.finish();
       certificate_home["certificate"] = certificate_json(c);
       certificate_home["certificate_source"] = eval ? "evaluation data" : "known population";
       if (!c.lambda_converged)
@@ -341,6 +352,7 @@ void setup_run(CLI::App& app) {
   run->add_option("--set", args->overrides, "Override a parameter: name=value (alpha, kappa, sigma, eta, zeta, threshold, b, T, Gamma)");
   run->add_option("--threads", args->threads, "Threads, 0 (all cores) to 1024; never changes results")->capture_default_str();
   run->add_flag("--trajectory", args->trajectory, "Include every iterate in the report");
+  run->add_flag("--quiet", args->quiet, "No progress on stderr (warnings and errors still)");
   run->add_option("--eval", args->eval, "Evaluation data for the certificate (same format rules as --data)");
   run->add_flag("--no-certificate", args->no_certificate, "Skip the certificate (it can take minutes for large models)");
   run->add_option("--eval-labels", args->eval_labels, "IDX labels of --eval (default: the file beside it)");

@@ -46,7 +46,7 @@ def agreement(res, fits, esc, fmres, s, e, fm, wins_all):
     out = []
     for prob in config.PROBLEMS:
         for algo, theory in (("spider-tree-adaptive", -0.5), ("spider-gauss-fixed", -3 / 7),
-                             ("spider-tree-periodic", -0.5), ("dpsgd", None)):
+                             ("spider-tree-periodic", -0.5), ("dpsgd", None), (config.FLAGSHIP, None)):
             f = fits.get((prob, algo, "tuned"))
             if not f:
                 out.append("%s, %s: fewer than 3 privacy-dominated configurations, no slope fitted." % (prob, algo))
@@ -81,10 +81,12 @@ def agreement(res, fits, esc, fmres, s, e, fm, wins_all):
             r = esc.get((prob, "spider-tree-adaptive", eps, eps))
             p = esc.get((prob, "spider-tree-periodic", eps, eps))
             if r and p:
-                out.append("Saddle escape, %s, eps = %s: spider-tree-adaptive %s, spider-tree-periodic (no perturbation) %s, "
+                out.append("Saddle escape, %s, eps = %s: %s %s, spider-tree-adaptive %s, spider-tree-periodic (no perturbation) %s, "
                            "spider-gauss-fixed %s, dpsgd %s of %d runs end with lambda_min >= lambda_min(saddle)/2 (alpha_esc = %s); "
                            "the non-private references: spider %s, sgd (no noise, no perturbation) %s.%s" % (
-                               prob, eps_label(eps), pct(r["frac_alpha"]), pct(p["frac_alpha"]),
+                               prob, eps_label(eps), config.FLAGSHIP,
+                               pct(esc[(prob, config.FLAGSHIP, eps, eps)]["frac_alpha"]),
+                               pct(r["frac_alpha"]), pct(p["frac_alpha"]),
                                pct(esc[(prob, "spider-gauss-fixed", eps, eps)]["frac_alpha"]),
                                pct(esc[(prob, "dpsgd", eps, eps)]["frac_alpha"]), r["m"], f3(r["alpha"]),
                                pct(esc[(prob, "spider", math.inf, eps)]["frac_alpha"]),

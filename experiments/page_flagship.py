@@ -33,9 +33,9 @@ def write_flagship(w, p):
     w("")
     w("spider-mf-adaptive is the paper's SpiderBoost framework with the changes of docs/parameters.md "
       "(\"spider-mf-adaptive\"): one square-root matrix factorization of the noise over the whole run instead of "
-      "a fresh tree per phase (docs/matrix-factorization.md), O2 on differences of the clipped gradients, an O1 "
-      "batch and an O1/O2 switch chosen from public quantities, and the mean of the iterates over the last quarter "
-      "of the records as the output. Its parameters come from n, d, the target and the constants alone: the runs "
+      "a fresh tree per phase (docs/matrix-factorization.md), O1 steps on a batch chosen from public quantities "
+      "(O2 steps, on differences of the clipped gradients, only with --o2 on), and the mean of the iterates over "
+      "the last quarter of the records as the output. Its parameters come from n, d, the target and the constants alone: the runs "
       "below give it no option (the `default` knob), the baselines their defaults.")
     w("")
     w("**Scaling grid** (section 1's runs, %d seeds): configurations where its median gap is at most the smallest "

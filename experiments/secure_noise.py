@@ -91,7 +91,7 @@ def main():
              "docs/noise.md, \"Secure mode\", says what the mode does. Each cell: the median over the seeds and, "
              "in brackets, the spread (largest minus smallest). A cell is within the spread when the secure "
              "median differs from the float median by at most the float runs' spread.", ""]
-    for rep in (cache.get(fm_args(*c))["report"] for c in fm + pr):
+    for rep in [cache.get(fm_args(*c))["report"] for c in fm] + [cache.get(pr_args(*c))["report"] for c in pr]:
         if rep["epsilon"] > float(rep["target"]["epsilon"]) + 1e-9:
             sys.exit("secure_noise.py: a run reports epsilon %r above its target" % rep["epsilon"])
     rows = []

@@ -1,6 +1,8 @@
-// dpsosp._core: the library for Python. Arguments arrive as numpy arrays
-// (Eigen::Ref, no copies where the layout allows); dpsosp::Error arrives as
-// ValueError (it derives from std::invalid_argument).
+// dpsosp._core: the library for Python, a thin private module under the
+// package (python/dpsosp/), which checks keywords and converts arrays first.
+// Arguments arrive as numpy arrays (Eigen::Ref, no copies where the layout
+// allows); dpsosp::Error arrives as ValueError (it derives from
+// std::invalid_argument). run() is in run.cpp.
 #include <pybind11/eigen.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -8,12 +10,11 @@
 #include <cmath>
 #include <limits>
 
-#include "dpsosp/dpsosp.hpp"
+#include "bindings.hpp"
 
-namespace py = pybind11;
 using namespace dpsosp;
 
-namespace {
+namespace dpsosp::python {
 
 Dataset make_dataset(const Eigen::Ref<const RowMatrix>& X, const std::optional<Eigen::Ref<const Vec>>& y) {
   RowMatrix records = allocate_records(static_cast<Index>(X.rows()), static_cast<Index>(X.cols()));
@@ -26,49 +27,6 @@ Dataset make_dataset(const Eigen::Ref<const RowMatrix>& X, const std::optional<E
   return Dataset(std::move(records), std::move(labels));
 }
 
-py::dict certificate_dict(const Certificate& c) {
-  py::dict d;
-  d["grad_norm"] = c.grad_norm;
-  d["lambda_min"] = c.lambda_min;
-  d["sosp_gap"] = c.sosp_gap;
-  d["lambda_residual"] = c.lambda_residual;
-  d["lambda_converged"] = c.lambda_converged;
-  return d;
-}
-
-// NaN and Inf are refused before anything is copied or any noise drawn
-// (SPEC section 8), naming the entry as numpy would.
-void check_finite_arrays(const Eigen::Ref<const RowMatrix>& X, const std::optional<Eigen::Ref<const Vec>>& y) {
-  const auto fail = [](const std::string& where, double v) {
-    const std::string value = std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf");
-    throw Error("run: " + where + " is " + value + "; NaN and Inf are not allowed");
-  };
-  if (!X.allFinite()) {
-    for (Eigen::Index i = 0; i < X.rows(); ++i)
-      for (Eigen::Index j = 0; j < X.cols(); ++j)
-        if (!std::isfinite(X(i, j))) fail("X[" + std::to_string(i) + ", " + std::to_string(j) + "]", X(i, j));
-  }
-  if (y && !y->allFinite()) {
-    for (Eigen::Index i = 0; i < y->size(); ++i)
-      if (!std::isfinite((*y)[i])) fail("y[" + std::to_string(i) + "]", (*y)[i]);
-  }
-}
-
-std::optional<NoiseKey> noise_key_of(const std::optional<py::bytes>& key, const std::optional<std::string>& file) {
-  if (key && file) throw Error("run: give noise_key or noise_key_file, not both");
-  if (file) return NoiseKey::from_file(*file);
-  if (!key) return std::nullopt;
-  const std::string raw = *key;
-  if (raw.size() != 16) {
-    throw Error("run: noise_key must be 16 bytes (a 128-bit key, e.g. dpsosp.generate_noise_key()), got " +
-                std::to_string(raw.size()));
-  }
-  std::array<std::uint8_t, 16> bytes{};
-  for (std::size_t i = 0; i < 16; ++i) bytes[i] = static_cast<std::uint8_t>(raw[i]);
-  return NoiseKey::from_bytes(bytes);
-}
-
-// The release: every entry covered by the run's privacy guarantee (SPEC section 8).
 py::dict summary_dict(const Summary& s) {
   py::dict d;
   d["x"] = s.x;
@@ -77,6 +35,11 @@ py::dict summary_dict(const Summary& s) {
   d["sample_order"] = s.sample_order.empty() ? py::none() : py::cast(s.sample_order);
   d["noise_key"] = s.noise_key_source;
   const PrivacyRecord& p = s.privacy;
+  d["private"] = p.is_private();
+  if (p.is_private()) {
+    d["guarantee"] = guarantee_text(p);
+    d["caveats"] = privacy_caveats(p);
+  }
   d["epsilon"] = p.epsilon;
   d["delta"] = p.delta;
   d["mu"] = p.mu;
@@ -106,6 +69,7 @@ py::dict summary_dict(const Summary& s) {
   d["params"] = s.params;
   d["termination"] = termination_name(s.termination);
   d["interrupted"] = s.interrupted();
+  d["warnings"] = s.warnings;
   d["constants"] = py::dict(py::arg("G") = s.constants.G, py::arg("M") = s.constants.M,
                             py::arg("rho") = s.constants.rho, py::arg("B") = s.constants.B);
   if (s.estimate) {
@@ -120,7 +84,6 @@ py::dict summary_dict(const Summary& s) {
   return d;
 }
 
-// Computed from the private data without noise: not covered by the guarantee.
 py::dict diagnostics_dict(const Summary& s) {
   const Diagnostics& g = s.diagnostics;
   py::dict d;
@@ -133,6 +96,48 @@ py::dict diagnostics_dict(const Summary& s) {
   return d;
 }
 
+py::dict shape_dict(const Model& model) {
+  const ModelOptions o = model.options();
+  py::dict d;
+  d["features"] = model.features();
+  d["classes"] = o.classes;
+  d["hidden"] = o.hidden;
+  d["rank"] = o.rank;
+  d["fit_intercept"] = o.fit_intercept;
+  return d;
+}
+
+}  // namespace dpsosp::python
+
+namespace {
+
+using dpsosp::python::make_dataset;
+
+py::dict certificate_dict(const Certificate& c) {
+  py::dict d;
+  d["grad_norm"] = c.grad_norm;
+  d["lambda_min"] = c.lambda_min;
+  d["sosp_gap"] = c.sosp_gap;
+  d["lambda_residual"] = c.lambda_residual;
+  d["lambda_converged"] = c.lambda_converged;
+  return d;
+}
+
+ModelOptions model_options(Index classes, Index hidden, Index rank, bool fit_intercept) {
+  ModelOptions mo;
+  mo.classes = classes;
+  mo.hidden = hidden;
+  mo.rank = rank;
+  mo.fit_intercept = fit_intercept;
+  return mo;
+}
+
+// The model a point was fitted with, for records of `features` columns.
+std::unique_ptr<Model> model_for(const std::string& name, Index features, Index classes, Index hidden, Index rank,
+                                 bool fit_intercept) {
+  return make_model(name, features, model_options(classes, hidden, rank, fit_intercept));
+}
+
 }  // namespace
 
 void bind_privacy(py::module_& m);  // python/privacy.cpp
@@ -140,145 +145,34 @@ void bind_privacy(py::module_& m);  // python/privacy.cpp
 PYBIND11_MODULE(_core, m) {
   m.doc() = "dpsosp: differentially private second-order stationary points";
 
-  m.def(
-      "run",
-      [](const std::string& model_name, const std::optional<Eigen::Ref<const RowMatrix>>& X,
-         const std::optional<Eigen::Ref<const Vec>>& y, const std::string& algo, std::optional<double> epsilon,
-         double delta, const py::object& G, const py::object& M, double rho, double B,
-         std::optional<std::uint64_t> seed,
-         std::optional<double> alpha_scale, std::optional<Index> batch_size, std::optional<Index> period,
-         std::optional<double> epochs, std::optional<double> learning_rate, std::optional<Vec> x0, Index max_steps,
-         std::optional<Index> max_phase_length, int threads, Index classes, Index hidden, Index rank,
-         const std::optional<py::bytes>& noise_key, const std::optional<std::string>& noise_key_file,
-         bool release_only, const std::string& noise, std::optional<double> tail, std::optional<bool> o2,
-         const std::optional<std::string>& accountant, const std::optional<std::string>& data_file, bool stream) {
-        RunOptions o;
-        o.algorithm = parse_algorithm(algo);
-        // epsilon: 1 by default for a private algorithm (as the CLI's --epsilon);
-        // a non-private one takes none, and refuses a finite one (Validate).
-        if (epsilon || is_private_algorithm(o.algorithm)) o.privacy = PrivacyTarget{epsilon.value_or(1.0), delta};
-        if (noise != "float" && noise != "secure") throw Error("run: noise must be 'float' or 'secure', got '" + noise + "'");
-        if (noise == "secure") {
-          if (!o.privacy) throw Error("run: noise = secure: " + algo + " is non-private and adds no noise");
-          o.privacy->noise = NoiseMode::kSecure;
-        }
-        // G and M: a number, or "auto" (the default): a private estimate for a
-        // private run (clip_estimate.hpp), 1 for a non-private one.
-        const auto constant = [&](const py::object& v, const char* name, bool& estimate) {
-          if (!py::isinstance<py::str>(v)) return v.cast<double>();
-          if (v.cast<std::string>() != "auto")
-            throw Error(std::string("run: ") + name + " must be a number or 'auto', got '" + v.cast<std::string>() + "'");
-          if (o.is_private_run()) estimate = true;
-          return 1.0;
-        };
-        o.constants = {constant(G, "G", o.estimate.G), constant(M, "M", o.estimate.M), rho, B};
-        o.tail = tail;
-        o.o2 = o2;
-        o.alpha_scale = alpha_scale;
-        o.batch_size = batch_size;
-        o.period = period;
-        o.epochs = epochs;
-        if (accountant) {
-          if (*accountant != "pld" && *accountant != "rdp")
-            throw Error("run: accountant must be 'pld' or 'rdp', got '" + *accountant + "'");
-          o.accountant = *accountant == "pld" ? Accountant::kPld : Accountant::kRdp;
-        }
-        o.learning_rate = learning_rate;
-        o.max_steps = max_steps;
-        o.max_phase_length = max_phase_length;
-        o.threads = threads;
-        // The same rules, and words, as the CLI's (before the records are copied).
-        o.Validate();
-        if (data_file.has_value() == X.has_value())
-          throw Error("run: give the records as X (and y) or as data='FILE' (a record file), not " +
-                      std::string(X ? "both" : "neither"));
-        if (!data_file && stream) throw Error("run: stream=True reads a record file: give data='FILE'");
-        if (data_file && y) throw Error("run: a record file holds its labels; y applies to X");
-        ModelOptions mo;
-        mo.classes = classes;
-        mo.hidden = hidden;
-        mo.rank = rank;
-        if (data_file) {
-          // A record file (dpsosp convert): streamed in its own order, or
-          // loaded whole and run in the seed's order, as `dpsosp run` does.
-          o.noise_key = noise_key_of(noise_key, noise_key_file);
-          o.seed = seed;
-          Summary s;
-          if (stream) {
-            const RecordFile file(*data_file);
-            const auto model = make_model(model_name, file.info(), mo);
-            const Vec start = x0 ? *x0 : Vec::Zero(static_cast<Eigen::Index>(model->dim()));
-            py::gil_scoped_release release;
-            s = minimize(*model, file, start, o);
-          } else {
-            const Dataset data = load_record_file(*data_file);
-            const auto model = make_model(model_name, data.cols(), mo, &data);
-            const Vec start = x0 ? *x0 : Vec::Zero(static_cast<Eigen::Index>(model->dim()));
-            py::gil_scoped_release release;
-            s = minimize(*model, data, start, o);
-          }
-          py::dict result = summary_dict(s);
-          if (!release_only) result["diagnostics"] = diagnostics_dict(s);
-          return result;
-        }
-        check_finite_arrays(*X, y);
-        o.noise_key = noise_key_of(noise_key, noise_key_file);
-        // Every algorithm but dpsgd with epochs (Poisson sampling) reads each
-        // record once, in the seed's sample order: the records are copied in
-        // that order, so the run reads them front to back (the same results).
-        if (!seed) seed = secure_random_seed();
-        o.seed = seed;
-        Dataset data;
-        if (o.single_pass() && X->rows() <= std::numeric_limits<std::uint32_t>::max()) {
-          data = y ? copy_in_sample_order(*X, *y, *seed) : copy_in_sample_order(*X, Vec(), *seed);
-        } else {
-          data = make_dataset(*X, y);
-        }
-        const auto model = make_model(model_name, data.cols(), mo, &data);
-        const Vec start = x0 ? *x0 : Vec::Zero(static_cast<Eigen::Index>(model->dim()));
-        Summary s;
-        {
-          py::gil_scoped_release release;
-          s = minimize(*model, data, start, o);
-        }
-        py::dict result = summary_dict(s);
-        if (!release_only) result["diagnostics"] = diagnostics_dict(s);
-        return result;
-      },
-      py::arg("model"), py::arg("X") = py::none(), py::arg("y") = py::none(), py::arg("algo") = "spider-mf-adaptive",
-      py::arg("epsilon") = py::none(), py::arg("delta") = 1e-6, py::arg("G") = "auto", py::arg("M") = "auto",
-      py::arg("rho") = 1.0, py::arg("B") = 1.0, py::arg("seed") = py::none(), py::arg("alpha_scale") = py::none(),
-      py::arg("batch_size") = py::none(), py::arg("period") = py::none(), py::arg("epochs") = py::none(),
-      py::arg("learning_rate") = py::none(), py::arg("x0") = py::none(), py::arg("max_steps") = 0,
-      py::arg("max_phase_length") = py::none(), py::arg("threads") = 0, py::arg("classes") = 0,
-      py::arg("hidden") = 32, py::arg("rank") = 1, py::arg("noise_key") = py::none(),
-      py::arg("noise_key_file") = py::none(), py::arg("release_only") = false, py::arg("noise") = "float",
-      py::arg("tail") = py::none(), py::arg("o2") = py::none(),
-      py::arg("accountant") = py::none(), py::arg("data") = py::none(), py::arg("stream") = false,
-      "Run an optimizer on the records X (n x p) with labels y; returns the report as a dict. Everything but "
-      "its 'diagnostics' is covered by the privacy guarantee. epsilon defaults to 1 for a private algorithm; "
-      "options an algorithm does not read are refused (dpsosp.algorithms() lists what each reads). seed keys "
-      "the public randomness (sample order, perturbations); the privacy noise is keyed by noise_key (16 secret "
-      "bytes) or noise_key_file, by default a fresh key from the OS that is kept nowhere. noise='secure' puts every "
-      "release on a grid with exact discrete Gaussian noise (docs/noise.md). accountant ('pld', the default, or 'rdp') "
-      "calibrates and accounts dpsgd with epochs > 0. Instead of X and y, data='FILE' names a record file (dpsosp "
-      "convert): loaded whole, or with stream=True read once, front to back, in the file's order (a few batches in "
-      "memory; docs/data-formats.md).");
+  dpsosp::python::bind_run(m);
 
   m.def(
       "write_records",
       [](const std::string& path, const Eigen::Ref<const RowMatrix>& X, const std::optional<Eigen::Ref<const Vec>>& y,
          std::optional<std::uint64_t> shuffle_seed, const std::string& values) {
-        check_finite_arrays(X, y);
+        for (Eigen::Index i = 0; i < X.rows(); ++i)
+          for (Eigen::Index j = 0; j < X.cols(); ++j)
+            if (!std::isfinite(X(i, j)))
+              throw Error("write_records: X[" + std::to_string(i) + ", " + std::to_string(j) +
+                          "] is not finite; NaN and Inf are not allowed");
+        if (y) {
+          if (static_cast<Eigen::Index>(y->size()) != X.rows())
+            throw Error("write_records: " + std::to_string(y->size()) + " labels for " + std::to_string(X.rows()) +
+                        " records");
+          for (Eigen::Index i = 0; i < y->size(); ++i)
+            if (!std::isfinite((*y)(i)))
+              throw Error("write_records: y[" + std::to_string(i) + "] is not finite; NaN and Inf are not allowed");
+        }
         RecordWriteOptions w;
         w.values = parse_record_value_type(values);
         w.shuffle_seed = shuffle_seed;
-        write_record_file(make_dataset(X, y), path, w);
+        write_record_file(dpsosp::python::make_dataset(X, y), path, w);
       },
       py::arg("path"), py::arg("X"), py::arg("y") = py::none(), py::arg("shuffle_seed") = py::none(),
       py::arg("values") = "float64",
-      "Write the records X (and labels y) to a record file, which run(data=path, stream=True) reads front to back "
-      "(as `dpsosp convert` writes them; shuffle_seed: in that public seed's sample order).");
+      "Write the records X (and labels y) to a record file, which run(model, data=path, stream=True) reads front "
+      "to back (as `dpsosp convert` writes them; shuffle_seed: in that public seed's sample order).");
 
   m.def(
       "generate_noise_key", [] {
@@ -291,17 +185,19 @@ PYBIND11_MODULE(_core, m) {
       "certify",
       [](const std::string& model_name, const Eigen::Ref<const RowMatrix>& X,
          const std::optional<Eigen::Ref<const Vec>>& y, const Vec& x, double rho, Index classes, Index hidden,
-         Index rank) {
+         Index rank, bool fit_intercept) {
         const Dataset data = make_dataset(X, y);
-        ModelOptions mo;
-        mo.classes = classes;
-        mo.hidden = hidden;
-        mo.rank = rank;
-        const auto model = make_model(model_name, data.cols(), mo, &data);
-        return certificate_dict(certify_empirical(*model, data, x, rho));
+        const auto model = make_model(model_name, data.cols(), model_options(classes, hidden, rank, fit_intercept),
+                                      &data);
+        Certificate c;
+        {
+          py::gil_scoped_release release;  // it can take a while on large models: let other threads run
+          c = certify_empirical(*model, data, x, rho);
+        }
+        return certificate_dict(c);
       },
       py::arg("model"), py::arg("X"), py::arg("y") = py::none(), py::arg("x"), py::arg("rho") = 1.0,
-      py::arg("classes") = 0, py::arg("hidden") = 32, py::arg("rank") = 1,
+      py::arg("classes") = 0, py::arg("hidden") = 32, py::arg("rank") = 1, py::arg("fit_intercept") = false,
       "Gradient norm, smallest Hessian eigenvalue and SOSP gap of x on the records X, y.");
 
   m.def(
@@ -359,4 +255,26 @@ PYBIND11_MODULE(_core, m) {
       },
       "The algorithm table: a dict per algorithm (name, description, private, mechanism, options, overrides).");
   m.def("models", &model_names, "Names accepted by run(model=...).");
+  m.def("count_rule_text", &count_rule_text, py::arg("min"), py::arg("max"),
+        "The words of a count option's rule, as the CLI's ('an integer in [1, 10]').");
+
+  m.def(
+      "predict",
+      [](const std::string& name, const Eigen::Ref<const RowMatrix>& X, const Vec& x, Index classes, Index hidden,
+         Index rank, bool fit_intercept, bool proba) -> py::object {
+        const Dataset data = make_dataset(X, std::nullopt);
+        const auto model = model_for(name, data.cols(), classes, hidden, rank, fit_intercept);
+        if (proba) return py::cast(predict_proba(*model, x, data));
+        return py::cast(dpsosp::predict(*model, x, data));
+      },
+      py::arg("model"), py::arg("X"), py::arg("x"), py::arg("classes"), py::arg("hidden"), py::arg("rank"),
+      py::arg("fit_intercept"), py::arg("proba") = false,
+      "Predictions (or, with proba, class probabilities) of the point x of a model on the records X.");
+  m.def(
+      "model_dim",
+      [](const std::string& name, Index features, Index classes, Index hidden, Index rank, bool fit_intercept) {
+        return model_for(name, features, classes, hidden, rank, fit_intercept)->dim();
+      },
+      py::arg("model"), py::arg("features"), py::arg("classes"), py::arg("hidden"), py::arg("rank"),
+      py::arg("fit_intercept"), "The dimension of a model's parameter vector x.");
 }

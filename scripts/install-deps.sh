@@ -5,6 +5,8 @@ set -euo pipefail
 PACKAGES=(cmake g++ make libeigen3-dev libcli11-dev nlohmann-json3-dev libspectra-dev librandom123-dev
           zlib1g-dev libssl-dev libgtest-dev libbenchmark-dev libomp-dev dataset-fashion-mnist
           python3-numpy python3-matplotlib python3-pybind11 pybind11-dev python3-dev
+          python3-scipy python3-sklearn python3-pandas python3-jsonschema
+          python3-pip python3-venv python3-setuptools python3-wheel pkg-config
           openmpi-bin libopenmpi-dev)  # MPI: data-parallel runs (DPSOSP_MPI; about 16 s to install)
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -179,6 +179,7 @@ TEST(CertifyEigen, EstimateReportsNonConvergenceInsteadOfThrowing) {
   EigenOptions options;
   options.dense_below = 0;
   options.max_iterations = 1;
+  options.subspace_dimension = 20;
   options.tolerance = 1e-12;
   const EigenEstimate e = smallest_eigenvalue_estimate(hvp, dim, options);
   EXPECT_FALSE(e.converged);
@@ -186,10 +187,46 @@ TEST(CertifyEigen, EstimateReportsNonConvergenceInsteadOfThrowing) {
   EXPECT_GE(e.value, 1.0 - 1e-12);  // a Ritz value never undershoots lambda_min = 1
   EXPECT_THROW(smallest_eigenvalue(hvp, dim, options), Error);
   options.max_iterations = 2000;
+  options.max_products = 0;
   options.tolerance = 1e-9;
   const EigenEstimate done = smallest_eigenvalue_estimate(hvp, dim, options);
   EXPECT_TRUE(done.converged);
   EXPECT_NEAR(done.value, 1.0, 1e-6);
+  // The product budget stops it too, and the progress hook sees every check.
+  options.max_products = 30;
+  Index checks = 0, last_products = 0;
+  options.on_cycle = [&](const EigenProgress& p) {
+    ++checks;
+    EXPECT_GT(p.products, last_products);
+    last_products = p.products;
+    return true;
+  };
+  const EigenEstimate stopped = smallest_eigenvalue_estimate(hvp, dim, options);
+  EXPECT_FALSE(stopped.converged);
+  EXPECT_EQ(checks, 2u);  // at 10 and 20 products; the 30th ends it
+  options.on_cycle = [](const EigenProgress&) { return false; };
+  options.max_products = 0;
+  EXPECT_FALSE(smallest_eigenvalue_estimate(hvp, dim, options).converged);
+}
+
+// The automatic basis (up to 200 vectors here) is checked every 10 products:
+// on a spectrum spread evenly over [1, 2] it converges within its first
+// cycle, after a whole number of checks, at the smallest eigenvalue.
+TEST(CertifyEigen, TheAutomaticBasisConvergesBetweenRestarts) {
+  const Index dim = 1000;
+  Index count = 0;
+  const HvpFunction hvp = [&count](const Vec& v, Vec& out) {
+    ++count;
+    out.resize(v.size());
+    for (Eigen::Index i = 0; i < v.size(); ++i) out[i] = (1.0 + 1e-3 * static_cast<double>(i)) * v[i];
+  };
+  EigenOptions options;
+  options.dense_below = 0;
+  const EigenEstimate e = smallest_eigenvalue_estimate(hvp, dim, options);
+  EXPECT_TRUE(e.converged);
+  EXPECT_LT(count, 200u);
+  EXPECT_EQ(count % 10, 0u);
+  EXPECT_NEAR(e.value, 1.0, e.residual + 1e-12);
 }
 
 TEST(CertifyEigen, ErrorMessages) {
@@ -211,7 +248,7 @@ TEST(CertifyEigen, ErrorMessages) {
   options = EigenOptions();
   options.subspace_dimension = 2;
   EXPECT_EQ(error_of([&] { smallest_eigenvalue(matrix_hvp(h), 10, options); }),
-            "EigenOptions: subspace_dimension must be >= 3, got 2");
+            "EigenOptions: subspace_dimension must be 0 (automatic) or >= 3, got 2");
   options = EigenOptions();
   options.max_iterations = 0;
   EXPECT_EQ(error_of([&] { smallest_eigenvalue(matrix_hvp(h), 10, options); }),

@@ -37,9 +37,8 @@ struct PhaseRetrieval {
   double gap(const Vec& x) const { return certify_population(*problem.population, x, 6.0).sosp_gap; }
 };
 
-// b1 = ceil(0.25 sqrt(n / mu)) within [16, n / 10]; O1 steps only where the
-// privacy noise of a step is above a tenth of its sampling error; the
-// horizon, the sensitivity 2G/b1 and the noise calibrated to it.
+// b1 = ceil(0.25 sqrt(n / mu)) within [16, n / 10]; O1 steps only unless O2
+// is asked for; the horizon, the sensitivity 2G/b1 and the noise calibrated to it.
 TEST(SpiderMfAdaptive, ParametersFollowTheirRules) {
   const ProblemConstants c{6.0, 20.0, 6.0, 1.0};
   for (double eps : {0.5, 1.0, 4.0}) {
@@ -60,8 +59,12 @@ TEST(SpiderMfAdaptive, ParametersFollowTheirRules) {
   }
   // Small data: at most a tenth of the records a batch.
   EXPECT_EQ(spider_mf_adaptive_parameters(100, 8, {1.0, 1e-6}, c).b1, 10u);
-  // Almost no privacy noise: the O1 steps are sampling-limited, O2 steps pay.
-  const MfParameters loose = spider_mf_adaptive_parameters(100000, 8, {1e6, 1e-6}, c);
+  // Even with almost no privacy noise, O1 steps only unless asked; with O2,
+  // phases of 4 and a horizon of one release a record.
+  EXPECT_FALSE(spider_mf_adaptive_parameters(100000, 8, {1e6, 1e-6}, c).o2);
+  MfChoices with_o2;
+  with_o2.o2 = true;
+  const MfParameters loose = spider_mf_adaptive_parameters(100000, 8, {1e6, 1e-6}, c, with_o2);
   EXPECT_TRUE(loose.o2);
   EXPECT_EQ(loose.max_phase_length, 4u);
   EXPECT_EQ(loose.horizon, 1 + (100000 - loose.b1) / loose.b2_min);

@@ -25,6 +25,7 @@ struct DataSource {
   std::string format;       // empty = guess from the file name
   std::string labels_path;  // IDX labels file
   bool header = false;
+  bool fit_intercept = false;
   std::string synthetic;
   std::string classes, hidden, rank;  // ModelOptions, as given (empty = default)
   CLI::App* app = nullptr;            // to tell which options were given
@@ -59,19 +60,15 @@ LoadedProblem load_problem(const DataSource& source, std::optional<std::uint64_t
 LoadedProblem open_streamed_problem(const DataSource& source);
 /// The ModelOptions that source's --classes, --hidden, --rank give `model`.
 ModelOptions model_options_of(const DataSource& source, const std::string& model);
+/// The records of --data alone (labeled: the first CSV column, or the IDX
+/// labels, is the label), for a model built elsewhere (predict).
+Dataset load_data_file(const DataSource& source, bool labeled);
 /// Loads evaluation data for `model` (--eval FILE) with the options of `source`.
 Dataset load_eval_data(const DataSource& source, const std::string& path, const std::string& labels_path,
                        const Model& model);
 
-/// What a numeric option accepts.
-enum class Range {
-  kFinite,           ///< any finite number
-  kPositive,         ///< finite, > 0
-  kNonNegative,      ///< finite, >= 0
-  kPositiveOrInf,    ///< > 0, "inf" allowed
-  kOpenUnit,         ///< in (0, 1)
-  kHalfOpenUnit,     ///< in (0, 1]
-};
+/// What a numeric option accepts: the library's rules and words (optimizer.hpp).
+using Range = ValueRule;
 /// Parses a number for `option`; throws Error "OPTION: expected RULE, got 'TEXT'".
 double parse_real(const std::string& text, const std::string& option, Range range);
 /// Parses an integer in [min, max] for `option`.
@@ -91,20 +88,14 @@ nlohmann::json release_json(const Summary& s);
 /// certificate on data and load time, and --release-only leaves it all out.
 nlohmann::json diagnostics_json(const Summary& s);
 nlohmann::json certificate_json(const Certificate& c);
+/// The options that shape the model (Model::options) and its feature count:
+/// with "model" and "x", what rebuilds it (docs/report.md).
+nlohmann::json shape_json(const Model& model);
 /// What every diagnostics object says of itself.
 constexpr const char* kDiagnosticsNote =
     "computed from the private data without noise: NOT covered by the privacy guarantee; "
     "publish only where the data need no protection (--release-only leaves this out)";
-/// SPEC section 8: stated in every private report until a floating-point-safe mode exists.
-constexpr const char* kFloatingPointCaveat =
-    "floating-point noise: the Gaussian noise is computed in double precision, and the low-order bits of "
-    "floating-point samples can leak information beyond the stated guarantee (Mironov 2012); "
-    "see docs/privacy.md; --noise secure closes this";
-/// The secure mode's caveat: what its guarantee still assumes.
-constexpr const char* kSecureNoiseCaveat =
-    "secure noise: every release is a grid multiple with exact discrete Gaussian noise; the sensitivity bound "
-    "holds for the clipped sums in exact arithmetic (their floating-point evaluation errs by about 1e-16 relative, "
-    "far below the grid), and the run's timing, which depends on the noise, is not covered; see docs/privacy.md";
+// The guarantee's words and caveats: the library's guarantee_text and privacy_caveats (optimizer.hpp).
 
 /// --noise-key-file: the key in the file, or a fresh one when `path` is empty.
 /// Errors name the option and never repeat the file's content.
@@ -121,6 +112,14 @@ void check_writable(const std::string& path, const std::string& option = "--out"
 /// Throws Error if the output path names the same file as an input.
 void check_not_input(const std::string& out, const std::string& input, const std::string& input_option);
 
+/// run's option words (run_options.cpp): a batch-like count in [1, 2^53];
+/// --set name=value items into the overrides; a library Error whose message
+/// names a RunOptions field ("RunOptions: batch_size: ...") rethrown with the
+/// option's name ("--batch-size: ...").
+Index parse_index_value(const std::string& text, const std::string& option);
+void parse_overrides(const std::vector<std::string>& items, ParameterOverrides& o);
+[[noreturn]] void refuse_in_cli_words(const Error& e);
+
 void setup_run(CLI::App& app);
 void setup_certify(CLI::App& app);
 void setup_privacy(CLI::App& app);
@@ -128,5 +127,6 @@ void setup_demo(CLI::App& app);
 void setup_audit(CLI::App& app);
 void setup_keygen(CLI::App& app);
 void setup_convert(CLI::App& app);
+void setup_predict(CLI::App& app);
 
 }  // namespace dpsosp::cli

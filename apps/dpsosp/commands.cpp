@@ -6,11 +6,13 @@
 
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <iostream>
 #include <limits>
 
 #include "cli.hpp"
+#include "progress.hpp"
 #include "result_reader.hpp"
 
 namespace dpsosp::cli {
@@ -20,12 +22,14 @@ void setup_certify(CLI::App& app) {
     DataSource source;
     std::string point;
     std::string rho;
+    bool quiet = false;
   };
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand("certify", "Gradient norm, smallest Hessian eigenvalue and SOSP gap of a point");
   add_data_options(*cmd, args->source);
   cmd->add_option("--point", args->point, "A result JSON from `dpsosp run` (its \"x\"), or a file with one CSV line")->required();
   cmd->add_option("--rho", args->rho, "Hessian-Lipschitz constant > 0 for the gap (default: the result's, else 1)");
+  cmd->add_flag("--quiet", args->quiet, "No progress on stderr");
   cmd->callback([args, cmd] {
     const bool rho_given = cmd->count("--rho") > 0;
     double rho = rho_given ? parse_real(args->rho, "--rho", Range::kPositive) : 0.0;
@@ -39,13 +43,23 @@ void setup_certify(CLI::App& app) {
     if (!rho_given) rho = point.rho ? *point.rho : 1.0;
     Certificate c;
     std::string source;
+    Progress progress(args->quiet, 0, std::nullopt, false);
+    EigenOptions eigen;
+    eigen.on_cycle = [&progress](const EigenProgress& e) {
+      progress.certificate(e);
+      return true;
+    };
     if (p.population) {
-      c = certify_population(*p.population, point.x, rho);
+      c = certify_population(*p.population, point.x, rho, eigen);
       source = "known population";
     } else {
-      c = certify_empirical(*p.model, p.data, point.x, rho);
+      c = certify_empirical(*p.model, p.data, point.x, rho, eigen);
       source = "data";
     }
+    progress.finish();
+    if (!c.lambda_converged)
+      std::fprintf(stderr, "dpsosp: warning: lambda_min did not converge (residual %.3g); the certificate says so\n",
+                   c.lambda_residual);
     nlohmann::json j = certificate_json(c);
     j["rho"] = rho;
     j["source"] = source;

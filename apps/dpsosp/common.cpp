@@ -1,16 +1,9 @@
-// Shared pieces of the subcommands: data sources, numbers, output files (the
-// report's JSON: report_json.cpp).
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
+// Shared pieces of the subcommands: data sources and numbers (the report's
+// JSON: report_json.cpp; output files: output.cpp).
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
-#include <filesystem>
 #include <limits>
 #include <new>
 
@@ -23,30 +16,6 @@ std::string join(const std::vector<std::string>& items) {
   std::string list;
   for (const auto& m : items) list += (list.empty() ? "" : ", ") + m;
   return list;
-}
-
-const char* range_rule(Range range) {
-  switch (range) {
-    case Range::kFinite: return "a finite number";
-    case Range::kPositive: return "a finite number > 0";
-    case Range::kNonNegative: return "a finite number >= 0";
-    case Range::kPositiveOrInf: return "a number > 0 (or inf)";
-    case Range::kOpenUnit: return "a number in (0, 1)";
-    case Range::kHalfOpenUnit: return "a number in (0, 1]";
-  }
-  return "a number";
-}
-
-bool in_range(double v, Range range) {
-  switch (range) {
-    case Range::kFinite: return std::isfinite(v);
-    case Range::kPositive: return std::isfinite(v) && v > 0;
-    case Range::kNonNegative: return std::isfinite(v) && v >= 0;
-    case Range::kPositiveOrInf: return v > 0;  // +inf allowed, NaN refused
-    case Range::kOpenUnit: return v > 0 && v < 1;
-    case Range::kHalfOpenUnit: return v > 0 && v <= 1;
-  }
-  return false;
 }
 
 // The model a data source names, or the synthetic problem's own.
@@ -75,6 +44,7 @@ ModelOptions model_options(const DataSource& s, const std::string& model) {
     if (model != "pca") throw Error("--rank: applies to the pca model, not " + model);
     o.rank = parse_count(s.rank, "--rank", 1, 1u << 30);
   }
+  o.fit_intercept = s.fit_intercept;
   return o;
 }
 
@@ -90,6 +60,11 @@ std::unique_ptr<Model> build_model(const std::string& name, const Dataset& data,
                 " supported");
   try {
     return make_model(name, data.cols(), options, &data);
+  } catch (const Error& e) {
+    const std::string field = "make_model: fit_intercept: ";  // the library's words, the option's name
+    const std::string m = e.what();
+    if (m.compare(0, field.size(), field) == 0) throw Error("--fit-intercept: " + m.substr(field.size()));
+    throw;
   } catch (const std::bad_alloc&) {
     throw Error("--model " + name + ": out of memory building the model for " + std::to_string(data.cols()) +
                 " features");
@@ -105,6 +80,8 @@ void validate_for_model(const Model& model, const Dataset& data, const std::stri
 }
 
 FileFormat format_of(const DataSource& s, const std::string& path) {
+  if (path == "-" && s.format.empty())
+    throw Error("--format: required when the records come from stdin (- has no name to guess the format from)");
   return s.format.empty() ? guess_file_format(path) : parse_file_format(s.format);
 }
 
@@ -131,10 +108,12 @@ Dataset load_file(const DataSource& s, const std::string& path, const std::strin
 void add_data_options(CLI::App& app, DataSource& s) {
   s.app = &app;
   app.add_option("--model", s.model, "Model: " + join(model_names()) + " (default with --synthetic: the problem's model)");
-  auto* data = app.add_option("--data", s.data_path, "Data file (CSV, LibSVM or IDX; any of them may be gzip-compressed)");
+  auto* data = app.add_option("--data", s.data_path, "Data file (CSV, LibSVM or IDX; any of them may be gzip-compressed; - = stdin, with --format)");
   app.add_option("--format", s.format, "csv | libsvm | idx (default: from the file name)");
   app.add_option("--labels", s.labels_path, "IDX labels file (default: the labels-idx1 file beside the images)");
-  app.add_flag("--header", s.header, "CSV: skip one header line");
+  app.add_flag("--header", s.header, "CSV: skip one header line (the first line must not be all numbers)");
+  app.add_flag("--fit-intercept", s.fit_intercept,
+               "A bias in each margin / logit (logistic, sigmoid, cauchy, phase-retrieval, softmax; docs/models.md)");
   auto* syn = app.add_option("--synthetic", s.synthetic,
                              "NAME:key=value,... with NAME in phase-retrieval, pca, gaussian-mixture");
   data->excludes(syn);
@@ -147,8 +126,8 @@ void add_data_options(CLI::App& app, DataSource& s) {
 double parse_real(const std::string& text, const std::string& option, Range range) {
   double v = 0;
   const NumberStatus status = parse_strict_double(text, v);
-  if ((status == NumberStatus::kOk || status == NumberStatus::kNonFinite) && in_range(v, range)) return v;
-  std::string message = option + ": expected " + range_rule(range) + ", got " + quote_token(text);
+  if ((status == NumberStatus::kOk || status == NumberStatus::kNonFinite) && satisfies(v, range)) return v;
+  std::string message = option + ": expected " + value_rule_text(range) + ", got " + quote_token(text);
   if (status == NumberStatus::kOutOfRange) message += " (out of the range of a double)";
   throw Error(message);
 }
@@ -157,10 +136,7 @@ std::uint64_t parse_count(const std::string& text, const std::string& option, st
                           std::uint64_t max) {
   std::uint64_t v = 0;
   if (parse_strict_uint(text, v) && v >= min && v <= max) return v;
-  if (max == std::numeric_limits<std::uint64_t>::max())
-    throw Error(option + ": expected an integer >= " + std::to_string(min) + ", got " + quote_token(text));
-  throw Error(option + ": expected an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "], got " +
-              quote_token(text));
+  throw Error(option + ": expected " + count_rule_text(min, max) + ", got " + quote_token(text));
 }
 
 LoadedProblem load_problem(const DataSource& s, std::optional<std::uint64_t> sample_order_seed) {
@@ -225,10 +201,16 @@ LoadedProblem load_problem(const DataSource& s, std::optional<std::uint64_t> sam
 
 ModelOptions model_options_of(const DataSource& s, const std::string& model) { return model_options(s, model); }
 
+Dataset load_data_file(const DataSource& s, bool labeled) {
+  if (s.data_path.empty()) throw Error("--data: required (the records to predict)");
+  return load_file(s, s.data_path, s.labels_path, labeled, "--data " + s.data_path);
+}
+
 Dataset load_eval_data(const DataSource& s, const std::string& path, const std::string& labels_path,
                        const Model& model) {
   const std::string source = "--eval " + path;
   if (path.empty()) throw Error("--eval: empty file name");
+  if (path == "-" && s.data_path == "-") throw Error("--eval -: stdin already holds the --data records");
   Dataset eval = load_file(s, path, labels_path, model.name() != "pca", source);
   validate_for_model(model, eval, source);
   return eval;
@@ -241,84 +223,6 @@ std::optional<NoiseKey> read_noise_key_option(const std::string& path, bool give
     return NoiseKey::from_file(path);
   } catch (const Error& e) {
     throw Error(std::string("--noise-key-file: ") + e.what());
-  }
-}
-
-namespace {
-
-bool is_stdout(const std::string& path) { return path == "-"; }
-
-// An existing path through its symlinks (so a rename replaces the target, not
-// the link); the path itself otherwise.
-std::string resolved(const std::string& path) {
-  std::error_code ec;
-  const auto canonical = std::filesystem::canonical(path, ec);
-  return ec ? path : canonical.string();
-}
-
-std::string parent_of(const std::string& path) {
-  const std::string parent = std::filesystem::path(path).parent_path().string();
-  return parent.empty() ? "." : parent;
-}
-
-}  // namespace
-
-void check_writable(const std::string& path, const std::string& option) {
-  if (is_stdout(path)) return;
-  if (path.empty()) throw Error(option + ": empty file name (use - for stdout)");
-  const std::string target = resolved(path);
-  struct stat st {};
-  if (::stat(target.c_str(), &st) == 0) {
-    if (S_ISDIR(st.st_mode)) throw Error(option + " " + path + ": is a directory");
-    if (!S_ISREG(st.st_mode)) {  // a device or FIFO is written in place
-      if (::access(target.c_str(), W_OK) != 0)
-        throw Error(option + " " + path + ": cannot write: " + std::strerror(errno));
-      return;
-    }
-  }
-  // The report goes to a temporary file beside the target and is renamed over
-  // it, so the directory must take a new file; try one and remove it.
-  const std::string dir = parent_of(target);
-  const std::string probe = target + ".dpsosp-check-" + std::to_string(::getpid());
-  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
-  if (fd < 0) {
-    const int err = errno;
-    throw Error(option + " " + path + ": cannot create a file in '" + dir + "': " + std::strerror(err));
-  }
-  ::close(fd);
-  ::unlink(probe.c_str());
-}
-
-void check_not_input(const std::string& out, const std::string& input, const std::string& input_option) {
-  if (out.empty() || is_stdout(out) || input.empty()) return;
-  std::error_code ec;
-  if (std::filesystem::equivalent(out, input, ec) && !ec)
-    throw Error("--out " + out + ": is the same file as " + input_option + "; refusing to overwrite an input");
-}
-
-void write_text(const std::string& path, const std::string& text) {
-  if (path.empty() || is_stdout(path)) {
-    std::fwrite(text.data(), 1, text.size(), stdout);
-    if (std::fflush(stdout) != 0) throw Error("writing the report to stdout failed: " + std::string(std::strerror(errno)));
-    return;
-  }
-  const std::string target = resolved(path);
-  struct stat st {};
-  const bool special = ::stat(target.c_str(), &st) == 0 && !S_ISREG(st.st_mode);
-  const std::string tmp = special ? target : target + ".tmp-" + std::to_string(::getpid());
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (f == nullptr) throw Error("--out " + path + ": cannot write '" + tmp + "': " + std::strerror(errno));
-  const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  const int err = errno;
-  const bool closed = std::fclose(f) == 0;
-  if (!written || !closed) {
-    if (!special) ::unlink(tmp.c_str());
-    throw Error("--out " + path + ": writing failed: " + std::strerror(written ? errno : err));
-  }
-  if (!special && std::rename(tmp.c_str(), target.c_str()) != 0) {
-    const int rename_err = errno;
-    ::unlink(tmp.c_str());
-    throw Error("--out " + path + ": cannot replace the file: " + std::strerror(rename_err));
   }
 }
 

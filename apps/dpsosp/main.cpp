@@ -13,7 +13,7 @@
 
 namespace {
 
-constexpr const char* kCommands[] = {"run", "certify", "privacy", "demo", "audit", "keygen", "convert"};
+constexpr const char* kCommands[] = {"run", "certify", "privacy", "demo", "audit", "keygen", "convert", "predict"};
 
 bool is_command(const char* arg) {
   for (const char* c : kCommands)
@@ -28,6 +28,10 @@ int main(int argc, char** argv) {
   CLI::App app{"dpsosp: differentially private non-convex optimization that finds second-order stationary points"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "dpsosp 0.1.0");
+  app.footer(
+      "Exit status: 0 success; 1 bad input or a failure (one line on stderr, nothing on stdout); 2 a command line "
+      "that does not parse; 128 + N after signal N stopped `run` (130 for SIGINT), its report so far written. "
+      "The report's keys: docs/report.md.");
   dpsosp::cli::setup_run(app);
   dpsosp::cli::setup_certify(app);
   dpsosp::cli::setup_privacy(app);
@@ -35,8 +39,9 @@ int main(int argc, char** argv) {
   dpsosp::cli::setup_audit(app);
   dpsosp::cli::setup_keygen(app);
   dpsosp::cli::setup_convert(app);
+  dpsosp::cli::setup_predict(app);
   if (argc > 1 && argv[1][0] != '-' && !is_command(argv[1])) {
-    return processes.fail("unknown command '" + std::string(argv[1]) + "' (expected run, certify, privacy, demo, audit, keygen or convert; see dpsosp --help)", 2, true);
+    return processes.fail("unknown command '" + std::string(argv[1]) + "' (expected run, certify, privacy, demo, audit, keygen, convert or predict; see dpsosp --help)", 2, true);
   }
   try {
     if (argc > 1 && is_command(argv[1])) dpsosp::cli::Processes::check_command(argv[1]);

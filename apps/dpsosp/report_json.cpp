@@ -18,6 +18,12 @@ nlohmann::json certificate_json(const Certificate& c) {
           {"lambda_residual", number(c.lambda_residual)}, {"lambda_converged", c.lambda_converged}};
 }
 
+nlohmann::json shape_json(const Model& model) {
+  const ModelOptions o = model.options();  // the defaults where the model reads none
+  return {{"features", model.features()}, {"classes", o.classes},   {"hidden", o.hidden},
+          {"rank", o.rank},               {"fit_intercept", o.fit_intercept}};
+}
+
 nlohmann::json release_json(const Summary& s) {
   nlohmann::json j;
   const PrivacyRecord& p = s.privacy;
@@ -25,12 +31,7 @@ nlohmann::json release_json(const Summary& s) {
   j["x"] = std::vector<double>(s.x.data(), s.x.data() + s.x.size());
   j["algo"] = s.algorithm;
   j["private"] = is_private;
-  if (is_private) {
-    char text[160];
-    std::snprintf(text, sizeof text, "(%.6g, %.3g)-DP for %s adjacency, fixed before the run", p.epsilon, p.delta,
-                  adjacency_name(p.adjacency).c_str());
-    j["guarantee"] = text;
-  }
+  if (is_private) j["guarantee"] = guarantee_text(p);
   j["epsilon"] = number(p.epsilon);
   j["delta"] = p.delta;
   j["mu"] = number(p.mu);
@@ -76,12 +77,13 @@ nlohmann::json release_json(const Summary& s) {
     if (e.M) j["estimate"]["M"] = *e.M;
   }
   j["interrupted"] = s.interrupted();
+  j["warnings"] = s.warnings;
   if (!s.trajectory.empty()) {
     nlohmann::json t = nlohmann::json::array();
     for (const auto& v : s.trajectory) t.push_back(std::vector<double>(v.data(), v.data() + v.size()));
     j["trajectory"] = t;
   }
-  if (is_private) j["caveats"] = {p.noise == NoiseMode::kSecure ? kSecureNoiseCaveat : kFloatingPointCaveat};
+  if (is_private) j["caveats"] = privacy_caveats(p);
   return j;
 }
 

@@ -63,6 +63,33 @@ PointFile parse_json(const std::string& text, const std::string& what) {
       point.rho = rho->get<double>();
     }
   }
+  const auto model = j.find("model");
+  if (model != j.end()) {
+    if (!model->is_string()) throw Error(what + ": \"model\" is " + show(*model) + ", expected a model name");
+    point.model = model->get<std::string>();
+  }
+  const auto shape = j.find("shape");
+  if (shape != j.end()) {
+    if (!shape->is_object()) throw Error(what + ": \"shape\" is " + show(*shape) + ", expected an object");
+    ModelOptions o;
+    const auto count = [&](const char* key, Index& out, Index min) {
+      const auto v = shape->find(key);
+      if (v == shape->end()) return;
+      if (!v->is_number_unsigned() || v->get<std::uint64_t>() < min || v->get<std::uint64_t>() > (1u << 30))
+        throw Error(what + ": \"shape." + key + "\" is " + show(*v) + ", expected an integer in [" +
+                    std::to_string(min) + ", " + std::to_string(1u << 30) + "]");
+      out = v->get<Index>();
+    };
+    count("classes", o.classes, 0);
+    count("hidden", o.hidden, 1);
+    count("rank", o.rank, 1);
+    const auto bias = shape->find("fit_intercept");
+    if (bias != shape->end()) {
+      if (!bias->is_boolean()) throw Error(what + ": \"shape.fit_intercept\" is " + show(*bias) + ", expected true or false");
+      o.fit_intercept = bias->get<bool>();
+    }
+    point.shape = o;
+  }
   return point;
 }
 

@@ -1,11 +1,13 @@
-// Reading a point back: the `--point` of `certify` and the `--x0` of `run`.
-// A point file is either a result JSON written by `dpsosp run` (its "x", and
-// "constants.rho" when present) or one CSV line of numbers. Kept apart from
+// Reading a point back: the `--point` of `certify` and `predict`, the `--x0`
+// of `run`. A point file is a result JSON written by `dpsosp run` or a model
+// file written by dpsosp.save (docs/report.md: its "x", and "model", "shape"
+// and "constants.rho" when present) or one CSV line of numbers. Kept apart from
 // the subcommands so that the fuzzer (fuzz/fuzz_result.cpp) links it alone.
 #pragma once
 #include <optional>
 #include <string>
 
+#include "dpsosp/model.hpp"
 #include "dpsosp/types.hpp"
 
 namespace dpsosp::cli {
@@ -14,6 +16,8 @@ struct PointFile {
   Vec x;                      ///< every entry finite
   std::optional<double> rho;  ///< constants.rho of a result JSON (finite, > 0), if it has one
   bool from_json = false;
+  std::string model;                 ///< "model" of a JSON file (empty when absent)
+  std::optional<ModelOptions> shape;  ///< its "shape" (classes, hidden, rank, fit_intercept), if it has one
 };
 
 /// Parses the text of a point file. `what` prefixes every message (e.g.

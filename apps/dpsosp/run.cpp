@@ -2,6 +2,8 @@
 // stop_signal.hpp).
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <memory>
 #include <cstdio>
 #include <limits>
 #include <cstring>
@@ -9,6 +11,7 @@
 
 #include "cli.hpp"
 #include "processes.hpp"
+#include "progress.hpp"
 #include "result_reader.hpp"
 #include "stop_signal.hpp"
 
@@ -27,72 +30,14 @@ struct RunArgs {
   std::string G = "auto", M = "auto", rho = "1", B = "1";
   std::string alpha_scale = "1";
   std::string batch_size, period, max_steps = "0", max_phase_length = "0";
-  std::string epochs = "0", learning_rate, tail, o2 = "auto", accountant = "pld";
+  std::string epochs = "0", learning_rate, tail, o2 = "off", accountant = "pld";
   std::string threads = "0";
-  bool trajectory = false;
+  bool trajectory = false, quiet = false;
   bool stream = false;  // --stream: read a record file once, front to back (stream_source.cpp)
   std::string order;    // --order seed|file
   std::vector<std::string> overrides;
   bool given(const std::string& option) const { return app->count(option) > 0; }
 };
-
-Index parse_index_value(const std::string& text, const std::string& option) {
-  // 2^53: exactly representable, and far above any batch a dataset could fill.
-  return static_cast<Index>(parse_count(text, option, 1, std::uint64_t{1} << 53));
-}
-
-// --set name=value into the overrides; which names the algorithm reads is the
-// library's to check (RunOptions::Validate).
-void parse_overrides(const std::vector<std::string>& items, ParameterOverrides& o) {
-  static const std::vector<std::string> kNames = {"alpha", "kappa", "sigma", "noise_multiplier", "eta",
-                                                  "zeta",  "threshold", "b", "T", "Gamma"};
-  std::set<std::string> seen;
-  for (const auto& kv : items) {
-    const auto eq = kv.find('=');
-    if (eq == std::string::npos || eq == 0) throw Error("--set: expected name=value, got " + quote_token(kv));
-    const std::string k = kv.substr(0, eq);
-    const std::string v = kv.substr(eq + 1);
-    const std::string option = "--set " + k;
-    if (std::find(kNames.begin(), kNames.end(), k) == kNames.end())
-      throw Error("--set: unknown parameter " + quote_token(k) + " (" + override_names(~0u) + ")");
-    if (!seen.insert(k).second) throw Error(option + ": given twice");
-    if (k == "b") o.b = parse_index_value(v, option);
-    else if (k == "T") o.T = parse_index_value(v, option);
-    else if (k == "Gamma") o.Gamma = parse_index_value(v, option);
-    else {
-      const double x = parse_real(v, option, Range::kPositive);
-      if (k == "alpha") o.alpha = x;
-      else if (k == "kappa") o.kappa = x;
-      else if (k == "sigma") o.sigma = x;
-      else if (k == "noise_multiplier") o.noise_multiplier = x;
-      else if (k == "eta") o.eta = x;
-      else if (k == "zeta") o.zeta = x;
-      else o.threshold = x;
-    }
-  }
-}
-
-// The library's words for a refused RunOptions field, with the field named as
-// the command line names it ("RunOptions: batch_size: ..." -> "--batch-size: ...").
-[[noreturn]] void refuse_in_cli_words(const Error& e) {
-  static const std::pair<const char*, const char*> kFields[] = {
-      {"privacy.noise", "--noise"},     {"privacy.epsilon", "--epsilon"}, {"privacy", "--epsilon"},      {"batch_size", "--batch-size"},
-      {"period", "--period"},           {"epochs", "--epochs"},        {"learning_rate", "--learning-rate"},
-      {"alpha_scale", "--alpha-scale"}, {"max_phase_length", "--max-phase-length"}, {"tail", "--tail"},
-      {"o2", "--o2"},                   {"accountant", "--accountant"},  {"sample_order", "--order"},
-      {"threads", "--threads"},         {"overrides.", "--set "}};
-  std::string m = e.what();
-  const std::string prefix = "RunOptions: ";
-  if (m.compare(0, prefix.size(), prefix) != 0) throw e;
-  m = m.substr(prefix.size());
-  for (const auto& [field, option] : kFields) {
-    if (m.compare(0, std::strlen(field), field) == 0) {
-      m = option + m.substr(std::strlen(field));
-      break;
-    }
-  }
-  throw Error(m);
-}
 
 Vec parse_x0(const std::string& spec, const LoadedProblem& p) {
   const Index d = p.model->dim();
@@ -113,18 +58,13 @@ Vec parse_x0(const std::string& spec, const LoadedProblem& p) {
   return point.x;
 }
 
-// The checks that need the records' count and the model: batch sizes, the
-// Poisson step count, the start point.
+// The checks that need the records' count and the model (the library's
+// Validate(n)), and the start point.
 void check_sizes_and_start(const RunArgs& a, const RunOptions& o, const LoadedProblem& p, Vec& x0) {
-  const Index n = p.rows();
-  if (o.batch_size && *o.batch_size > n)
-    throw Error("--batch-size " + std::to_string(*o.batch_size) + ": more than the " + std::to_string(n) + " records");
-  if (o.overrides.b && *o.overrides.b > n)
-    throw Error("--set b=" + std::to_string(*o.overrides.b) + ": more than the " + std::to_string(n) + " records");
-  if (o.poisson()) {
-    const Index batch = o.batch_size ? *o.batch_size : std::min<Index>(256, n);
-    if (*o.epochs * static_cast<double>(n) / static_cast<double>(batch) > 1e10)
-      throw Error("--epochs " + a.epochs + ": more than 1e10 Poisson steps at this batch size");
+  try {
+    o.Validate(p.rows());  // the rules that need n, in the library's words
+  } catch (const Error& e) {
+    refuse_in_cli_words(e);
   }
   x0 = a.given("--x0") ? parse_x0(a.x0, p) : Vec::Zero(static_cast<Eigen::Index>(p.model->dim()));
 }
@@ -184,11 +124,10 @@ int do_run(const RunArgs& a) {
   if (a.given("--learning-rate")) o.learning_rate = parse_real(a.learning_rate, "--learning-rate", Range::kPositive);
   if (a.given("--tail")) o.tail = parse_real(a.tail, "--tail", Range::kNonNegative);
   if (a.given("--o2")) {
-    if (a.o2 == "on") o.o2 = true;
-    else if (a.o2 == "off") o.o2 = false;
-    else if (a.o2 != "auto") throw Error("--o2: expected auto, on or off, got " + quote_token(a.o2));
-    else if (!(info.knobs & kKnobO2))
+    if (a.o2 != "on" && a.o2 != "off") throw Error("--o2: expected on or off, got " + quote_token(a.o2));
+    if (!(info.knobs & kKnobO2))
       throw Error("--o2: applies to " + algorithms_reading(kKnobO2) + ", not " + info.name);
+    o.o2 = a.o2 == "on";
   }
   o.threads = static_cast<int>(parse_count(a.threads, "--threads", 0, kMaxThreads));
   o.record_trajectory = a.trajectory;
@@ -242,24 +181,28 @@ int do_run(const RunArgs& a) {
   });
   const Index n = p.rows();
 
-  const auto start = std::chrono::steady_clock::now();
-  auto last = start;
   o.stop_flag = &stop_flag();
-  o.on_step = [&](const Iteration& it) {
-    if (!Processes::reports()) return true;
-    const Index step = it.step;
-    const auto now = std::chrono::steady_clock::now();
-    if (std::chrono::duration<double>(now - last).count() >= 1.0) {
-      last = now;
-      std::fprintf(stderr, "dpsosp: step %zu, %.1f s\n", static_cast<size_t>(step),
-                   std::chrono::duration<double>(now - start).count());
-    }
+  // The run's length when it is known before it: max_steps, or Poisson's planned steps.
+  std::optional<Index> total;
+  if (o.max_steps > 0) total = o.max_steps;
+  if (o.poisson())
+    total = std::min(total.value_or(~Index{0}),
+                     static_cast<Index>(std::ceil(*o.epochs * static_cast<double>(n) /
+                                                  static_cast<double>(o.sgd_batch_size(n)))));
+  // Records over all passes (spider-mf-adaptive's epochs are whole passes).
+  const Index passes = !o.poisson() && o.epochs && *o.epochs > 1 ? static_cast<Index>(*o.epochs) : 1;
+  // In an MPI job rank 0 alone shows progress and writes the report.
+  auto progress = std::make_unique<Progress>(a.quiet || !Processes::reports(), n * passes, total, !o.poisson());
+  o.on_step = [&progress](const Iteration& it) {
+    progress->step(it);
     return true;
   };
   StopOnSignal stop_on_signal(Processes::reports());  // until the report is written
   const Summary s = p.records ? minimize(*p.model, *p.records, x0, o) : minimize(*p.model, p.data, x0, o);
+  progress.reset();  // ends the line
   const bool interrupted = s.interrupted() || stop_requested_by_signal();
   if (!Processes::reports()) return interrupted ? 128 + stop_signal_number() : 0;
+  for (const std::string& w : s.warnings) std::fprintf(stderr, "dpsosp: warning: %s\n", w.c_str());
 
   // The release (covered by the guarantee) and, apart, the diagnostics
   // computed from the private data (SPEC section 8).
@@ -273,6 +216,7 @@ int do_run(const RunArgs& a) {
   if (p.records) j["streamed"] = true;                              // once, front to back, in the file's order
   j["processes"] = s.processes;                                     // that shared each batch (mpirun -n P)
   j["d"] = p.model->dim();
+  j["shape"] = shape_json(*p.model);
   diagnostics["load_seconds"] = p.load_seconds;
   j["target"] = {{"epsilon", number(o.privacy ? o.privacy->epsilon : std::numeric_limits<double>::infinity())},
                  {"delta", o.privacy ? o.privacy->delta : delta}};
@@ -295,8 +239,15 @@ int do_run(const RunArgs& a) {
   } else if (eval || p.population) {
     // The run's results are never lost to the certificate: a failure is reported in the JSON.
     try {
-      const Certificate c = eval ? certify_empirical(*p.model, *eval, s.x, o.constants.rho)
-                                 : certify_population(*p.population, s.x, o.constants.rho);
+      Progress lanczos(a.quiet, 0, std::nullopt, false);
+      EigenOptions eigen;
+      eigen.on_cycle = [&lanczos](const EigenProgress& e) {
+        lanczos.certificate(e);
+        return !stop_requested_by_signal();  // a signal ends the certificate too (the report is still written)
+      };
+      const Certificate c = eval ? certify_empirical(*p.model, *eval, s.x, o.constants.rho, eigen)
+                                 : certify_population(*p.population, s.x, o.constants.rho, eigen);
+      lanczos.finish();
       certificate_home["certificate"] = certificate_json(c);
       certificate_home["certificate_source"] = eval ? "evaluation data" : "known population";
       if (!c.lambda_converged)
@@ -365,10 +316,10 @@ void setup_run(CLI::App& app) {
   run->add_option("--learning-rate", args->learning_rate, "sgd/dpsgd step size > 0 (default 1/M)");
   run->add_option("--tail", args->tail,
                   "spider-mf-adaptive: the result is the mean of the iterates over the last TAIL of the records, in "
-                  "[0, 1) (0 = the last iterate; default 0.5)");
+                  "[0, 1) (0 = the last iterate; default 0.25)");
   run->add_option("--o2", args->o2,
-                  "spider-mf-adaptive: auto (O2 steps where sampling limits an O1 step more than the privacy noise), "
-                  "on or off")
+                  "spider-mf-adaptive: on for phases of O1 and consistent O2 steps (docs/parameters.md), off for O1 "
+                  "steps only")
       ->capture_default_str();
   run->add_option("--max-steps", args->max_steps, "Stop after this many steps (0 = until the data run out)")->capture_default_str();
   run->add_option("--max-phase-length", args->max_phase_length, "SPIDER algorithms: L_max, the longest tree phase (0 = automatic, docs/parameters.md)")->capture_default_str();
@@ -382,6 +333,7 @@ void setup_run(CLI::App& app) {
   run->add_option("--order", args->order,
                   "Single-pass order: seed (default: a random order fixed by --seed) or file (the records' own "
                   "order, public; the order of --stream)");
+  run->add_flag("--quiet", args->quiet, "No progress on stderr (warnings and errors still)");
   run->add_option("--eval", args->eval, "Evaluation data for the certificate (same format rules as --data)");
   run->add_flag("--no-certificate", args->no_certificate, "Skip the certificate (it can take minutes for large models)");
   run->add_option("--eval-labels", args->eval_labels, "IDX labels of --eval (default: the file beside it)");

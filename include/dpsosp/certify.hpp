@@ -25,19 +25,35 @@ struct Certificate {
 /// The smallest alpha for which x is an alpha-SOSP of a rho-Hessian-Lipschitz F.
 double sosp_gap(double grad_norm, double lambda_min, double rho);
 
-/// Hessian-vector product callback: out = H v.
-using HvpFunction = std::function<void(const Vec& v, Vec& out)>;
+// HvpFunction (model.hpp): the operator, out = H v.
+
+/// Where the matrix-free solver stands after a Lanczos cycle (EigenOptions::on_cycle).
+struct EigenProgress {
+  Index cycle = 0;        ///< cycles (restarts) done
+  Index products = 0;     ///< operator products (Hessian-vector products) so far
+  double value = 0;       ///< the smallest Ritz value, the current estimate of lambda_min
+  double residual = 0;    ///< its Ritz residual
+  double target = 0;      ///< the residual that counts as converged (tolerance * spectral scale)
+};
 
 struct EigenOptions {
   /// Below this dimension a dense eigen-decomposition of the assembled Hessian is used.
   Index dense_below = 64;
   Index max_iterations = 100;
+  /// At most this many operator products in all (0 = no limit): with the
+  /// large automatic basis, the bound on the solver's time.
+  Index max_products = 2000;
   /// Converged when the Ritz residual is below tolerance * ||H||: lambda_min is then
   /// accurate to that absolute error, far below what the SOSP gap can resolve.
   double tolerance = 1e-6;
   /// Lanczos subspace size, capped at the dimension; memory is
-  /// subspace_dimension vectors of the operator's size.
-  Index subspace_dimension = 20;
+  /// subspace_dimension vectors of the operator's size. 0 = automatic: up to
+  /// 200 vectors within 2^24 doubles (at least 20). The residual is checked
+  /// every 10 products, so a large basis costs memory, not products.
+  Index subspace_dimension = 0;
+  /// Called at each convergence check of the matrix-free solver (every 10
+  /// products; not by the dense solver); returning false stops it there, unconverged.
+  std::function<bool(const EigenProgress&)> on_cycle;
   /// Throws Error naming the field when a value is invalid.
   void Validate() const;
 };

@@ -132,7 +132,10 @@ FileFormat parse_file_format(const std::string& name);
 /// .gz; .dpsr for record files).
 FileFormat guess_file_format(const std::string& path);
 
+/// The loaders read the path "-" as the standard input (once; gzip or plain).
 /// CSV, one record per line, numeric. Errors name the file, line and reason.
+/// With header = true the first line must not be all numbers (it would be a
+/// record dropped as a header).
 Dataset load_csv(const std::string& path, const LoadOptions& options = {});
 /// LibSVM / SVMlight: "label idx:val idx:val ..." with 1-based increasing indices.
 Dataset load_libsvm(const std::string& path, const LoadOptions& options = {});

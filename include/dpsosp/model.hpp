@@ -13,6 +13,9 @@
 
 namespace dpsosp {
 
+/// A Hessian-vector product at a fixed point: out = H v (resized to v's size).
+using HvpFunction = std::function<void(const Vec& v, Vec& out)>;
+
 /// A sum of clipped per-example vectors (the oracles' kernel, see Model).
 struct ClippedSum {
   Vec sum;              ///< sum over the records, in their order, of the clipped vectors
@@ -34,6 +37,11 @@ struct ModelOptions {
   Index hidden = 32;
   /// pca: rank r of U (x = vec(U), U is p x r, column-major).
   Index rank = 1;
+  /// logistic, sigmoid, cauchy, phase-retrieval, softmax: a bias in each
+  /// margin (logit), as if every record had a last feature equal to 1; x gains
+  /// one entry per margin at its end (docs/models.md). pca and mlp refuse it
+  /// (mlp has biases of its own; center the data for pca).
+  bool fit_intercept = false;
   /// Throws Error naming the field when a value is invalid.
   void Validate() const;
 };
@@ -104,11 +112,35 @@ class Model {
   /// of their scratch rows begin anew).
   static Index share_unit();
 
+  /// The options that shape the model: make_model(name(), features(),
+  /// options()) builds the same model. The default is ModelOptions{}.
+  virtual ModelOptions options() const;
+  /// Classes of a classifier (2 for logistic and sigmoid); 0 for the others.
+  virtual Index classes() const { return 0; }
+  /// The prediction for record i (its label may be absent): a classifier's
+  /// class (logistic, sigmoid: 1 for a positive margin, else 0, the class the
+  /// labels 0 and -1 both name; softmax, mlp: the argmax of the logits), a
+  /// regression's fitted value (cauchy: the margin; phase retrieval: its
+  /// square). pca throws (it predicts nothing; x spans its subspace).
+  virtual double predict(const Vec& x, const Dataset& data, Index i) const;
+  /// A classifier's class probabilities for record i (classes() entries:
+  /// softmax of the logits; logistic and sigmoid: 1 - s, s with s the sigmoid
+  /// of the margin). Other models throw.
+  virtual void class_probabilities(const Vec& x, const Dataset& data, Index i, Eigen::Ref<Vec> out) const;
   /// Classifiers: whether the model at x predicts record i's label (argmax of
   /// the logits, or the sign of the margin); other models return std::nullopt.
   virtual std::optional<bool> correct(const Vec& x, const Dataset& data, Index i) const;
   /// Fraction of the records predicted correctly; NaN for models that do not classify.
   double accuracy(const Vec& x, const Dataset& data) const;
+
+  /// The mean Hessian over the records idx at x as an operator, for many
+  /// products at one point (the certificate's Lanczos): v -> mean_hvp(x, data,
+  /// idx, v) up to rounding, the same bits for any thread count. The default
+  /// runs hvp() per record on the engine's threads; softmax and the margin
+  /// models on dense data keep what depends on x alone (probabilities,
+  /// curvatures) and apply two matrix products over the records. The operator
+  /// refers to data and idx, which must outlive it.
+  virtual HvpFunction mean_hessian(const Vec& x, const Dataset& data, const IndexList& idx) const;
 
   /// Means over the records idx (convenience for certificates and references).
   double mean_loss(const Vec& x, const Dataset& data, const IndexList& idx) const;
@@ -130,5 +162,11 @@ std::unique_ptr<Model> make_model(const std::string& name, const RecordFileInfo&
                                   const ModelOptions& options = {});
 /// The list of model names, for help texts.
 std::vector<std::string> model_names();
+
+/// Model::predict for every record of `data` (which needs features() columns
+/// and no labels); throws Error naming the model when x or data do not fit it.
+Vec predict(const Model& model, const Vec& x, const Dataset& data);
+/// Model::class_probabilities for every record: n x classes().
+RowMatrix predict_proba(const Model& model, const Vec& x, const Dataset& data);
 
 }  // namespace dpsosp

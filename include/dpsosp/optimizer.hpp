@@ -91,10 +91,10 @@ struct RunOptions {
   /// docs/parameters.md).
   std::optional<Index> max_phase_length;
   /// spider-mf-adaptive: the output is the mean of the iterates over the last
-  /// `tail` of the records, in [0, 1) (0: the last iterate; default 0.5).
+  /// `tail` of the records, in [0, 1) (0: the last iterate; default 0.25).
   std::optional<double> tail;
-  /// spider-mf-adaptive: whether phases take O2 steps (default: where sampling
-  /// limits an O1 step more than the privacy noise, from public quantities).
+  /// spider-mf-adaptive: whether phases take O2 steps (default off: O1 steps
+  /// only, which did better in every configuration measured, docs/parameters.md).
   std::optional<bool> o2;
   /// Seed of the public random streams: the single-pass sample order and the
   /// saddle perturbations (privacy holds for any fixed order, and the
@@ -124,15 +124,53 @@ struct RunOptions {
   /// for a value out of range, a target a private algorithm lacks or a
   /// non-private one has, and an option or override the algorithm does not read.
   void Validate() const;
+  /// Validate(), and the rules that need the number of records: batch_size and
+  /// overrides.b at most n, Poisson dpsgd at most 1e10 steps. The CLI and
+  /// Python check these before a run; minimize does not (a fixed O2 batch
+  /// above n is a run of O1 steps alone, which the audit's small setups use).
+  void Validate(Index records) const;
   // The values a run uses (defaults filled in).
   double alpha_scale_or_default() const { return alpha_scale.value_or(1.0); }
   bool is_private_run() const;  ///< the algorithm is private and epsilon is finite
   bool poisson() const;  ///< dpsgd with epochs > 0
+  /// The batch of dpsgd and sgd on n records: batch_size, or by default n/10
+  /// clamped to [1, 256] (ten batches at least, so small data get steps).
+  Index sgd_batch_size(Index n) const;
   /// Whether records are drawn in the seed's sample order, each once a pass
   /// (every algorithm but Poisson dpsgd).
   bool single_pass() const { return !poisson(); }
   SampleOrder sample_order_or_default() const { return sample_order.value_or(SampleOrder::kSeed); }
 };
+
+/// The rules a front end checks a numeric option by, and their words, so that
+/// the CLI (--epsilon) and Python (epsilon=) refuse a value alike:
+/// "OPTION: expected RULE, got VALUE" (check_value).
+enum class ValueRule {
+  kFinite,         ///< any finite number
+  kPositive,       ///< finite, > 0
+  kNonNegative,    ///< finite, >= 0
+  kPositiveOrInf,  ///< > 0, +inf allowed
+  kOpenUnit,       ///< in (0, 1)
+  kHalfOpenUnit,   ///< in (0, 1]
+};
+/// "a finite number > 0", ...
+std::string value_rule_text(ValueRule rule);
+bool satisfies(double value, ValueRule rule);
+/// "an integer in [MIN, MAX]" ("an integer >= MIN" when MAX is the largest
+/// 64-bit value): the rule of a count option (--batch-size, batch_size=).
+std::string count_rule_text(std::uint64_t min, std::uint64_t max);
+/// Throws Error "OPTION: expected RULE, got SHOWN" unless value satisfies rule
+/// (SHOWN: the value as the user gave it, e.g. "'-1'" on a command line).
+void check_value(const std::string& option, double value, ValueRule rule, const std::string& shown);
+
+/// The words a report gives a guarantee (the CLI's and Python's `guarantee`):
+/// "(EPS, DELTA)-DP for ADJACENCY adjacency, fixed before the run"; empty for a
+/// non-private record.
+std::string guarantee_text(const PrivacyRecord& record);
+/// What a private run's guarantee still assumes (the report's `caveats`):
+/// floating-point noise (Mironov 2012), or the secure mode's exact-arithmetic
+/// bound and timing; empty for a non-private record.
+std::vector<std::string> privacy_caveats(const PrivacyRecord& record);
 
 /// What a run computed from the private data that its (eps, delta) guarantee
 /// does not cover (SPEC section 8): exact counts and timings. A report keeps
@@ -183,10 +221,15 @@ struct Summary {
   std::map<std::string, double> params;  ///< the parameters the run used, by name (the report's table)
   Termination termination = Termination::kMaxSteps;
   bool interrupted() const { return termination == Termination::kInterrupted; }
+  /// What a user should know about the run (too few steps, most records
+  /// unused), one line each; computed from the fields above and n alone, so
+  /// covered by the guarantee like them.
+  std::vector<std::string> warnings;
   Diagnostics diagnostics;            ///< not covered by the guarantee
 };
 
-/// Runs the chosen algorithm from x0 on the records of `data`.
+/// Runs the chosen algorithm from x0 on the records of `data`. Throws Error
+/// when the run could not take one step (too few records for its first batch).
 Summary minimize(const Model& model, const Dataset& data, const Vec& x0, const RunOptions& options);
 /// A streamed run: the records of a record file (record_file.hpp) read once,
 /// front to back, in the file's order (SampleOrder::kFile), with read-ahead

@@ -7,11 +7,15 @@ stationary points (SOSP).
                    G=6, M=20, rho=6, B=1, seed=1, x0=p["saddle"])
     print(r["epsilon"], dpsosp.certify_population("phase-retrieval:n=10,d=8,seed=1", r["x"], rho=6))
 
+    from dpsosp import DPClassifier          # scikit-learn estimators (dpsosp.sklearn)
+    DPClassifier(epsilon=1).fit(X, y).score(X, y)
+
 The result's entries are covered by the run's privacy guarantee, except
 r["diagnostics"] (clipped counts, timings), computed from the data without
 noise; run(..., release_only=True) leaves it out. seed keys only the public
 randomness; the privacy noise comes from a secret key, fresh from the OS unless
-noise_key (see generate_noise_key) or noise_key_file is given.
+noise_key (see generate_noise_key) or noise_key_file is given. docs/report.md
+describes every key.
 
 Accounting: privacy_tree and privacy_poisson / privacy_poisson_pld give the
 figures of a tree-mechanism run and of Poisson DP-SGD; pld_gaussian and
@@ -20,13 +24,27 @@ pld_poisson_gaussian build privacy-loss distributions that compose.
 Records too large for memory go to a record file (write_records, or `dpsosp
 convert`); run(model, data=path, stream=True) reads it once, front to back.
 
-Every function raises ValueError with a one-line message on bad input.
+Bad options raise ValueError (a bad value, in the words of the CLI) or
+TypeError (an unknown keyword, a value of the wrong type), with one line.
 """
-from ._core import (PrivacyLossDistribution, algorithm_table, algorithms, calibrate_poisson, certify, certify_population,
+from ._api import (Model, PrivacyLeakWarning, RunWarning, certify, load, predict, predict_proba, run, save)
+from ._core import (PrivacyLossDistribution, algorithm_table, algorithms, calibrate_poisson, certify_population,
                     gdp_epsilon, generate_noise_key, models, pld_gaussian, pld_poisson_gaussian, privacy_poisson,
-                    privacy_poisson_pld, privacy_poisson_pld_delta, privacy_tree, run, synthetic, write_records)
+                    privacy_poisson_pld, privacy_poisson_pld_delta, privacy_tree, synthetic, write_records)
 
+__version__ = "0.1.0"
 __all__ = ["run", "certify", "certify_population", "synthetic", "privacy_tree", "privacy_poisson",
            "privacy_poisson_pld", "privacy_poisson_pld_delta", "calibrate_poisson", "pld_gaussian",
            "pld_poisson_gaussian", "PrivacyLossDistribution", "gdp_epsilon", "generate_noise_key", "algorithms",
-           "algorithm_table", "models", "write_records"]
+           "algorithm_table", "models", "write_records", "Model", "predict", "predict_proba", "save", "load", "RunWarning",
+           "PrivacyLeakWarning", "DPClassifier", "DPRegressor", "DPPCA"]
+
+_ESTIMATORS = ("DPClassifier", "DPRegressor", "DPPCA")
+
+
+def __getattr__(name):
+    # The estimators need scikit-learn, imported when they are first used.
+    if name in _ESTIMATORS:
+        from . import sklearn as estimators
+        return getattr(estimators, name)
+    raise AttributeError(f"module 'dpsosp' has no attribute {name!r}")

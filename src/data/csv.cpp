@@ -51,6 +51,20 @@ class DenseRows {
   std::vector<std::vector<double>> blocks_;
 };
 
+// Whether every comma-separated field of the line is a number.
+bool all_numeric(std::string_view line) {
+  std::size_t pos = 0;
+  for (;;) {
+    const std::size_t comma = line.find(',', pos);
+    const std::string_view token =
+        trim(line.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos));
+    double value = 0.0;
+    if (token.empty() || parse_double(token, value) == ParseStatus::kNotNumber) return false;
+    if (comma == std::string_view::npos) return true;
+    pos = comma + 1;
+  }
+}
+
 }  // namespace
 
 Dataset load_csv(const std::string& path, const LoadOptions& options) {
@@ -61,7 +75,16 @@ Dataset load_csv(const std::string& path, const LoadOptions& options) {
   std::size_t columns = 0;
   Index rows = 0;
   std::string_view line;
-  if (options.header && !reader.next(line)) fail(kFn, path, "", "empty file (no header, no records)");
+  if (options.header) {
+    if (!reader.next(line)) fail(kFn, path, "", "empty file (no header, no records)");
+    // A header has a field that is not a number; a first line of numbers is a
+    // record, which header = true would silently drop. This checks the file's
+    // form before any run (as the NaN check does), and releases nothing.
+    if (!line.empty() && all_numeric(line))
+      fail(kFn, path, line_at(1),
+           "a header line was expected (--header), but the first line is all numbers: a record, not a header; "
+           "leave out --header");
+  }
   while (reader.next(line)) {
     if (line.empty()) continue;  // fully empty lines (e.g. trailing ones) are skipped
     const std::size_t line_no = reader.line_number();

@@ -13,7 +13,8 @@
 namespace dpsosp::detail {
 
 void fail(const char* fn, const std::string& path, const std::string& where, const std::string& reason) {
-  throw Error(std::string(fn) + ": " + path + (where.empty() ? "" : " " + where) + ": " + reason);
+  const std::string shown = path == "-" ? "(stdin)" : path;
+  throw Error(std::string(fn) + ": " + shown + (where.empty() ? "" : " " + where) + ": " + reason);
 }
 
 std::string line_at(std::size_t line) { return "line " + std::to_string(line); }
@@ -28,8 +29,9 @@ std::string quote(std::string_view token) {
 }
 
 GzInput::GzInput(const char* fn, const std::string& path) : fn_(fn), path_(path) {
-  // open() first so that a missing file reports errno, which gzopen may not.
-  const int fd = ::open(path.c_str(), O_RDONLY);
+  // "-" is the standard input (gzip or plain, read once). open() first so that
+  // a missing file reports errno, which gzopen may not.
+  const int fd = path == "-" ? ::dup(STDIN_FILENO) : ::open(path.c_str(), O_RDONLY);
   if (fd < 0) fail(fn, path, "", std::string("cannot open file: ") + std::strerror(errno));
   file_ = gzdopen(fd, "rb");
   if (file_ == nullptr) {

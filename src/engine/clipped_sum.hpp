@@ -54,6 +54,8 @@ namespace dpsosp::detail {
 
 /// Kernel families, for ThreadChoice's timing (O1 of family k is kind 2k, O2 2k + 1).
 enum KernelKind : int { kMarginKernel = 0, kSoftmaxKernel = 1, kMlpKernel = 2, kOtherKernel = 3 };
+/// The kind of the certificate's per-record Hessian products (Model::mean_hessian).
+constexpr int kHvpKind = 8;
 
 /// Queues the lines of record i (its label, its features; for sparse data the
 /// start of its indices and of its values), to be brought in a step at a time

@@ -15,7 +15,7 @@
 namespace dpsosp::detail {
 namespace {
 
-constexpr int kKinds = 8;
+constexpr int kKinds = 9;  // 2 per KernelKind, and kHvpKind
 // Batches are told apart by size too (work = rows x entries, in powers of 2):
 // sharing pays on large batches sooner than on small ones, whose fixed costs
 // (starting the team, the last stretch's add) weigh more.

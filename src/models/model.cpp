@@ -341,10 +341,14 @@ std::unique_ptr<Model> make_model(const std::string& name, Index features, const
   if (features < 1) throw Error("make_model: " + name + " needs at least 1 feature, got 0");
   const double p = static_cast<double>(features);
 
-  if (name == "logistic") return detail::make_logistic(features);
-  if (name == "sigmoid") return detail::make_sigmoid(features);
-  if (name == "cauchy") return detail::make_cauchy(features);
-  if (name == "phase-retrieval") return detail::make_phase_retrieval(features);
+  const bool bias = options.fit_intercept;
+  if (bias && (name == "pca" || name == "mlp"))
+    throw Error("make_model: fit_intercept: " + name +
+                (name == "pca" ? " has no intercept (center the data instead)" : " has biases of its own"));
+  if (name == "logistic") return detail::make_logistic(features, bias);
+  if (name == "sigmoid") return detail::make_sigmoid(features, bias);
+  if (name == "cauchy") return detail::make_cauchy(features, bias);
+  if (name == "phase-retrieval") return detail::make_phase_retrieval(features, bias);
   if (name == "pca") {
     check_size(name, p * static_cast<double>(options.rank));
     return detail::make_pca(features, options.rank);
@@ -361,8 +365,8 @@ std::unique_ptr<Model> make_model(const std::string& name, Index features, const
   }
   const double k = static_cast<double>(classes);
   if (name == "softmax") {
-    check_size(name, k * p);
-    return detail::make_softmax(features, classes);
+    check_size(name, k * (p + (bias ? 1 : 0)));
+    return detail::make_softmax(features, classes, bias);
   }
   const double h = static_cast<double>(options.hidden);
   check_size(name, h * p + h + k * h + k);

@@ -62,11 +62,21 @@ Index class_label(const Model& model, const Dataset& data, Index i, Index classe
 /// Models whose loss depends on x only through the margin z = <a_i, x>:
 /// f = phi(z, y), grad = phi'(z) a_i, hess v = phi''(z) <a_i, v> a_i.
 /// Subclasses give phi and its first two derivatives in z.
+/// With an intercept (ModelOptions::fit_intercept) z = <a_i, w> + c for
+/// x = [w, c]: the record read as [a_i, 1], the bias gradient phi'(z).
 class MarginModel : public Model {
  public:
-  explicit MarginModel(Index features) : features_(features) {}
-  Index dim() const final { return features_; }
+  MarginModel(Index features, bool intercept) : features_(features), intercept_(intercept) {}
+  Index dim() const final { return features_ + (intercept_ ? 1 : 0); }
   Index features() const final { return features_; }
+  ModelOptions options() const final {
+    ModelOptions o;
+    o.fit_intercept = intercept_;
+    return o;
+  }
+  double predict(const Vec& x, const Dataset& data, Index i) const final;
+  /// Dense data: the curvatures kept, two products over the records (hessian.cpp).
+  HvpFunction mean_hessian(const Vec& x, const Dataset& data, const IndexList& idx) const final;
 
   double loss(const Vec& x, const Dataset& data, Index i) const final;
   void gradient(const Vec& x, const Dataset& data, Index i, Eigen::Ref<Vec> out) const final;
@@ -100,6 +110,10 @@ class MarginModel : public Model {
   /// one virtual call a group, not two or three a record.
   virtual void coefficients(const double* z, const double* labels, Index count, Index per, double* s1,
                             double* s0) const = 0;
+  /// The prediction from the margin z (model.hpp, Model::predict).
+  virtual double predicted(double z) const = 0;
+  /// z = <a_i, w> (+ c): row_dot, then the bias.
+  double margin(const Vec& x, const Dataset& data, Index i) const;
 
  private:
   // out = phi'(z_i) a_i, shared by gradient() and batch_gradients().
@@ -123,13 +137,14 @@ class MarginModel : public Model {
   ClippedSum difference_sum_from(const Vec& x, const Vec& x_prev, const Dataset& data, const IndexList& idx,
                                  double clip, const SumStart* start) const;
   Index features_;
+  bool intercept_;
 };
 
-std::unique_ptr<Model> make_logistic(Index features);
-std::unique_ptr<Model> make_sigmoid(Index features);
-std::unique_ptr<Model> make_cauchy(Index features);
-std::unique_ptr<Model> make_phase_retrieval(Index features);
-std::unique_ptr<Model> make_softmax(Index features, Index classes);
+std::unique_ptr<Model> make_logistic(Index features, bool intercept);
+std::unique_ptr<Model> make_sigmoid(Index features, bool intercept);
+std::unique_ptr<Model> make_cauchy(Index features, bool intercept);
+std::unique_ptr<Model> make_phase_retrieval(Index features, bool intercept);
+std::unique_ptr<Model> make_softmax(Index features, Index classes, bool intercept);
 std::unique_ptr<Model> make_pca(Index features, Index rank);
 std::unique_ptr<Model> make_mlp(Index features, Index hidden, Index classes);
 

@@ -13,15 +13,28 @@
 namespace dpsosp {
 namespace detail {
 
-double MarginModel::loss(const Vec& x, const Dataset& data, Index i) const {
-  check_point(*this, x, "loss");
-  return phi(data.row_dot(i, x), target(data.label(i)));
+double MarginModel::margin(const Vec& x, const Dataset& data, Index i) const {
+  if (!intercept_) return data.row_dot(i, x);
+  return data.row_dot(i, x.head(static_cast<Eigen::Index>(features_))) + x[static_cast<Eigen::Index>(features_)];
 }
 
+double MarginModel::loss(const Vec& x, const Dataset& data, Index i) const {
+  check_point(*this, x, "loss");
+  return phi(margin(x, data, i), target(data.label(i)));
+}
+
+double MarginModel::predict(const Vec& x, const Dataset& data, Index i) const {
+  check_point(*this, x, "predict");
+  return predicted(margin(x, data, i));
+}
+
+// The record read as [a_i, 1] when there is an intercept: out = 0 + s [a_i, 1].
 void MarginModel::gradient_kernel(const Vec& x, const Dataset& data, Index i, Eigen::Ref<Vec> out) const {
-  const double z = data.row_dot(i, x);
+  const double s = dphi(margin(x, data, i), target(data.label(i)));
   out.setZero();
-  data.row_axpy(i, dphi(z, target(data.label(i))), out);
+  const auto p = static_cast<Eigen::Index>(features_);
+  data.row_axpy(i, s, out.head(p));
+  if (intercept_) out[p] += s;
 }
 
 void MarginModel::gradient(const Vec& x, const Dataset& data, Index i, Eigen::Ref<Vec> out) const {
@@ -32,16 +45,18 @@ void MarginModel::gradient(const Vec& x, const Dataset& data, Index i, Eigen::Re
 void MarginModel::hvp(const Vec& x, const Dataset& data, Index i, const Vec& v, Eigen::Ref<Vec> out) const {
   check_point(*this, x, "hvp");
   check_direction(*this, v);
-  const double z = data.row_dot(i, x);
-  const double curvature = d2phi(z, target(data.label(i)));
+  const double curvature = d2phi(margin(x, data, i), target(data.label(i)));
+  const double scale = curvature * margin(v, data, i);  // <[a_i, 1], v>
   out.setZero();
-  data.row_axpy(i, curvature * data.row_dot(i, v), out);
+  const auto p = static_cast<Eigen::Index>(features_);
+  data.row_axpy(i, scale, out.head(p));
+  if (intercept_) out[p] += scale;
 }
 
 void MarginModel::batch_gradients(const Vec& x, const Dataset& data, const IndexList& idx,
                                   RowMatrix& out) const {
   check_point(*this, x, "batch_gradients");
-  const Eigen::Index d = static_cast<Eigen::Index>(features_);
+  const Eigen::Index d = static_cast<Eigen::Index>(dim());
   out.resize(static_cast<Eigen::Index>(idx.size()), d);
   for (std::size_t k = 0; k < idx.size(); ++k) {
     gradient_kernel(x, data, idx[k], Eigen::Map<Vec>(out.row(static_cast<Eigen::Index>(k)).data(), d));
@@ -60,31 +75,29 @@ void MarginModel::batch_gradients(const Vec& x, const Dataset& data, const Index
 // one dot product to finish before the next starts.
 void MarginModel::fused_rows(const Vec& x, const Dataset& data, const Index* records, Index count,
                              double* const* out) const {
-  const auto d = static_cast<Eigen::Index>(features_);
+  const auto p = static_cast<Eigen::Index>(features_);
   if (data.is_sparse()) {
-    for (Index j = 0; j < count; ++j) {
-      Eigen::Map<Vec> g(out[j], d);
-      g.setZero();
-      data.row_axpy(records[j], dphi(data.row_dot(records[j], x), target(data.label(records[j]))), g);
-    }
+    for (Index j = 0; j < count; ++j) gradient_kernel(x, data, records[j], Eigen::Map<Vec>(out[j], p + intercept_));
     return;
   }
   double s[kGroup];
   dense_coefficients(x, nullptr, data, records, count, s, nullptr);
   for (Index j = 0; j < count; ++j) {
-    const Eigen::Map<const Vec> a(data.dense_row(records[j]), d);
-    Eigen::Map<Vec>(out[j], d).noalias() = s[j] * a;
+    const Eigen::Map<const Vec> a(data.dense_row(records[j]), p);
+    Eigen::Map<Vec>(out[j], p).noalias() = s[j] * a;
+    if (intercept_) out[j][p] = s[j];
   }
 }
 
 void MarginModel::fused_difference_rows(const Vec& x, const Vec& x_prev, const Dataset& data, const Index* records,
                                         Index count, double* const* out) const {
-  const auto d = static_cast<Eigen::Index>(features_);
+  const auto p = static_cast<Eigen::Index>(features_);
   double s1[kGroup], s0[kGroup];
   dense_coefficients(x, &x_prev, data, records, count, s1, s0);
   for (Index j = 0; j < count; ++j) {
-    const Eigen::Map<const Vec> a(data.dense_row(records[j]), d);
-    Eigen::Map<Vec>(out[j], d).noalias() = s1[j] * a - s0[j] * a;
+    const Eigen::Map<const Vec> a(data.dense_row(records[j]), p);
+    Eigen::Map<Vec>(out[j], p).noalias() = s1[j] * a - s0[j] * a;
+    if (intercept_) out[j][p] = s1[j] - s0[j];
   }
 }
 
@@ -115,6 +128,8 @@ void MarginModel::dense_coefficients(const Vec& x, const Vec* x_prev, const Data
       z[m] = data.row_dot(of[m], Eigen::Map<const Vec>(points[m], static_cast<Eigen::Index>(features_)));
     }
   }
+  if (intercept_)
+    for (Index m = 0; m < margins; ++m) z[m] += points[m][features_];  // margin(): the dot, then the bias
   double labels[kGroup];
   for (Index j = 0; j < count; ++j) labels[j] = data.label(records[j]);
   coefficients(z, labels, count, per, s1, s0);
@@ -144,7 +159,8 @@ ClippedSum MarginModel::gradient_sum_from(const Vec& x, const Dataset& data, con
                                           const SumStart* start) const {
   check_point(*this, x, "clipped_gradient_sum");
   check_feature_count(*this, data);
-  if (!data.is_sparse() && wide::enabled()) {
+  // With an intercept a row is not a multiple of its record: rows written out.
+  if (!intercept_ && !data.is_sparse() && wide::enabled()) {
     // Each row is phi'(z) a: kept as (record, phi'(z)), never written out.
     return clipped_scaled_record_sum(2 * kMarginKernel, data, idx, features_, clip, false, [this, &x, &data] {
       return [this, &x, &data](const Index* records, Index count, double* s1, double*,
@@ -153,7 +169,7 @@ ClippedSum MarginModel::gradient_sum_from(const Vec& x, const Dataset& data, con
       };
     }, start);
   }
-  return clipped_row_sum(2 * kMarginKernel, data, idx, features_, clip, [this, &x, &data] {
+  return clipped_row_sum(2 * kMarginKernel, data, idx, dim(), clip, [this, &x, &data] {
     return [this, &x, &data](const Index* records, Index count, double* const* out) {
       fused_rows(x, data, records, count, out);
     };
@@ -165,7 +181,7 @@ ClippedSum MarginModel::difference_sum_from(const Vec& x, const Vec& x_prev, con
   check_point(*this, x, "clipped_difference_sum");
   check_point(*this, x_prev, "clipped_difference_sum");
   check_feature_count(*this, data);
-  if (!data.is_sparse() && wide::enabled()) {
+  if (!intercept_ && !data.is_sparse() && wide::enabled()) {
     // Each row is phi'(z) a - phi'(z_prev) a: kept as (record, both), never written out.
     return clipped_scaled_record_sum(2 * kMarginKernel + 1, data, idx, features_, clip, true,
                                      [this, &x, &x_prev, &data] {
@@ -176,11 +192,11 @@ ClippedSum MarginModel::difference_sum_from(const Vec& x, const Vec& x_prev, con
     }, start);
   }
   if (data.is_sparse()) {  // gradient()'s kernel at both points (CSR rows are short)
-    return clipped_difference_rows(2 * kMarginKernel + 1, data, idx, features_, x, x_prev, clip, [this, &data] {
+    return clipped_difference_rows(2 * kMarginKernel + 1, data, idx, dim(), x, x_prev, clip, [this, &data] {
       return [this, &data](const Vec& at, Index i, Eigen::Map<Vec> out) { gradient_kernel(at, data, i, out); };
     }, start);
   }
-  return clipped_row_sum(2 * kMarginKernel + 1, data, idx, features_, clip, [this, &x, &x_prev, &data] {
+  return clipped_row_sum(2 * kMarginKernel + 1, data, idx, dim(), clip, [this, &x, &x_prev, &data] {
     return [this, &x, &x_prev, &data](const Index* records, Index count, double* const* out) {
       fused_difference_rows(x, x_prev, data, records, count, out);
     };
@@ -225,10 +241,18 @@ class BinaryMarginModel : public BuiltInMarginModel<D> {
     check_labels_binary(*this, data);
   }
   double target(double label) const final { return sign_label(label); }
+  Index classes() const final { return 2; }
+  void class_probabilities(const Vec& x, const Dataset& data, Index i, Eigen::Ref<Vec> out) const final {
+    check_point(*this, x, "class_probabilities");
+    const double z = this->margin(x, data, i);
+    out[0] = logistic_sigmoid(-z);
+    out[1] = logistic_sigmoid(z);
+  }
 
  protected:
+  double predicted(double z) const final { return z > 0 ? 1.0 : 0.0; }
   std::optional<bool> correct(const Vec& x, const Dataset& data, Index i) const final {
-    return sign_label(data.label(i)) * data.row_dot(i, x) > 0;
+    return sign_label(data.label(i)) * this->margin(x, data, i) > 0;
   }
 };
 
@@ -281,6 +305,7 @@ class CauchyModel final : public RealMarginModel<CauchyModel> {
  public:
   using RealMarginModel::RealMarginModel;
   std::string name() const override { return "cauchy"; }
+  double predicted(double z) const override { return z; }
   // f = log(1 + r^2/2), f' = 2r / (2 + r^2), f'' = 2 (2 - r^2) / (2 + r^2)^2, r = z - y.
   // For |r| > 1 the forms are rewritten in q = 1/r so that r^2 never overflows.
   double phi(double z, double y) const override {
@@ -310,6 +335,7 @@ class PhaseRetrievalModel final : public RealMarginModel<PhaseRetrievalModel> {
  public:
   using RealMarginModel::RealMarginModel;
   std::string name() const override { return "phase-retrieval"; }
+  double predicted(double z) const override { return z * z; }
   // f = (z^2 - y)^2 / 4, f' = (z^2 - y) z, f'' = 3 z^2 - y.
   double phi(double z, double y) const override {
     const double e = z * z - y;
@@ -321,11 +347,17 @@ class PhaseRetrievalModel final : public RealMarginModel<PhaseRetrievalModel> {
 
 }  // namespace
 
-std::unique_ptr<Model> make_logistic(Index features) { return std::make_unique<LogisticModel>(features); }
-std::unique_ptr<Model> make_sigmoid(Index features) { return std::make_unique<SigmoidLossModel>(features); }
-std::unique_ptr<Model> make_cauchy(Index features) { return std::make_unique<CauchyModel>(features); }
-std::unique_ptr<Model> make_phase_retrieval(Index features) {
-  return std::make_unique<PhaseRetrievalModel>(features);
+std::unique_ptr<Model> make_logistic(Index features, bool intercept) {
+  return std::make_unique<LogisticModel>(features, intercept);
+}
+std::unique_ptr<Model> make_sigmoid(Index features, bool intercept) {
+  return std::make_unique<SigmoidLossModel>(features, intercept);
+}
+std::unique_ptr<Model> make_cauchy(Index features, bool intercept) {
+  return std::make_unique<CauchyModel>(features, intercept);
+}
+std::unique_ptr<Model> make_phase_retrieval(Index features, bool intercept) {
+  return std::make_unique<PhaseRetrievalModel>(features, intercept);
 }
 
 }  // namespace detail

@@ -35,6 +35,28 @@ class MlpModel final : public RowKernelModel<MlpModel, kMlpKernel> {
 
   std::string name() const override { return "mlp"; }
   Index dim() const override { return static_cast<Index>(dim_); }
+  Index classes() const override { return static_cast<Index>(k_); }
+  ModelOptions options() const override {
+    ModelOptions o;
+    o.classes = static_cast<Index>(k_);
+    o.hidden = static_cast<Index>(h_);
+    return o;
+  }
+  double predict(const Vec& x, const Dataset& data, Index i) const override {
+    check_point(*this, x, "predict");
+    Work w(h_, k_);
+    forward(x, data, i, w);
+    Eigen::Index best = 0;
+    w.out.maxCoeff(&best);
+    return static_cast<double>(best);
+  }
+  void class_probabilities(const Vec& x, const Dataset& data, Index i, Eigen::Ref<Vec> out) const override {
+    check_point(*this, x, "class_probabilities");
+    Work w(h_, k_);
+    forward(x, data, i, w);
+    softmax_in_place(w.out);
+    out = w.out;
+  }
   Index features() const override { return static_cast<Index>(p_); }
   void validate(const Dataset& data) const override {
     check_feature_count(*this, data);

@@ -20,6 +20,11 @@ class PcaModel final : public RowKernelModel<PcaModel, kOtherKernel> {
  public:
   PcaModel(Index features, Index rank) : p_(static_cast<Eigen::Index>(features)), r_(static_cast<Eigen::Index>(rank)) {}
   std::string name() const override { return "pca"; }
+  ModelOptions options() const override {
+    ModelOptions o;
+    o.rank = static_cast<Index>(r_);
+    return o;
+  }
   Index dim() const override { return static_cast<Index>(p_ * r_); }
   Index features() const override { return static_cast<Index>(p_); }
   void validate(const Dataset& data) const override {

@@ -4,6 +4,12 @@
 //   grad W_k = (pi_k - [k = y]) a.
 //   The Hessian in the logits is diag(pi) - pi pi^T, so for a direction V
 //   (K x p, same layout) with u = V a: hess v rows = (pi ⊙ u - pi <pi, u>)_k a.
+//   With an intercept x = [vec(W), c]: l = W a + c, the record read as [a, 1]
+//   in each row, so grad c_k = pi_k - [k = y] and hess v in c is the row's
+//   coefficient.
+#include <memory>
+
+#include "models/hessian_internal.hpp"
 #include "models/model_internal.hpp"
 #include "models/row_kernel_model.hpp"
 
@@ -13,10 +19,31 @@ namespace {
 
 class SoftmaxModel final : public RowKernelModel<SoftmaxModel, kSoftmaxKernel> {
  public:
-  SoftmaxModel(Index features, Index classes) : features_(features), classes_(classes) {}
+  SoftmaxModel(Index features, Index classes, bool intercept)
+      : features_(features), classes_(classes), intercept_(intercept) {}
   std::string name() const override { return "softmax"; }
-  Index dim() const override { return features_ * classes_; }
+  Index dim() const override { return (features_ + (intercept_ ? 1 : 0)) * classes_; }
   Index features() const override { return features_; }
+  Index classes() const override { return classes_; }
+  ModelOptions options() const override {
+    ModelOptions o;
+    o.classes = classes_;
+    o.fit_intercept = intercept_;
+    return o;
+  }
+  double predict(const Vec& x, const Dataset& data, Index i) const override {
+    check_point(*this, x, "predict");
+    Vec logits(static_cast<Eigen::Index>(classes_));
+    compute_logits(x, data, i, logits);
+    Eigen::Index best = 0;
+    logits.maxCoeff(&best);
+    return static_cast<double>(best);
+  }
+  void class_probabilities(const Vec& x, const Dataset& data, Index i, Eigen::Ref<Vec> out) const override {
+    check_point(*this, x, "class_probabilities");
+    compute_logits(x, data, i, out);
+    softmax_in_place(out);
+  }
   void validate(const Dataset& data) const override {
     check_feature_count(*this, data);
     check_has_labels(*this, data);
@@ -54,12 +81,45 @@ class SoftmaxModel final : public RowKernelModel<SoftmaxModel, kSoftmaxKernel> {
     softmax_in_place(pi);
     Vec u(static_cast<Eigen::Index>(classes_));
     row_dots(data, i, v.data(), features_, features_, classes_, u.data());
+    if (intercept_) u += v.tail(static_cast<Eigen::Index>(classes_));
     const double mean_u = pi.dot(u);
     out.setZero();
     for (Index k = 0; k < classes_; ++k) {
       const Eigen::Index kk = static_cast<Eigen::Index>(k);
       data.row_axpy(i, pi[kk] * (u[kk] - mean_u), block(out, k));
+      if (intercept_) out[bias_at(k)] += pi[kk] * (u[kk] - mean_u);
     }
+  }
+
+  /// Dense data: the probabilities at x kept (m x K); a product is then
+  /// U = A V^T (+ c), R = P ⊙ (U - rowsum(P ⊙ U)), H v = R^T A / m (rows of W), R's column sums (biases).
+  HvpFunction mean_hessian(const Vec& x, const Dataset& data, const IndexList& idx) const override {
+    if (data.is_sparse() || idx.empty()) return Model::mean_hessian(x, data, idx);
+    check_point(*this, x, "mean_hessian");
+    check_feature_count(*this, data);
+    auto block = std::make_shared<const RecordBlock>(data, idx);
+    auto pi = std::make_shared<RowMatrix>(static_cast<Eigen::Index>(idx.size()), static_cast<Eigen::Index>(classes_));
+    for (Index k = 0; k < idx.size(); ++k) {
+      Eigen::Map<Vec> row(pi->row(static_cast<Eigen::Index>(k)).data(), static_cast<Eigen::Index>(classes_));
+      compute_logits(x, data, idx[k], row);
+      softmax_in_place(row);
+    }
+    const auto p = static_cast<Eigen::Index>(features_), K = static_cast<Eigen::Index>(classes_);
+    return [this, block, pi, p, K](const Vec& v, Vec& out) {
+      check_direction(*this, v);
+      const Eigen::Map<const RowMatrix> w(v.data(), K, p);
+      const Vec sum = chunked_sum(block->size(), dim(), [&](Index begin, Index end, Eigen::Ref<Vec> part) {
+        const auto a = block->rows(begin, end);
+        const auto probabilities = pi->middleRows(static_cast<Eigen::Index>(begin), a.rows());
+        RowMatrix r = a * w.transpose();
+        if (intercept_) r.rowwise() += v.tail(K).transpose();
+        const Vec mean = probabilities.cwiseProduct(r).rowwise().sum();
+        r = probabilities.cwiseProduct(r.colwise() - mean);
+        Eigen::Map<RowMatrix>(part.data(), K, p).noalias() = r.transpose() * a;
+        if (intercept_) part.tail(K) = r.colwise().sum().transpose();
+      });
+      out = sum / static_cast<double>(block->size());
+    };
   }
 
   /// Reuses one scratch vector over the batch; each row is computed by the
@@ -83,8 +143,13 @@ class SoftmaxModel final : public RowKernelModel<SoftmaxModel, kSoftmaxKernel> {
     return Eigen::Map<Vec>(w.data() + k * features_, static_cast<Eigen::Index>(features_));
   }
 
+  // Where the bias of class k sits in x (after the K x p weights).
+  Eigen::Index bias_at(Index k) const { return static_cast<Eigen::Index>(classes_ * features_ + k); }
+
   void compute_logits(const Vec& x, const Dataset& data, Index i, Eigen::Ref<Vec> logits) const {
     row_dots(data, i, x.data(), features_, features_, classes_, logits.data());
+    if (intercept_)
+      for (Index k = 0; k < classes_; ++k) logits[static_cast<Eigen::Index>(k)] += x[bias_at(k)];
   }
 
   // gradient()'s kernel; RowKernelModel runs it on the fused engine's rows.
@@ -96,17 +161,21 @@ class SoftmaxModel final : public RowKernelModel<SoftmaxModel, kSoftmaxKernel> {
     softmax_in_place(work);
     work[static_cast<Eigen::Index>(y)] -= 1.0;
     out.setZero();
-    for (Index k = 0; k < classes_; ++k) data.row_axpy(i, work[static_cast<Eigen::Index>(k)], block(out, k));
+    for (Index k = 0; k < classes_; ++k) {
+      data.row_axpy(i, work[static_cast<Eigen::Index>(k)], block(out, k));
+      if (intercept_) out[bias_at(k)] += work[static_cast<Eigen::Index>(k)];
+    }
   }
 
   Index features_;
   Index classes_;
+  bool intercept_;
 };
 
 }  // namespace
 
-std::unique_ptr<Model> make_softmax(Index features, Index classes) {
-  return std::make_unique<SoftmaxModel>(features, classes);
+std::unique_ptr<Model> make_softmax(Index features, Index classes, bool intercept) {
+  return std::make_unique<SoftmaxModel>(features, classes, intercept);
 }
 
 }  // namespace detail

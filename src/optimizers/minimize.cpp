@@ -22,6 +22,26 @@
 namespace dpsosp {
 namespace detail {
 
+namespace {
+
+// What a user should hear of a finished run (Summary::warnings).
+std::vector<std::string> run_warnings(const Summary& s, Index n, const RunOptions& o) {
+  std::vector<std::string> warnings;
+  // A run the user cut short (max_steps, a signal, the callback) is as asked.
+  if (s.termination != Termination::kDataExhausted && s.termination != Termination::kPlannedSteps) return warnings;
+  const std::string hint = o.batch_size ? " (more records, a larger epsilon or a smaller batch size give more steps)"
+                                        : " (more records or a larger epsilon give more steps)";
+  if (s.steps < 10)
+    warnings.push_back(s.algorithm + " took " + std::to_string(s.steps) + (s.steps == 1 ? " step" : " steps") +
+                       ", fewer than 10: its batches are large for " + std::to_string(n) + " records" + hint);
+  if (2 * s.samples_used < n)
+    warnings.push_back(s.algorithm + " used " + std::to_string(s.samples_used) + " of the " + std::to_string(n) +
+                       " records, under half: the next batch did not fit in the rest" + hint);
+  return warnings;
+}
+
+}  // namespace
+
 void check_start(const Model& model, const Vec& x0) {
   if (static_cast<Index>(x0.size()) != model.dim()) {
     throw Error("minimize: x0 has " + std::to_string(x0.size()) + " entries, the model " + model.name() +
@@ -86,6 +106,15 @@ Summary run_checked(const Model& model, const Dataset& records, const Vec& x0, c
   summary.constants = o.constants;
   algorithm_row(options.algorithm).run(model, records, o, key, summary);
   summary.diagnostics.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  // Safe to say (SPEC section 8): whether a run took a step, and what the
+  // warnings say, are functions of steps, samples_used and termination, which
+  // the release holds (covered by the guarantee), and of the public n; a
+  // single-pass run takes its first step exactly when its first batch, a
+  // function of n and the parameters, fits in the n records.
+  if (summary.steps == 0 && summary.termination == Termination::kDataExhausted)
+    throw Error("minimize: " + summary.algorithm + " could not take one step: its first batch does not fit in the " +
+                std::to_string(records.rows()) + " records (give more records, a smaller batch or a larger epsilon)");
+  summary.warnings = run_warnings(summary, records.rows(), options);
   return summary;
 }
 

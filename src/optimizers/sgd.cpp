@@ -12,14 +12,13 @@ namespace dpsosp::detail {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr Index kDefaultBatch = 256;
 
 void run(const Model& model, const Dataset& data, const RunOptions& o, const NoiseKey& key, Summary& s) {
   const bool is_private = o.is_private_run();
   // The records the optimizer may use: all but those a private estimate of G
   // or M took (the first of the sample order, clip_estimate.hpp).
   const Index n = data.rows() - s.reserved_records;
-  const Index batch = o.batch_size.value_or(kDefaultBatch);
+  const Index batch = o.sgd_batch_size(n);
   if (batch > n) {
     throw Error(s.algorithm + ": batch size " + std::to_string(batch) + " exceeds the " + std::to_string(n) +
                 " records");

@@ -160,7 +160,7 @@ constexpr unsigned kMfOverrides = kSetAlpha | kSetKappa | kSetSigma | kSetNoiseM
 AlgorithmRow spider_mf_adaptive_row() {
   AlgorithmRow r;
   r.info = {Algorithm{}, "spider-mf-adaptive",
-            "SpiderBoost with matrix-factorization noise over the run, consistent O2, O2 only where it pays, and "
+            "SpiderBoost with matrix-factorization noise over the run, O1 steps (consistent O2 on request) and "
             "a tail average (the default)",
             /*is_private=*/true, /*allows_infinite_epsilon=*/false, MechanismKind::kMatrixFactorization,
             kKnobAlphaScale | kKnobMaxPhaseLength | kKnobBatchSize | kKnobLearningRate | kKnobTail | kKnobO2 |

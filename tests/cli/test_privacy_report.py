@@ -36,11 +36,12 @@ KNOWN = {"x", "algo", "private", "guarantee", "epsilon", "delta", "mu", "sigma",
          "gradient_evaluations", "steps", "o1_calls", "perturbations", "phase_lengths", "params", "termination",
          "interrupted", "trajectory", "caveats", "model", "n", "d", "target", "constants", "certificate",
          "certificate_source", "certificate_error", "certificate_skipped", "diagnostics", "noise", "grid",
-         "horizon", "column_norm", "buffers", "estimate", "sample_order", "processes", "streamed"}
+         "horizon", "column_norm", "buffers", "estimate", "sample_order", "processes", "streamed", "warnings",
+         "shape"}
 # The released iterates and what is computed from them (with public sizes):
 # covered by the guarantee, so they may differ between neighbouring datasets.
 RELEASED = {"x", "trajectory", "steps", "o1_calls", "perturbations", "samples_used", "gradient_evaluations",
-            "phase_lengths", "termination", "certificate", "estimate"}
+            "phase_lengths", "termination", "certificate", "estimate", "warnings"}
 
 
 def dpsosp(*args, timeout=300):

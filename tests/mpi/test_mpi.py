@@ -102,7 +102,7 @@ class Mpi(unittest.TestCase):
 
     def test_killing_a_rank_ends_the_job_within_seconds(self):
         records = os.path.join(self.dir, "long.dpsr")
-        self.assertEqual(dpsosp("convert", "--synthetic", "gaussian-mixture:n=300000,d=4,seed=1", records).returncode, 0)
+        self.assertEqual(dpsosp("convert", "--synthetic", "gaussian-mixture:n=2000000,d=4,seed=1", records).returncode, 0)
         out = os.path.join(self.dir, "killed.json")
         job = subprocess.Popen(["mpirun", "--oversubscribe", "-n", "2", BIN, "run", "--model", "logistic", "--data",
                                 records, "--stream", "--algo", "dpsgd", "--batch-size", "1", "--seed", "1",

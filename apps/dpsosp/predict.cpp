@@ -1,0 +1,83 @@
+// `dpsosp predict`: the predictions of a released point (a run's report or a
+// model file from dpsosp.save) on records, as CSV.
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "cli.hpp"
+#include "result_reader.hpp"
+
+namespace dpsosp::cli {
+
+void setup_predict(CLI::App& app) {
+  struct Args {
+    DataSource source;
+    std::string point, out;
+    bool no_labels = false, proba = false;
+  };
+  auto args = std::make_shared<Args>();
+  auto* cmd = app.add_subcommand(
+      "predict", "Predictions of a result (or model file) on records, one CSV line each: class or value, with "
+                 "--proba the class probabilities");
+  cmd->add_option("--point", args->point, "A result JSON of `dpsosp run` or a model file of dpsosp.save")->required();
+  cmd->add_option("--data", args->source.data_path, "The records (CSV, LibSVM or IDX, as for run; - = stdin)")
+      ->required();
+  cmd->add_option("--format", args->source.format, "csv | libsvm | idx (default: from the file name)");
+  cmd->add_option("--labels", args->source.labels_path, "IDX labels file (default: the one beside the images)");
+  cmd->add_flag("--header", args->source.header, "CSV: skip one header line");
+  cmd->add_flag("--no-labels", args->no_labels,
+                "The records have no label column (by default they are laid out as for run, label first, and the "
+                "accuracy or mean squared error is printed on stderr)");
+  cmd->add_flag("--proba", args->proba, "Classifiers: also the probability of each class");
+  cmd->add_option("--out", args->out, "Write the CSV here (default: stdout)");
+  args->source.app = cmd;
+  cmd->callback([args, cmd] {
+    if (args->point.empty()) throw Error("--point: empty file name");
+    if (cmd->count("--out") > 0) check_writable(args->out);
+    check_not_input(args->out, args->source.data_path, "--data");
+    const PointFile point = read_point_file(args->point, "--point " + args->point);
+    if (point.model.empty() || !point.shape)
+      throw Error("--point " + args->point + ": no \"model\" and \"shape\" (expected a result of dpsosp run or a "
+                  "model file of dpsosp.save)");
+    const bool labeled = !args->no_labels && point.model != "pca";
+    const Dataset data = load_data_file(args->source, labeled);
+    const auto model = make_model(point.model, data.cols(), *point.shape);
+    if (model->features() != data.cols() || model->dim() != static_cast<Index>(point.x.size()))
+      throw Error("--data " + args->source.data_path + ": records of " + std::to_string(data.cols()) +
+                  " features do not fit the point's " + point.model + " model (" + std::to_string(point.x.size()) +
+                  " parameters)");
+    const bool classifier = model->classes() > 0;
+    if (args->proba && !classifier) throw Error("--proba: " + point.model + " is not a classifier");
+    const Vec predicted = predict(*model, point.x, data);
+    RowMatrix proba;
+    if (args->proba) proba = predict_proba(*model, point.x, data);
+    std::string text = "prediction";
+    if (args->proba)
+      for (Index k = 0; k < model->classes(); ++k) text += ",p" + std::to_string(k);
+    text += "\n";
+    char cell[40];
+    for (Index i = 0; i < data.rows(); ++i) {
+      std::snprintf(cell, sizeof cell, classifier ? "%.0f" : "%.17g", predicted[static_cast<Eigen::Index>(i)]);
+      text += cell;
+      for (Eigen::Index k = 0; k < proba.cols(); ++k) {
+        std::snprintf(cell, sizeof cell, ",%.17g", proba(static_cast<Eigen::Index>(i), k));
+        text += cell;
+      }
+      text += "\n";
+    }
+    write_text(args->out, text);
+    if (!data.has_labels()) return;
+    // The labels are the user's own data: the figure goes to the user, not into a release.
+    if (classifier) {
+      std::fprintf(stderr, "dpsosp: accuracy %.6f on %zu records\n", model->accuracy(point.x, data),
+                   static_cast<std::size_t>(data.rows()));
+    } else {
+      double sum = 0;
+      for (Index i = 0; i < data.rows(); ++i) sum += std::pow(predicted[static_cast<Eigen::Index>(i)] - data.label(i), 2);
+      std::fprintf(stderr, "dpsosp: mean squared error %.6g on %zu records\n", sum / static_cast<double>(data.rows()),
+                   static_cast<std::size_t>(data.rows()));
+    }
+  });
+}
+
+}  // namespace dpsosp::cli

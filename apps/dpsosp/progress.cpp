@@ -1,0 +1,81 @@
+// Progress lines (progress.hpp).
+#include "progress.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace dpsosp::cli {
+namespace {
+
+std::string seconds_text(double s) {
+  char text[32];
+  if (s < 60) std::snprintf(text, sizeof text, "%.0f s", std::ceil(s));
+  else if (s < 3600) std::snprintf(text, sizeof text, "%.0f min %02.0f s", std::floor(s / 60), std::fmod(s, 60));
+  else std::snprintf(text, sizeof text, "%.1f h", s / 3600);
+  return text;
+}
+
+}  // namespace
+
+Progress::Progress(bool quiet, Index records, std::optional<Index> total_steps, bool records_known)
+    : quiet_(quiet), terminal_(::isatty(STDERR_FILENO) == 1), records_(records), total_steps_(total_steps),
+      records_known_(records_known), start_(std::chrono::steady_clock::now()), last_(start_) {}
+
+void Progress::show(const std::string& line, bool force) {
+  const auto now = std::chrono::steady_clock::now();
+  const double since = std::chrono::duration<double>(now - last_).count();
+  const double elapsed = std::chrono::duration<double>(now - start_).count();
+  // A terminal line is redrawn 10 times a second; a log gets a line a second, after the first second.
+  if (!force && (terminal_ ? since < 0.1 : (since < 1.0 || elapsed < 1.0))) return;
+  last_ = now;
+  if (terminal_) {
+    std::fprintf(stderr, "\r\033[Kdpsosp: %s", line.c_str());
+    line_open_ = true;
+  } else {
+    std::fprintf(stderr, "dpsosp: %s\n", line.c_str());
+  }
+  std::fflush(stderr);
+}
+
+void Progress::step(const Iteration& it) {
+  records_used_ += it.batch;
+  if (quiet_ || it.step == 0) return;
+  // The fraction done: of the known steps, else of the records (a single pass
+  // ends when they run out).
+  double done = 0;
+  if (total_steps_ && *total_steps_ > 0) done = static_cast<double>(it.step) / static_cast<double>(*total_steps_);
+  if (records_known_ && records_ > 0)
+    done = std::max(done, static_cast<double>(records_used_) / static_cast<double>(records_));
+  done = std::min(done, 1.0);
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  char text[200];
+  std::string line = "step " + std::to_string(it.step);
+  if (total_steps_) line += "/" + std::to_string(*total_steps_);
+  std::snprintf(text, sizeof text, " (%.0f%%)", 100 * done);
+  line += text;
+  if (records_known_) line += " \u00b7 records " + std::to_string(records_used_) + "/" + std::to_string(records_);
+  line += " \u00b7 " + seconds_text(elapsed);
+  if (done > 0.01) line += " \u00b7 ETA " + seconds_text(elapsed * (1 - done) / done);
+  show(line);
+}
+
+void Progress::certificate(const EigenProgress& p) {
+  if (quiet_) return;
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  char text[200];
+  std::snprintf(text, sizeof text,
+                "certificate: lambda_min %.4g, Lanczos cycle %zu, %zu Hessian products, residual %.2g (target %.2g) "
+                "\u00b7 %s",
+                p.value, static_cast<std::size_t>(p.cycle), static_cast<std::size_t>(p.products), p.residual,
+                p.target, seconds_text(elapsed).c_str());
+  show(text);
+}
+
+void Progress::finish() {
+  if (line_open_) std::fputc('\n', stderr);
+  line_open_ = false;
+}
+
+}  // namespace dpsosp::cli

@@ -1,0 +1,42 @@
+// Progress on stderr: on a terminal one updating line, otherwise a plain line
+// now and then (runs longer than a second, SPEC section 7); nothing with --quiet.
+// Everything shown is a function of what the run releases (steps, the batch
+// sizes the released iterates chose) and of public sizes: no private figure.
+#pragma once
+#include <chrono>
+#include <cstdio>
+#include <optional>
+#include <string>
+
+#include "dpsosp/dpsosp.hpp"
+
+namespace dpsosp::cli {
+
+class Progress {
+ public:
+  /// `records`: n; `total_steps`: the run's known length (max_steps, Poisson's
+  /// planned steps), if any; `records_known`: whether the batch sizes are public
+  /// (not under Poisson sampling, whose batches are secret).
+  Progress(bool quiet, Index records, std::optional<Index> total_steps, bool records_known);
+  /// After each step (RunOptions::on_step).
+  void step(const Iteration& it);
+  /// After each Lanczos cycle of the certificate (EigenOptions::on_cycle).
+  void certificate(const EigenProgress& p);
+  /// Ends an updating line (before a message or at the end).
+  void finish();
+  ~Progress() { finish(); }
+  Progress(const Progress&) = delete;
+  Progress& operator=(const Progress&) = delete;
+
+ private:
+  void show(const std::string& line, bool force = false);
+  bool quiet_, terminal_;
+  Index records_;
+  std::optional<Index> total_steps_;
+  bool records_known_;
+  Index records_used_ = 0;
+  std::chrono::steady_clock::time_point start_, last_;
+  bool line_open_ = false;
+};
+
+}  // namespace dpsosp::cli

@@ -1,0 +1,294 @@
+"""The package's functions over the private _core module: keywords checked by
+name, arrays converted (numpy, pandas, scipy.sparse), the library's rules in
+the CLI's words, warnings, models you can predict with, save and load."""
+import json
+import numbers
+import os
+import warnings
+
+import numpy as np
+
+from . import _core
+
+__all__ = ["RunWarning", "PrivacyLeakWarning", "Model", "run", "certify", "predict", "predict_proba", "save", "load"]
+
+_MODELS_READING = {"classes": ("softmax", "mlp"), "hidden": ("mlp",), "rank": ("pca",)}
+_MODELS_READING_TEXT = {"classes": "the softmax and mlp models", "hidden": "the mlp model", "rank": "the pca model"}
+# What a model file keeps of a report: the guarantee of the run that released x.
+_PRIVACY_KEYS = ("private", "guarantee", "epsilon", "delta", "mu", "sigma", "sensitivity", "noise_multiplier",
+                 "epsilon_rdp", "zcdp_rho", "depth", "mechanism", "noise", "grid", "accounting", "adjacency",
+                 "caveats")
+MODEL_FILE_FORMAT = "dpsosp-model"
+
+
+class RunWarning(UserWarning):
+    """A run that took fewer than 10 steps or used under half its records (the report's 'warnings')."""
+
+
+class PrivacyLeakWarning(UserWarning):
+    """Something computed from the private data that the privacy guarantee does not cover."""
+
+
+def _count(name, value, low, high):
+    """An integer option, refused in the CLI's words ("NAME: expected an integer in [LOW, HIGH], got V")."""
+    if isinstance(value, bool):
+        raise TypeError(f"{name}: expected an integer, got {value!r}")
+    if isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral):
+        if not float(value).is_integer():
+            raise ValueError(f"{name}: expected {_core.count_rule_text(low, high)}, got {value!r}")
+        value = int(value)
+    if not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name}: expected an integer, got {value!r}")
+    if not low <= int(value) <= high:
+        raise ValueError(f"{name}: expected {_core.count_rule_text(low, high)}, got {value!r}")
+    return int(value)
+
+
+def _real(name, value):
+    """A number (its range is the library's rule, checked in _core with the CLI's words)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name}: expected a number, got {value!r}")
+    return float(value)
+
+
+def _constant(name, value):
+    """G or M: a number, 'auto' or None (auto for a private run), checked in _core."""
+    return value if value is None or isinstance(value, str) else _real(name, value)
+
+
+def _records(X, name="X"):
+    """Dense float64 C-ordered rows, or a float64 CSR matrix (sorted, no duplicates)."""
+    if hasattr(X, "tocsr") and hasattr(X, "nnz"):  # scipy.sparse
+        m = X.tocsr().astype(np.float64, copy=True)
+        m.sum_duplicates()
+        m.sort_indices()
+        if m.ndim != 2:
+            raise ValueError(f"{name}: expected a 2-d matrix")
+        return m
+    if hasattr(X, "to_numpy") and hasattr(X, "dtypes"):  # pandas.DataFrame
+        bad = [c for c, t in zip(X.columns, X.dtypes) if not (np.issubdtype(t, np.number) or np.issubdtype(t, np.bool_))]
+        if bad:
+            raise ValueError(f"{name}: column {bad[0]!r} is not numeric ({X[bad[0]].dtype})")
+        X = X.to_numpy(dtype=np.float64)
+    a = np.asarray(X, dtype=np.float64)
+    if a.ndim != 2:
+        raise ValueError(f"{name}: expected a 2-d array (n records x p features), got {a.ndim}-d"
+                         + ("; X.reshape(-1, 1) makes one feature" if a.ndim == 1 else ""))
+    return np.ascontiguousarray(a)
+
+
+def _labels(y, n):
+    if y is None:
+        return None
+    if hasattr(y, "to_numpy"):  # pandas.Series / DataFrame
+        y = y.to_numpy()
+    a = np.asarray(y, dtype=np.float64)
+    if a.ndim == 2 and a.shape[1] == 1:
+        a = a[:, 0]
+    if a.ndim != 1:
+        raise ValueError(f"y: expected one label per record (a 1-d array), got shape {a.shape}")
+    if a.shape[0] != n:
+        raise ValueError(f"run: {a.shape[0]} labels for {n} records")
+    return np.ascontiguousarray(a)
+
+
+def _model_options(model, classes, hidden, rank):
+    """classes, hidden and rank, each refused (as by the CLI) for a model that does not read it."""
+    given = {"classes": classes, "hidden": hidden, "rank": rank}
+    for key, value in given.items():
+        if value is not None and model not in _MODELS_READING[key] and model in _core.models():
+            raise ValueError(f"{key}: applies to {_MODELS_READING_TEXT[key]}, not {model}")
+    return (0 if classes is None else _count("classes", classes, 2, 1 << 30),
+            32 if hidden is None else _count("hidden", hidden, 1, 1 << 30),
+            1 if rank is None else _count("rank", rank, 1, 1 << 30))
+
+
+def _check_model(model):
+    if not isinstance(model, str):
+        raise TypeError(f"model: expected a model name, got {model!r}")
+    if model not in _core.models():
+        raise ValueError(f"model: unknown model '{model}', expected one of {', '.join(_core.models())}")
+
+
+def run(model, X=None, y=None, *, algo="spider-mf-adaptive", epsilon=None, delta=1e-6, G=None, M=None, rho=1.0, B=1.0,
+        seed=None, alpha_scale=None, batch_size=None, period=None, epochs=None, learning_rate=None, x0=None,
+        max_steps=0, max_phase_length=None, threads=0, classes=None, hidden=None, rank=None, fit_intercept=False,
+        overrides=None, noise_key=None, noise_key_file=None, noise="float", release_only=False, tail=None, o2=None,
+        accountant=None, callback=None, data=None, stream=False):
+    """Run an optimizer on the records X (n x p: numpy, pandas or scipy.sparse) with labels y; returns the
+    report as a dict (the keys of `dpsosp run`'s JSON, docs/report.md). Everything but its 'diagnostics' is
+    covered by the privacy guarantee, fixed before the run.
+
+    epsilon defaults to 1 for a private algorithm; options an algorithm does not read are refused (in the words
+    of the CLI, dpsosp.algorithm_table() lists what each reads). G and M: numbers, or 'auto' (the default of a
+    private run: private medians on 2% of the records, which the run then leaves unused; 1 for a non-private
+    run). accountant ('pld', the default, or 'rdp') calibrates and accounts dpsgd with epochs > 0; tail and o2
+    are spider-mf-adaptive's (docs/parameters.md). seed keys the public randomness (sample order,
+    perturbations); the privacy noise is keyed by noise_key (16 secret bytes) or noise_key_file, by default a
+    fresh key from the OS kept nowhere. noise='secure' puts every release on a grid with exact discrete Gaussian
+    noise (docs/noise.md). overrides sets the parameters of docs/parameters.md ({'alpha': 0.1, 'b': 500}).
+    fit_intercept adds a bias to each margin (docs/models.md).
+
+    callback(step, info) is called after every step with what the step released (info: x, o1, batch,
+    records_used, release_norm, perturbed); returning False stops the run (termination 'callback'). Ctrl-C stops
+    the run after the current step and raises KeyboardInterrupt with the report so far as its .result (the
+    guarantee covers the shorter run too); an exception in the callback is raised the same way.
+    A run that took fewer than 10 steps or used under half its records warns (RunWarning).
+
+    Instead of X and y, data='FILE' names a record file (write_records, `dpsosp convert`): loaded whole, or with
+    stream=True read once, front to back, in the file's order, a few batches in memory (docs/data-formats.md).
+    """
+    _check_model(model)
+    if not isinstance(algo, str):
+        raise TypeError(f"algo: expected an algorithm name, got {algo!r}")
+    if data is not None and not isinstance(data, (str, os.PathLike)):
+        raise TypeError(f"data: expected a record file's path, got {data!r}")
+    if not isinstance(stream, bool):
+        raise TypeError(f"stream: expected True or False, got {stream!r}")
+    records = None if X is None else _records(X)
+    labels = None if records is None else _labels(y, records.shape[0])
+    if records is None and y is not None:
+        raise ValueError("y: applies to X; a record file holds its labels")
+    classes, hidden, rank = _model_options(model, classes, hidden, rank)
+    if callback is not None and not callable(callback):
+        raise TypeError(f"callback: expected a callable callback(step, info), got {callback!r}")
+    if overrides is None:
+        overrides = {}
+    if not isinstance(overrides, dict):
+        raise TypeError(f"overrides: expected a dict of parameter names to numbers, got {overrides!r}")
+    if noise not in ("float", "secure"):
+        raise ValueError(f"noise: expected float or secure, got {noise!r}")
+    result = _core.run(
+        model, records, labels, algo,
+        None if epsilon is None else _real("epsilon", epsilon), _real("delta", delta), _constant("G", G),
+        _constant("M", M), _real("rho", rho), _real("B", B),
+        None if seed is None else _count("seed", seed, 0, (1 << 64) - 1),
+        None if alpha_scale is None else _real("alpha_scale", alpha_scale),
+        None if batch_size is None else _count("batch_size", batch_size, 1, 1 << 53),
+        None if period is None else _count("period", period, 1, 1 << 53),
+        None if epochs is None else _real("epochs", epochs),
+        None if learning_rate is None else _real("learning_rate", learning_rate),
+        None if x0 is None else np.asarray(x0, dtype=np.float64),
+        _count("max_steps", max_steps, 0, (1 << 64) - 1),
+        None if max_phase_length is None else _count("max_phase_length", max_phase_length, 1, (1 << 64) - 1),
+        _count("threads", threads, 0, 1024), classes, hidden, rank, bool(fit_intercept),
+        {str(k): _real(f"overrides['{k}']", v) for k, v in overrides.items()},
+        noise_key, None if noise_key_file is None else str(noise_key_file), bool(release_only), noise,
+        None if tail is None else _real("tail", tail), None if o2 is None else bool(o2),
+        None if accountant is None else str(accountant), callback,
+        None if data is None else os.fspath(data), stream)
+    for message in result["warnings"]:
+        warnings.warn(message, RunWarning, stacklevel=2)
+    return result
+
+
+def certify(model, X, y=None, x=None, *, rho=1.0, classes=None, hidden=None, rank=None, fit_intercept=False):
+    """Gradient norm, smallest Hessian eigenvalue and SOSP gap of the point x on the records X, y."""
+    _check_model(model)
+    records = _records(X)
+    if hasattr(records, "toarray"):
+        records = np.ascontiguousarray(records.toarray())
+    classes, hidden, rank = _model_options(model, classes, hidden, rank)
+    if x is None:
+        raise TypeError("certify() missing the point x")
+    return _core.certify(model, records, _labels(y, records.shape[0]), np.asarray(x, dtype=np.float64),
+                         _real("rho", rho), classes, hidden, rank, bool(fit_intercept))
+
+
+class Model:
+    """A released point as a model: its name, its shape (features, classes, hidden, rank, fit_intercept), x, and
+    the privacy record of the run that released it. Model.from_result(dpsosp.run(...)), dpsosp.load(path)."""
+
+    def __init__(self, model, x, *, features, classes=0, hidden=32, rank=1, fit_intercept=False, privacy=None,
+                 algo=None):
+        _check_model(model)
+        self.model = model
+        self.x = np.asarray(x, dtype=np.float64)
+        self.shape = {"features": int(features), "classes": int(classes), "hidden": int(hidden),
+                      "rank": int(rank), "fit_intercept": bool(fit_intercept)}
+        self.privacy = dict(privacy or {})
+        self.algo = algo
+        d = _core.model_dim(model, self.shape["features"], self.shape["classes"], self.shape["hidden"],
+                            self.shape["rank"], self.shape["fit_intercept"])
+        if self.x.shape != (d,):
+            raise ValueError(f"Model: x has {self.x.size} entries, a {model} of this shape has {d}")
+
+    @classmethod
+    def from_result(cls, result):
+        """From a report of dpsosp.run or `dpsosp run` (a dict) or a model file's dict."""
+        for key in ("model", "shape", "x"):
+            if key not in result:
+                raise ValueError(f"Model.from_result: no {key!r} (expected a report of dpsosp run or a model file)")
+        privacy = result.get("privacy") or {k: result[k] for k in _PRIVACY_KEYS if k in result}
+        x = [np.nan if v is None else v for v in result["x"]]
+        return cls(result["model"], x, privacy=privacy, algo=result.get("algo"), **result["shape"])
+
+    def predict(self, X):
+        """One prediction per record (docs/models.md): a class index, or a fitted value."""
+        return _core.predict(self.model, _dense(X), self.x, *self._shape_args(), proba=False)
+
+    def predict_proba(self, X):
+        """A classifier's class probabilities, n x classes."""
+        return _core.predict(self.model, _dense(X), self.x, *self._shape_args(), proba=True)
+
+    def to_dict(self):
+        """The model file (docs/report.md): what `dpsosp predict --point` and dpsosp.load read."""
+        return {"format": MODEL_FILE_FORMAT, "version": 1, "model": self.model, "shape": dict(self.shape),
+                "d": int(self.x.size), "x": [float(v) for v in self.x], "algo": self.algo,
+                "privacy": _jsonable(self.privacy)}
+
+    def _shape_args(self):
+        s = self.shape
+        return s["classes"], s["hidden"], s["rank"], s["fit_intercept"]
+
+    def __repr__(self):
+        eps = self.privacy.get("epsilon")
+        return f"dpsosp.Model({self.model!r}, d={self.x.size}, epsilon={eps})"
+
+
+def _dense(X):
+    records = _records(X)
+    return np.ascontiguousarray(records.toarray()) if hasattr(records, "toarray") else records
+
+
+def _jsonable(value):
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, (float, np.floating)):
+        return None if not np.isfinite(value) else float(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    return value
+
+
+def predict(result, X):
+    """Predictions of a run's report (or a Model) on the records X."""
+    return (result if isinstance(result, Model) else Model.from_result(result)).predict(X)
+
+
+def predict_proba(result, X):
+    """Class probabilities of a classifier's report (or a Model) on the records X."""
+    return (result if isinstance(result, Model) else Model.from_result(result)).predict_proba(X)
+
+
+def save(path, model):
+    """Writes a model file (JSON: model, shape, x, the privacy record) from a Model, a run's report or a fitted
+    estimator; `dpsosp predict --point PATH` and dpsosp.load read it. It holds only what the guarantee covers."""
+    if hasattr(model, "model_"):  # a fitted estimator of dpsosp.sklearn
+        model = model.model_
+    if not isinstance(model, Model):
+        model = Model.from_result(model)
+    with open(path, "w") as f:
+        json.dump(model.to_dict(), f, indent=1)
+        f.write("\n")
+
+
+def load(path):
+    """A Model from a model file of dpsosp.save or a report of `dpsosp run --out`."""
+    with open(path) as f:
+        j = json.load(f)
+    if not isinstance(j, dict):
+        raise ValueError(f"load: {path}: expected a JSON object (a model file or a run's report)")
+    return Model.from_result(j)

@@ -1,0 +1,86 @@
+// RunOptions' rules that need the data's size, the defaults that depend on it,
+// and the numeric rules the front ends check options by (optimizer.hpp).
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <string>
+
+#include "dpsosp/error.hpp"
+#include "dpsosp/optimizer.hpp"
+
+namespace dpsosp {
+
+Index RunOptions::sgd_batch_size(Index n) const {
+  return batch_size ? *batch_size : std::clamp<Index>(n / 10, 1, 256);
+}
+
+void RunOptions::Validate(Index records) const {
+  Validate();
+  const std::string n = std::to_string(records);
+  if (batch_size && *batch_size > records)
+    throw Error("RunOptions: batch_size = " + std::to_string(*batch_size) + ": more than the " + n + " records");
+  if (overrides.b && *overrides.b > records)
+    throw Error("RunOptions: overrides.b = " + std::to_string(*overrides.b) + ": more than the " + n + " records");
+  if (poisson() && records > 0) {
+    const double steps = *epochs * static_cast<double>(records) / static_cast<double>(sgd_batch_size(records));
+    if (!(steps <= 1e10))
+      throw Error("RunOptions: epochs = " + std::to_string(*epochs) + ": more than 1e10 Poisson steps at batch size " +
+                  std::to_string(sgd_batch_size(records)) + " of " + n + " records");
+  }
+}
+
+std::string value_rule_text(ValueRule rule) {
+  switch (rule) {
+    case ValueRule::kFinite: return "a finite number";
+    case ValueRule::kPositive: return "a finite number > 0";
+    case ValueRule::kNonNegative: return "a finite number >= 0";
+    case ValueRule::kPositiveOrInf: return "a number > 0 (or inf)";
+    case ValueRule::kOpenUnit: return "a number in (0, 1)";
+    case ValueRule::kHalfOpenUnit: return "a number in (0, 1]";
+  }
+  return "a number";
+}
+
+bool satisfies(double v, ValueRule rule) {
+  switch (rule) {
+    case ValueRule::kFinite: return std::isfinite(v);
+    case ValueRule::kPositive: return std::isfinite(v) && v > 0;
+    case ValueRule::kNonNegative: return std::isfinite(v) && v >= 0;
+    case ValueRule::kPositiveOrInf: return v > 0;  // +inf allowed, NaN refused
+    case ValueRule::kOpenUnit: return v > 0 && v < 1;
+    case ValueRule::kHalfOpenUnit: return v > 0 && v <= 1;
+  }
+  return false;
+}
+
+std::string count_rule_text(std::uint64_t min, std::uint64_t max) {
+  if (max == std::numeric_limits<std::uint64_t>::max()) return "an integer >= " + std::to_string(min);
+  return "an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
+}
+
+std::string guarantee_text(const PrivacyRecord& p) {
+  if (!p.is_private()) return "";
+  char text[160];
+  std::snprintf(text, sizeof text, "(%.6g, %.3g)-DP for %s adjacency, fixed before the run", p.epsilon, p.delta,
+                adjacency_name(p.adjacency).c_str());
+  return text;
+}
+
+std::vector<std::string> privacy_caveats(const PrivacyRecord& p) {
+  if (!p.is_private()) return {};
+  if (p.noise == NoiseMode::kSecure)
+    return {"secure noise: every release is a grid multiple with exact discrete Gaussian noise; the sensitivity bound "
+            "holds for the clipped sums in exact arithmetic (their floating-point evaluation errs by about 1e-16 "
+            "relative, far below the grid), and the run's timing, which depends on the noise, is not covered; see "
+            "docs/privacy.md"};
+  return {"floating-point noise: the Gaussian noise is computed in double precision, and the low-order bits of "
+          "floating-point samples can leak information beyond the stated guarantee (Mironov 2012); see "
+          "docs/privacy.md; --noise secure closes this"};
+}
+
+void check_value(const std::string& option, double value, ValueRule rule, const std::string& shown) {
+  if (!satisfies(value, rule)) throw Error(option + ": expected " + value_rule_text(rule) + ", got " + shown);
+}
+
+}  // namespace dpsosp

@@ -175,6 +175,10 @@ class PythonModule(unittest.TestCase):
                 dpsosp.run("logistic", X, y, data=plain)
             with self.assertRaisesRegex(ValueError, "stream=True reads a record file"):
                 dpsosp.run("logistic", X, y, stream=True)
+            with self.assertRaisesRegex(ValueError, "not neither"):
+                dpsosp.run("logistic", epsilon=1)
+            with self.assertRaisesRegex(ValueError, "a record file holds its labels"):
+                dpsosp.run("logistic", y=y, data=plain)
 
     def test_privacy_figures_match_spec(self):
         self.assertAlmostEqual(dpsosp.privacy_tree(5, [1000, 500, 256], 1e-6)["epsilon_gdp"], 2.92160, places=5)

@@ -10,11 +10,16 @@ does not cover, and says so: the label set when `classes` is not given (taken
 from y, with a PrivacyLeakWarning) and report_["diagnostics"]. The privacy
 noise is keyed by a fresh secret key for every fit (noise_key fixes it, for
 tests); random_state seeds only the public randomness (the sample order), so
-two fits differ unless both are given. Scale the features so that a record's
+two fits differ unless both are given. fit also takes the path of a record
+file (dpsosp.write_records, `dpsosp convert`) in place of X and y: read once,
+front to back, in the file's order (stream=True, the default), or loaded whole
+(stream=False); its labels must be the class indices (0 .. K-1, or 0/1 and
+-1/+1 for two classes) of the public classes=[...]. Scale the features so that a record's
 norm is about 1 or less (G, the clipping bound, is 1 by default: larger
 gradients are clipped, which keeps the guarantee and costs accuracy).
 """
 import numbers
+import os
 import warnings
 
 import numpy as np
@@ -46,6 +51,9 @@ class _DPEstimator(BaseEstimator):
         return {"poor_score": True, "non_deterministic": fresh, "_xfail_checks": _XFAIL_FRESH_NOISE if fresh else {}}
 
     def _run(self, model, X, y, **extra):
+        if _is_path(X):
+            extra.update(data=os.fspath(X), stream=bool(self.stream))
+            X = None
         seed = self.random_state
         if seed is not None and not isinstance(seed, numbers.Integral):
             seed = int(check_random_state(seed).randint(np.iinfo(np.int64).max))
@@ -58,9 +66,21 @@ class _DPEstimator(BaseEstimator):
         self.model_ = Model.from_result(self.report_)
         self.epsilon_ = self.report_["epsilon"]
         self.delta_ = self.report_["delta"]
+        if "data" in extra:
+            self.n_features_in_ = int(self.report_["shape"]["features"])
 
     def _records(self, X, reset):
         return self._validate_data(X, accept_sparse="csr", dtype=np.float64, reset=reset)
+
+
+def _is_path(X):
+    return isinstance(X, (str, os.PathLike))
+
+
+def _file_input(who, X, y):
+    """X is a record file's path: y must be None (the file holds the labels)."""
+    if y is not None:
+        raise ValueError(f"{who}: a record file holds its labels; y applies to an array X")
 
 
 def _linear_parts(model, n_features, fit_intercept, rows):
@@ -80,11 +100,13 @@ class DPClassifier(ClassifierMixin, _DPEstimator):
     algo, epsilon, delta, G, M, batch_size, epochs, learning_rate, max_steps, noise: as dpsosp.run (dpsgd by
     default: a single pass, batch n/10 up to 256; epochs=E for Poisson sampling). random_state: the public seed.
     noise_key: 16 secret bytes for a reproducible fit (keep them as secret as the data).
+    fit(X, y): X an array, or the path of a record file whose labels are the indices of classes (then required);
+    stream: read such a file once, front to back, in its order (True), or load it whole (False).
     """
 
     def __init__(self, epsilon=1.0, delta=1e-6, *, model="auto", algo="dpsgd", fit_intercept=True, classes=None,
                  hidden=None, G=1.0, M=1.0, batch_size=None, epochs=None, learning_rate=None, max_steps=0,
-                 noise="float", random_state=None, noise_key=None, threads=0):
+                 noise="float", random_state=None, noise_key=None, threads=0, stream=True):
         self.epsilon = epsilon
         self.delta = delta
         self.model = model
@@ -102,20 +124,29 @@ class DPClassifier(ClassifierMixin, _DPEstimator):
         self.random_state = random_state
         self.noise_key = noise_key
         self.threads = threads
+        self.stream = stream
 
-    def fit(self, X, y):
-        X, y = self._validate_data(X, y, accept_sparse="csr", dtype=np.float64)
-        check_classification_targets(y)
-        if self.classes is None:
-            warnings.warn("DPClassifier: the classes were taken from y, so the set of labels present in the data is "
-                          "not covered by the privacy guarantee; pass classes=[...] (public) to avoid it",
-                          PrivacyLeakWarning, stacklevel=2)
-            classes = np.unique(y)
-        else:
+    def fit(self, X, y=None):
+        from_file = _is_path(X)
+        if from_file:
+            _file_input("DPClassifier", X, y)
+            if self.classes is None:
+                raise ValueError("DPClassifier: a record file's labels are class indices; pass classes=[...] (the "
+                                 "public labels, in the order of the indices)")
             classes = np.unique(np.asarray(self.classes))
-            unknown = ~np.isin(y, classes)
-            if unknown.any():
-                raise ValueError(f"DPClassifier: label {y[np.argmax(unknown)]!r} of y is not one of classes")
+        else:  # y=None is refused here, in scikit-learn's words
+            X, y = self._validate_data(X, y, accept_sparse="csr", dtype=np.float64)
+            check_classification_targets(y)
+            if self.classes is None:
+                warnings.warn("DPClassifier: the classes were taken from y, so the set of labels present in the data "
+                              "is not covered by the privacy guarantee; pass classes=[...] (public) to avoid it",
+                              PrivacyLeakWarning, stacklevel=2)
+                classes = np.unique(y)
+            else:
+                classes = np.unique(np.asarray(self.classes))
+                unknown = ~np.isin(y, classes)
+                if unknown.any():
+                    raise ValueError(f"DPClassifier: label {y[np.argmax(unknown)]!r} of y is not one of classes")
         if classes.size < 2:
             raise ValueError(f"DPClassifier: needs 2 classes or more, got 1 class ({classes[0]!r}); pass "
                              "classes=[...] to name the others")
@@ -134,11 +165,11 @@ class DPClassifier(ClassifierMixin, _DPEstimator):
         elif self.hidden is not None:
             raise ValueError(f"hidden: applies to the mlp model, not {model}")
         self.classes_ = classes
-        labels = np.searchsorted(classes, y).astype(np.float64)
+        labels = None if from_file else np.searchsorted(classes, y).astype(np.float64)
         self._run(model, X, labels, fit_intercept=self.fit_intercept and model != "mlp", **extra)
         if model != "mlp":
             rows = 1 if model in ("logistic", "sigmoid") else classes.size
-            self.coef_, self.intercept_ = _linear_parts(self.model_, X.shape[1], self.fit_intercept, rows)
+            self.coef_, self.intercept_ = _linear_parts(self.model_, self.n_features_in_, self.fit_intercept, rows)
         return self
 
     def predict(self, X):
@@ -169,7 +200,7 @@ class DPRegressor(RegressorMixin, _DPEstimator):
 
     def __init__(self, epsilon=1.0, delta=1e-6, *, model="cauchy", algo="dpsgd", fit_intercept=True, G=1.0, M=1.0,
                  batch_size=None, epochs=None, learning_rate=None, max_steps=0, noise="float", random_state=None,
-                 noise_key=None, threads=0):
+                 noise_key=None, threads=0, stream=True):
         self.epsilon = epsilon
         self.delta = delta
         self.model = model
@@ -185,13 +216,17 @@ class DPRegressor(RegressorMixin, _DPEstimator):
         self.random_state = random_state
         self.noise_key = noise_key
         self.threads = threads
+        self.stream = stream
 
-    def fit(self, X, y):
-        X, y = self._validate_data(X, y, accept_sparse="csr", dtype=np.float64, y_numeric=True)
+    def fit(self, X, y=None):
+        if _is_path(X):
+            _file_input("DPRegressor", X, y)
+        else:  # y=None is refused here, in scikit-learn's words
+            X, y = self._validate_data(X, y, accept_sparse="csr", dtype=np.float64, y_numeric=True)
         if self.model != "cauchy":
             raise ValueError(f"DPRegressor: model: expected cauchy, got {self.model!r}")
         self._run(self.model, X, y, fit_intercept=self.fit_intercept)
-        coef, intercept = _linear_parts(self.model_, X.shape[1], self.fit_intercept, 1)
+        coef, intercept = _linear_parts(self.model_, self.n_features_in_, self.fit_intercept, 1)
         self.coef_, self.intercept_ = coef[0], float(intercept[0])
         return self
 
@@ -208,7 +243,8 @@ class DPPCA(TransformerMixin, _DPEstimator):
     not centered (their mean would be computed from the private data): center them with public knowledge."""
 
     def __init__(self, n_components=1, epsilon=1.0, delta=1e-6, *, algo="dpsgd", G=1.0, M=1.0,
-                 batch_size=None, max_steps=0, noise="float", random_state=None, noise_key=None, threads=0):
+                 batch_size=None, max_steps=0, noise="float", random_state=None, noise_key=None, threads=0,
+                 stream=True):
         self.n_components = n_components
         self.epsilon = epsilon
         self.delta = delta
@@ -221,11 +257,13 @@ class DPPCA(TransformerMixin, _DPEstimator):
         self.random_state = random_state
         self.noise_key = noise_key
         self.threads = threads
+        self.stream = stream
 
     def fit(self, X, y=None):
-        X = self._records(X, reset=True)
+        if not _is_path(X):
+            X = self._records(X, reset=True)
         self._run("pca", X, None, rank=self.n_components)
-        u = self.model_.x.reshape(self.n_components, X.shape[1]).T  # U is p x r, column-major in x
+        u = self.model_.x.reshape(self.n_components, self.n_features_in_).T  # U is p x r, column-major in x
         q, _ = np.linalg.qr(u)
         self.components_ = q.T
         self.n_components_ = self.n_components

@@ -124,6 +124,40 @@ class Estimators(unittest.TestCase):
         self.assertGreater(abs(pca.components_[0] @ top), 0.95)
         self.assertEqual(pca.transform(p["X"][:10]).shape, (10, 1))
 
+    def test_record_files_fit_as_arrays_do(self):
+        from dpsosp import DPPCA, DPClassifier, DPRegressor
+        X, names = blobs()
+        classes = ["cat", "dog"]
+        y = np.searchsorted(classes, names).astype(float)
+        rng = np.random.default_rng(3)
+        t = X @ np.array([1.0, -0.5, 0.25, 0.0]) + 0.05 * rng.standard_normal(X.shape[0])
+        p = dpsosp.synthetic("pca:n=20000,d=6,seed=2")["X"]
+        with tempfile.TemporaryDirectory() as tmp:
+            labeled, targets, unlabeled = (os.path.join(tmp, f) for f in ("c.dpsr", "r.dpsr", "p.dpsr"))
+            # Stored in the sample order of seed 4, so a streamed run reads what a run on arrays with seed 4 reads.
+            dpsosp.write_records(labeled, X, y, shuffle_seed=4)
+            dpsosp.write_records(targets, X, t, shuffle_seed=4)
+            dpsosp.write_records(unlabeled, p, shuffle_seed=4)
+            same = dict(random_state=4, noise_key=KEY)
+            for stream in (True, False):
+                clf = DPClassifier(classes=classes, stream=stream, **same).fit(labeled)
+                want = DPClassifier(classes=classes, **same).fit(X, names)
+                if stream:  # the file's order is the seed's: the same bits
+                    np.testing.assert_array_equal(clf.coef_, want.coef_)
+                self.assertEqual(clf.n_features_in_, 4)
+                self.assertGreater(clf.score(X, names), 0.8)
+                reg = DPRegressor(stream=stream, **same).fit(targets)
+                self.assertEqual(reg.coef_.shape, (4,))
+                self.assertGreater(reg.score(X, t), 0.5)
+                pca = DPPCA(stream=stream, **same).fit(unlabeled)
+                self.assertEqual(pca.components_.shape, (1, 6))
+            with self.assertRaisesRegex(ValueError, "pass classes"):
+                DPClassifier().fit(labeled)
+            with self.assertRaisesRegex(ValueError, "a record file holds its labels"):
+                DPClassifier(classes=classes).fit(labeled, names)
+            with self.assertRaisesRegex(ValueError, "single-pass"):
+                DPClassifier(classes=classes, epochs=2).fit(labeled)
+
     @unittest.skipUnless(CLI, "DPSOSP_CLI (the dpsosp binary) not set")
     def test_save_a_fitted_estimator_for_the_cli(self):
         from dpsosp import DPClassifier

@@ -203,11 +203,22 @@ int do_run(const RunArgs& a) {
   const bool interrupted = s.interrupted() || stop_requested_by_signal();
   if (!Processes::reports()) return interrupted ? 128 + stop_signal_number() : 0;
   for (const std::string& w : s.warnings) std::fprintf(stderr, "dpsosp: warning: %s\n", w.c_str());
+  // A class count taken from the labels (the largest + 1) shapes x, d and the
+  // shape: one record's label can change it (--synthetic's comes from its spec).
+  const std::string& kind = p.model->name();
+  const bool inferred_classes = is_private_run && a.source.classes.empty() && !a.source.data_path.empty() &&
+                                (kind == "softmax" || kind == "mlp");
+  const std::string classes_caveat =
+      "the class count " + std::to_string(p.model->options().classes) +
+      " was taken from the labels (the largest label + 1): one record's label can change it, and with it d and "
+      "the shape of x, which the guarantee does not cover; give --classes (public) to avoid it";
+  if (inferred_classes) std::fprintf(stderr, "dpsosp: warning: %s\n", classes_caveat.c_str());
 
   // The release (covered by the guarantee) and, apart, the diagnostics
   // computed from the private data (SPEC section 8).
   nlohmann::json j = release_json(s);
   nlohmann::json diagnostics = diagnostics_json(s);
+  if (inferred_classes) j["caveats"].push_back(classes_caveat);
   j["interrupted"] = interrupted;
   j["model"] = p.model->name();
   j["n"] = n;

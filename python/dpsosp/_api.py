@@ -149,6 +149,7 @@ def run(model, X=None, y=None, *, algo="spider-mf-adaptive", epsilon=None, delta
     labels = None if records is None else _labels(y, records.shape[0])
     if records is None and y is not None:
         raise ValueError("y: applies to X; a record file holds its labels")
+    classes_given = classes is not None
     classes, hidden, rank = _model_options(model, classes, hidden, rank)
     if callback is not None and not callable(callback):
         raise TypeError(f"callback: expected a callable callback(step, info), got {callback!r}")
@@ -179,6 +180,13 @@ def run(model, X=None, y=None, *, algo="spider-mf-adaptive", epsilon=None, delta
         None if data is None else os.fspath(data), stream)
     for message in result["warnings"]:
         warnings.warn(message, RunWarning, stacklevel=2)
+    if model in ("softmax", "mlp") and not classes_given and result["private"]:
+        # The class count taken from the labels (the largest + 1) shapes x: one record's label can change it.
+        caveat = (f"the class count {result['shape']['classes']} was taken from the labels (the largest label + 1): "
+                  "one record's label can change it, and with it d and the shape of x, which the guarantee does not "
+                  "cover; give classes= (public) to avoid it")
+        result["caveats"].append(caveat)
+        warnings.warn(caveat, PrivacyLeakWarning, stacklevel=2)
     return result
 
 

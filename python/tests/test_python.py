@@ -4,6 +4,7 @@ import os
 import subprocess
 import tempfile
 import unittest
+import warnings
 
 import numpy as np
 
@@ -179,6 +180,18 @@ class PythonModule(unittest.TestCase):
                 dpsosp.run("logistic", epsilon=1)
             with self.assertRaisesRegex(ValueError, "a record file holds its labels"):
                 dpsosp.run("logistic", y=y, data=plain)
+
+    def test_a_class_count_from_the_labels_is_named_as_uncovered(self):
+        rng = np.random.default_rng(2)
+        X = rng.standard_normal((3000, 3)) / 3
+        y = rng.integers(0, 3, 3000).astype(float)
+        with self.assertWarnsRegex(dpsosp.PrivacyLeakWarning, "the class count 3 was taken from the labels"):
+            r = dpsosp.run("softmax", X, y, epsilon=1, G=1, M=1, seed=1, noise_key=KEY)
+        self.assertTrue(any("class count 3" in c for c in r["caveats"]))
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", dpsosp.PrivacyLeakWarning)
+            r = dpsosp.run("softmax", X, y, epsilon=1, G=1, M=1, seed=1, noise_key=KEY, classes=3)
+        self.assertFalse(any("class count" in c for c in r["caveats"]))
 
     def test_privacy_figures_match_spec(self):
         self.assertAlmostEqual(dpsosp.privacy_tree(5, [1000, 500, 256], 1e-6)["epsilon_gdp"], 2.92160, places=5)

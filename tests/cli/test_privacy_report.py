@@ -194,6 +194,32 @@ class PrivateReport(unittest.TestCase):
                 # The power is real: the diagnostics (not covered) tell the datasets apart.
                 self.assertNotEqual(a["diagnostics"]["clipped"], b["diagnostics"]["clipped"])
 
+    # A class count taken from the labels (the largest + 1) is data: a record
+    # labelled 3 among labels 0-2 changes d. The report and stderr say it is not
+    # covered; with --classes it is public and nothing is said.
+    def test_a_class_count_from_the_labels_is_named_as_uncovered(self):
+        d0 = self.csv("classes-0.csv", "softmax")
+        d1 = os.path.join(self.dir, "classes-1.csv")
+        with open(d0) as f, open(d1, "w") as g:
+            rows = f.read().splitlines()
+            rows[17] = "3.0," + rows[17].split(",", 1)[1]
+            g.write("\n".join(rows) + "\n")
+        common = ["run", "--model", "softmax", "--epsilon", "1", "--G", "1", "--M", "1", "--seed", "1",
+                  "--no-certificate", "--noise-key-file", KEY_FILE]
+        a, b = dpsosp(*common, "--data", d0), dpsosp(*common, "--data", d1)
+        self.assertNotEqual(json.loads(a.stdout)["d"], json.loads(b.stdout)["d"])  # the leak the caveat names
+        for r, k in ((a, 3), (b, 4)):
+            self.assertEqual(r.returncode, 0, r.stderr)
+            caveat = [c for c in json.loads(r.stdout)["caveats"] if "class count" in c]
+            self.assertEqual(caveat, ["the class count %d was taken from the labels (the largest label + 1): one "
+                                      "record's label can change it, and with it d and the shape of x, which the "
+                                      "guarantee does not cover; give --classes (public) to avoid it" % k])
+            self.assertIn("dpsosp: warning: the class count %d" % k, r.stderr)
+        given = dpsosp(*common, "--data", d1, "--classes", "4")
+        self.assertEqual(given.returncode, 0, given.stderr)
+        self.assertFalse([c for c in json.loads(given.stdout)["caveats"] if "class count" in c])
+        self.assertNotIn("class count", given.stderr)
+
     # With G and M estimated privately (the default, clip_estimate.hpp), the
     # estimates and what the run computes from them (the constants, the
     # parameters, the noise per coordinate) are released values too; the

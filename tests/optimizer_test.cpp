@@ -9,6 +9,7 @@
 #include "dpsosp/dpsosp.hpp"
 #include "test_counting_model.hpp"
 #include "test_keys.hpp"
+#include "test_phase_retrieval.hpp"
 
 namespace dpsosp {
 namespace {
@@ -25,14 +26,7 @@ RunOptions issue_options(double eps, std::uint64_t seed) {
   return o;
 }
 
-struct PhaseRetrieval {
-  explicit PhaseRetrieval(Index n, std::uint64_t seed = 1)
-      : problem(make_synthetic("phase-retrieval:n=" + std::to_string(n) + ",d=8,seed=" + std::to_string(seed))),
-        model(make_model(problem.model, problem.data.cols())) {}
-  SyntheticProblem problem;
-  std::unique_ptr<Model> model;
-  double gap(const Vec& x) const { return certify_population(*problem.population, x, 6.0).sosp_gap; }
-};
+using testing::PhaseRetrieval;
 
 TEST(SpiderTreeAdaptive, StartIsAStrictSaddle) {
   PhaseRetrieval pr(1000);

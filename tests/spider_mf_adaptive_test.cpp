@@ -8,12 +8,14 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dpsosp/dpsosp.hpp"
 #include "test_counting_model.hpp"
 #include "test_data.hpp"
 #include "test_keys.hpp"
+#include "test_phase_retrieval.hpp"
 
 namespace dpsosp {
 namespace {
@@ -28,14 +30,21 @@ RunOptions mf_options(double eps, std::uint64_t seed) {
   return o;
 }
 
-struct PhaseRetrieval {
-  explicit PhaseRetrieval(Index n, std::uint64_t seed = 1)
-      : problem(make_synthetic("phase-retrieval:n=" + std::to_string(n) + ",d=8,seed=" + std::to_string(seed))),
-        model(make_model(problem.model, problem.data.cols())) {}
-  SyntheticProblem problem;
-  std::unique_ptr<Model> model;
-  double gap(const Vec& x) const { return certify_population(*problem.population, x, 6.0).sosp_gap; }
-};
+using testing::PhaseRetrieval;
+
+// The mean of the iterates after the steps whose b1 records each took the
+// draws past `records`, and how many there were.
+std::pair<Vec, Index> tail_mean(const std::vector<Vec>& trajectory, Index b1, Index records) {
+  Vec mean = Vec::Zero(trajectory.front().size());
+  Index count = 0;
+  for (Index t = 1; t < trajectory.size(); ++t) {
+    if (t * b1 > records) {
+      mean += trajectory[t];
+      ++count;
+    }
+  }
+  return {count > 0 ? Vec(mean / static_cast<double>(count)) : mean, count};
+}
 
 // b1 = ceil(0.25 sqrt(n / mu)) within [16, n / 10]; O1 steps only unless O2
 // is asked for; the horizon, the sensitivity 2G/b1 and the noise calibrated to it.
@@ -112,16 +121,9 @@ TEST(SpiderMfAdaptive, RunsAreWithinTheTargetReproducibleAndTailAveraged) {
   EXPECT_EQ(a.samples_used, a.steps * b1);
   EXPECT_EQ(a.privacy.horizon, a.steps);
   // The tail: the iterates after steps whose records passed 3/4 of n.
-  Vec mean = Vec::Zero(8);
-  Index count = 0;
-  for (Index t = 1; t < a.trajectory.size(); ++t) {
-    if (t * b1 > 45000) {
-      mean += a.trajectory[t];
-      ++count;
-    }
-  }
+  const auto [mean, count] = tail_mean(a.trajectory, b1, 45000);
   EXPECT_GT(count, 0u);
-  EXPECT_LT((a.x - mean / static_cast<double>(count)).norm(), 1e-12);
+  EXPECT_LT((a.x - mean).norm(), 1e-12);
   EXPECT_NE(a.x, a.trajectory.back());
   // tail = 0: the last iterate.
   o.tail = 0.0;
@@ -164,16 +166,9 @@ TEST(SpiderMfAdaptive, SeveralPassesUseEveryRecordOnceAPass) {
                    BltFactorization::square_root(a.steps).cyclic_participation_norm(a.steps, pass));
   EXPECT_GT(a.privacy.column_norm, 1.5 * BltFactorization::square_root(a.steps).max_column_norm(a.steps));
   EXPECT_NEAR(a.privacy.mu, a.privacy.sensitivity * a.privacy.column_norm / a.privacy.sigma, 1e-12);
-  Vec mean = Vec::Zero(8);
-  Index count = 0;
-  for (Index t = 1; t < a.trajectory.size(); ++t) {
-    if (t * b1 > 45000) {
-      mean += a.trajectory[t];
-      ++count;
-    }
-  }
+  const auto [mean, count] = tail_mean(a.trajectory, b1, 45000);
   EXPECT_GT(count, 0u);
-  EXPECT_LT((a.x - mean / static_cast<double>(count)).norm(), 1e-12);
+  EXPECT_LT((a.x - mean).norm(), 1e-12);
   o.threads = 2;
   const Summary b = minimize(*pr.model, pr.problem.data, pr.problem.saddle, o);
   EXPECT_EQ(a.x, b.x);

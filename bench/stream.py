@@ -14,8 +14,8 @@ same run:
     record, so reading sets the pace) and spider-tree-adaptive, each under
     `ulimit -v` of --limit-mb (the address space, which bounds the resident
     memory too); records per second of the run's pass (samples_used / the
-    optimization's seconds) and of the whole command (validation pass
-    included), peak RSS (GNU time's %M);
+    optimization's seconds) and of the whole command (start, the check of
+    the records the run did not read, end), peak RSS (GNU time's %M);
   * checks the bits: the streamed run of the big file stopped after
     --steps steps against a loaded run (`--order file`) of a file of its
     first records only, which a loaded run can hold.

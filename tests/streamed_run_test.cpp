@@ -1,7 +1,7 @@
 // Streamed runs (minimize over a RecordFile): the bits of a loaded run of the
 // same file in the file's order, for every single-pass algorithm, dense and
 // sparse; a file shuffled by a seed streams as a loaded run of the original
-// records in that seed's order; bad records are refused before the first step.
+// records in that seed's order; a bad record ends a run without a summary.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -158,21 +158,53 @@ std::string file_with_bad_record(Index n, Index bad, const std::function<void(do
   return path;
 }
 
-TEST(StreamedRun, BadRecordsAreRefusedBeforeTheFirstStep) {
+// A single-process streamed run checks each record as it first reads it (no
+// validation pass first): a bad record ends the run with one error naming it,
+// and no summary, wherever it lies (in a batch, among the estimate's records,
+// after where the run stops). dpsgd on batches of 150: step k reads records
+// [150 (k - 1), 150 k), and on_step is called before every step's batch.
+TEST(StreamedRun, BadRecordsEndTheRunWithoutASummaryWhereverTheyLie) {
   const auto model = make_model("logistic", 100);
   const Vec x0 = Vec::Zero(100);
   RunOptions o = testing::short_run("dpsgd", 0);
   int steps_seen = 0;
   o.on_step = [&](const Iteration&) { return ++steps_seen, true; };
-  // Past the first block of the validation pass (4 MiB: 5000 records).
-  std::string path = file_with_bad_record(12000, 11000, [](double*, double* z) { z[7] = std::nan(""); });
-  EXPECT_CONTAINS(testing::error_of([&] { minimize(*model, RecordFile(path), x0, o); }),
-                  "record 11000 (0-based), feature 7 is nan");
-  path = file_with_bad_record(12000, 11500, [](double* y, double*) { *y = 2; });
-  EXPECT_CONTAINS(testing::error_of([&] { minimize(*model, RecordFile(path), x0, o); }),
-                  "label of record 11500 (0-based) is 2");
-  EXPECT_EQ(steps_seen, 0) << "nothing ran: the refusal came before any noise";
-  std::remove(path.c_str());
+  const auto refused = [&](const std::string& path, const RunOptions& options, const std::string& says) {
+    steps_seen = 0;
+    EXPECT_CONTAINS(testing::error_of([&] { minimize(*model, RecordFile(path), x0, options); }), says);
+    std::remove(path.c_str());
+  };
+  // Read ahead by the stream's reader: the NaN ends the run at the batch
+  // that holds it, [10950, 11100), step 74.
+  refused(file_with_bad_record(12000, 11000, [](double*, double* z) { z[7] = std::nan(""); }), o,
+          "record 11000 (0-based), feature 7 is nan");
+  EXPECT_EQ(steps_seen, 74) << "the checks go with the run's one read of the file";
+  refused(file_with_bad_record(12000, 11500, [](double*, double* z) { z[0] = -HUGE_VAL; }), o,
+          "record 11500 (0-based), feature 0 is -inf");
+  // A label is checked on the batch that holds it, [11400, 11550): step 77.
+  refused(file_with_bad_record(12000, 11500, [](double* y, double*) { *y = 2; }), o,
+          "label of record 11500 (0-based) is 2");
+  EXPECT_EQ(steps_seen, 77);
+  // After a run that stops at 7 steps: the records it did not read are checked before it returns.
+  RunOptions short_one = o;
+  short_one.max_steps = 7;
+  refused(file_with_bad_record(12000, 11999, [](double* y, double*) { *y = 0.5; }), short_one,
+          "label of record 11999 (0-based) is 0.5");
+  EXPECT_EQ(steps_seen, 7);
+  refused(file_with_bad_record(12000, 11999, [](double*, double* z) { z[99] = HUGE_VAL; }), short_one,
+          "record 11999 (0-based), feature 99 is inf");
+  // Among the records of the estimate of G (the first 2%, 240), before it.
+  RunOptions estimated = o;
+  estimated.estimate.G = true;
+  refused(file_with_bad_record(12000, 100, [](double* y, double*) { *y = 3; }), estimated,
+          "label of record 100 (0-based) is 3");
+  EXPECT_EQ(steps_seen, 0);
+  // Several passes (spider-mf-adaptive): the first pass checks what it reads, the rest after the run.
+  RunOptions passes = testing::short_run("spider-mf-adaptive", 0);
+  passes.epochs = 2;
+  passes.batch_size = 170;  // 70 steps a pass read records [0, 11900)
+  refused(file_with_bad_record(12000, 11990, [](double* y, double*) { *y = -2; }), passes,
+          "label of record 11990 (0-based) is -2");
 }
 
 TEST(StreamedRun, RefusesWhatCannotStream) {

@@ -56,7 +56,7 @@ struct LoadedProblem {
 LoadedProblem load_problem(const DataSource& source, std::optional<std::uint64_t> sample_order_seed = std::nullopt);
 /// run --stream: opens the --data record file and builds the model from its
 /// header (a class count from its label range, as load_problem infers it
-/// from the labels); the records are checked by the run's validation pass.
+/// from the labels); the run checks the records as it reads them.
 LoadedProblem open_streamed_problem(const DataSource& source);
 /// The ModelOptions that source's --classes, --hidden, --rank give `model`.
 ModelOptions model_options_of(const DataSource& source, const std::string& model);

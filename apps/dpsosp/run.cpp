@@ -339,8 +339,8 @@ void setup_run(CLI::App& app) {
   run->add_flag("--trajectory", args->trajectory, "Include every iterate in the report");
   run->add_flag("--stream", args->stream,
                 "Read the --data record file (dpsosp convert) once, front to back, a few batches in memory at a "
-                "time: the single-pass order is the file's (public, fixed before the run); a validation pass "
-                "checks every record first");
+                "time: the single-pass order is the file's (public, fixed before the run); every record is "
+                "checked as it is read, and a bad one ends the run with no report");
   run->add_option("--order", args->order,
                   "Single-pass order: seed (default: a random order fixed by --seed) or file (the records' own "
                   "order, public; the order of --stream)");

@@ -57,6 +57,11 @@ class Model {
   /// Throws Error when the data do not fit the model (feature count, labels
   /// invalid for the model: the message names the first bad record).
   virtual void validate(const Dataset& data) const = 0;
+  /// validate() for the records `rows` of data alone, as if they were a
+  /// dataset of their own (a message names a record by its place in rows): a
+  /// streamed run checks each batch as it reads it. The default validates
+  /// data.subset(rows); the built-in models check the rows in place.
+  virtual void validate_rows(const Dataset& data, const IndexList& rows) const;
 
   virtual double loss(const Vec& x, const Dataset& data, Index i) const = 0;
   /// out = grad f(x; z_i); out has dim() entries.
@@ -157,7 +162,7 @@ std::unique_ptr<Model> make_model(const std::string& name, Index features,
 /// The same for the records of a record file, which are not in memory: the
 /// class count of softmax / mlp, unless set, is inferred from the header's
 /// label range as make_model infers it from the labels (max + 1, at least 2);
-/// a streamed run's validation pass checks the range against the records.
+/// a streamed run checks the range against the records.
 std::unique_ptr<Model> make_model(const std::string& name, const RecordFileInfo& records,
                                   const ModelOptions& options = {});
 /// The list of model names, for help texts.

@@ -234,10 +234,12 @@ Summary minimize(const Model& model, const Dataset& data, const Vec& x0, const R
 /// A streamed run: the records of a record file (record_file.hpp) read once,
 /// front to back, in the file's order (SampleOrder::kFile), with read-ahead
 /// on a second thread; a few batches in memory at a time. The same bits as
-/// minimize on load_record_file(path) with sample_order = kFile. First a
-/// validation pass reads every record, so a file with a NaN, an infinity or a
-/// record the model refuses fails before any noise is drawn, as a loaded run
-/// does. Single-pass algorithms only.
+/// minimize on load_record_file(path) with sample_order = kFile. Every record
+/// is checked as it is first read, and those the run did not read after it:
+/// a file with a NaN, an infinity or a record the model refuses throws Error
+/// naming a bad record and returns no summary, as a loaded run refuses it
+/// before it starts (a run of several processes checks every record in a
+/// pass before it starts). Single-pass algorithms only.
 Summary minimize(const Model& model, const RecordFile& records, const Vec& x0, const RunOptions& options);
 
 }  // namespace dpsosp

@@ -10,6 +10,7 @@
 #pragma once
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -31,6 +32,11 @@ struct BatchPlan {
   /// The records are read from here once, front to back (file order); the
   /// view holds none of them: n records of no features.
   std::shared_ptr<RecordStream> stream;
+  /// A single-process streamed run checks its records as it reads them
+  /// instead of in a validation pass before (minimize_streamed.cpp): the
+  /// oracles call this with every batch they read from the stream, records
+  /// first .. first + rows.size() - 1 of the file, before computing on it.
+  std::function<void(const Dataset& data, const IndexList& rows, Index first)> check_rows;
   /// This process computes its share of each batch (process_group.hpp).
   std::shared_ptr<ProcessGroup> group;
   /// A group's run stops at the same step on every process: the oracles

@@ -165,19 +165,20 @@ Index BlockReader::records_in_blocks_up_to(Index most) const {
   return std::min(left, blocks * block);
 }
 
-void BlockReader::check_dense(const RowMatrix& m, Eigen::Index row0, Eigen::Index rows, Index first) const {
-  const auto d = m.cols();
+bool all_finite(const double* p, std::size_t count) {
   // x * 0 is 0 for a finite x and NaN otherwise: sums of them, in four
-  // independent chains (vectorised), find a non-finite value at memory speed;
-  // the search for it runs only then.
-  const double* p = m.row(row0).data();
-  const std::size_t count = static_cast<std::size_t>(rows) * static_cast<std::size_t>(d);
+  // independent chains (vectorised), find a non-finite value at memory speed.
   double acc[4] = {0, 0, 0, 0};
   std::size_t k = 0;
   for (; k + 4 <= count; k += 4)
     for (int l = 0; l < 4; ++l) acc[l] += p[k + l] * 0.0;
   for (; k < count; ++k) acc[0] += p[k] * 0.0;
-  if (std::isfinite(acc[0] + acc[1] + acc[2] + acc[3])) return;
+  return std::isfinite(acc[0] + acc[1] + acc[2] + acc[3]);
+}
+
+void BlockReader::check_dense(const RowMatrix& m, Eigen::Index row0, Eigen::Index rows, Index first) const {
+  const auto d = m.cols();
+  if (all_finite(m.row(row0).data(), static_cast<std::size_t>(rows) * static_cast<std::size_t>(d))) return;
   for (Eigen::Index r = row0; r < row0 + rows; ++r) {
     const double* row = m.row(r).data();
     for (Eigen::Index j = 0; j < d; ++j)

@@ -48,8 +48,9 @@ Index automatic_block_records(const RecordFileInfo& info);
 /// Reads whole blocks of a record file, in order, from an open descriptor,
 /// checking what the kernels' memory safety needs (sparse pairs in range, in
 /// strictly increasing order) and, with check_finite, refusing NaN and Inf
-/// with a message naming the record (the loader and the validation pass; a
-/// streamed run's own pass leaves them to clipping, which maps a non-finite
+/// with a message naming the record (the loader, the streams of a
+/// single-process streamed run, and the validation pass of a run of several
+/// processes, whose shares leave them to clipping, which maps a non-finite
 /// vector to zero).
 class BlockReader {
  public:
@@ -77,6 +78,10 @@ class BlockReader {
   std::uint64_t pairs_read_ = 0;
   std::vector<unsigned char> raw_;
 };
+
+/// Whether the count doubles from p are all finite (at memory speed; the
+/// readers search for the bad value, to name it, only when not).
+bool all_finite(const double* p, std::size_t count);
 
 /// Rows [first, first + count) of a dataset as a dataset of their own (a copy).
 Dataset copy_rows(const Dataset& data, Index first, Index count);

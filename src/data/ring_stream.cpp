@@ -149,6 +149,7 @@ class RingStream final : public RecordStream {
       }
     }
     if (!check_finite_) return;
+    if (all_finite(rows, static_cast<std::size_t>(c * d)) && (!info_.labeled || all_finite(labels_ + slot, c))) return;
     for (Index k = 0; k < c; ++k) {
       const auto bad = [&](const std::string& what, double v) {
         throw Error(std::string(who_) + ": " + path_ + ": record " + std::to_string(at + k) + " (0-based), " + what +

@@ -49,34 +49,40 @@ void check_feature_count(const Model& model, const Dataset& data) {
   }
 }
 
-void check_has_labels(const Model& model, const Dataset& data) {
-  if (!data.has_labels() && data.rows() > 0) {
+void check_has_labels(const Model& model, const Dataset& data, const IndexList* rows) {
+  if (!data.has_labels() && (rows ? !rows->empty() : data.rows() > 0)) {
     throw Error(model.name() + ": the data have no labels, expected one label per record (" +
                 model.name() + " is a supervised model)");
   }
 }
 
-void check_labels_finite(const Model& model, const Dataset& data) {
-  for (Index i = 0; i < data.rows(); ++i) {
-    if (!std::isfinite(data.label(i))) bad_label(model, i, data.label(i), "a finite number");
+namespace {
+// Calls bad_label at the first checked label that `ok` refuses: record k is
+// data's k-th, or with rows its rows[k] (the message names k either way).
+template <class Ok>
+void check_each_label(const Model& model, const Dataset& data, const IndexList* rows, const std::string& rule,
+                      Ok ok) {
+  const Index count = rows ? static_cast<Index>(rows->size()) : data.rows();
+  for (Index k = 0; k < count; ++k) {
+    const double y = data.label(rows ? (*rows)[k] : k);
+    if (!ok(y)) bad_label(model, k, y, rule);
   }
 }
+}  // namespace
 
-void check_labels_binary(const Model& model, const Dataset& data) {
-  for (Index i = 0; i < data.rows(); ++i) {
-    const double y = data.label(i);
-    if (!(y == 0.0 || y == 1.0 || y == -1.0)) bad_label(model, i, y, "0, 1, -1 or +1 (0 is read as -1)");
-  }
+void check_labels_finite(const Model& model, const Dataset& data, const IndexList* rows) {
+  check_each_label(model, data, rows, "a finite number", [](double y) { return std::isfinite(y); });
 }
 
-void check_labels_class(const Model& model, const Dataset& data, Index classes) {
+void check_labels_binary(const Model& model, const Dataset& data, const IndexList* rows) {
+  check_each_label(model, data, rows, "0, 1, -1 or +1 (0 is read as -1)",
+                   [](double y) { return y == 0.0 || y == 1.0 || y == -1.0; });
+}
+
+void check_labels_class(const Model& model, const Dataset& data, Index classes, const IndexList* rows) {
   const double k = static_cast<double>(classes);
-  for (Index i = 0; i < data.rows(); ++i) {
-    const double y = data.label(i);
-    if (!(y >= 0.0 && y < k && std::floor(y) == y)) {
-      bad_label(model, i, y, "an integer in [0, " + std::to_string(classes) + ")");
-    }
-  }
+  check_each_label(model, data, rows, "an integer in [0, " + std::to_string(classes) + ")",
+                   [k](double y) { return y >= 0.0 && y < k && std::floor(y) == y; });
 }
 
 void check_point(const Model& model, const Vec& x, const char* what) {
@@ -279,6 +285,8 @@ Vec Model::mean_gradient(const Vec& x, const Dataset& data, const IndexList& idx
   }
   return sum / static_cast<double>(idx.size());
 }
+
+void Model::validate_rows(const Dataset& data, const IndexList& rows) const { validate(data.subset(rows)); }
 
 Vec Model::mean_hvp(const Vec& x, const Dataset& data, const IndexList& idx, const Vec& v) const {
   if (idx.empty()) throw Error(name() + "::mean_hvp: no records given, expected at least one");

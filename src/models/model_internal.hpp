@@ -18,14 +18,17 @@ std::string format_number(double v);
 
 /// Throws unless data.cols() == model.features(); the message names the model.
 void check_feature_count(const Model& model, const Dataset& data);
+// The label checks read every record of data, or with `rows` the records
+// listed (Model::validate_rows); a message names a record by its place among
+// those checked.
 /// Throws unless the data carry one label per record.
-void check_has_labels(const Model& model, const Dataset& data);
+void check_has_labels(const Model& model, const Dataset& data, const IndexList* rows = nullptr);
 /// Throws at the first label that is not finite.
-void check_labels_finite(const Model& model, const Dataset& data);
+void check_labels_finite(const Model& model, const Dataset& data, const IndexList* rows = nullptr);
 /// Throws at the first label outside {0, 1, -1, +1}.
-void check_labels_binary(const Model& model, const Dataset& data);
+void check_labels_binary(const Model& model, const Dataset& data, const IndexList* rows = nullptr);
 /// Throws at the first label that is not an integer in [0, classes).
-void check_labels_class(const Model& model, const Dataset& data, Index classes);
+void check_labels_class(const Model& model, const Dataset& data, Index classes, const IndexList* rows = nullptr);
 /// Throws unless x has model.dim() entries; `what` names the method.
 void check_point(const Model& model, const Vec& x, const char* what);
 /// Throws unless v has model.dim() entries (directions of hvp).

@@ -235,11 +235,8 @@ template <class D>
 class BinaryMarginModel : public BuiltInMarginModel<D> {
  public:
   using BuiltInMarginModel<D>::BuiltInMarginModel;
-  void validate(const Dataset& data) const final {
-    check_feature_count(*this, data);
-    check_has_labels(*this, data);
-    check_labels_binary(*this, data);
-  }
+  void validate(const Dataset& data) const final { check(data, nullptr); }
+  void validate_rows(const Dataset& data, const IndexList& rows) const final { check(data, &rows); }
   double target(double label) const final { return sign_label(label); }
   Index classes() const final { return 2; }
   void class_probabilities(const Vec& x, const Dataset& data, Index i, Eigen::Ref<Vec> out) const final {
@@ -254,6 +251,13 @@ class BinaryMarginModel : public BuiltInMarginModel<D> {
   std::optional<bool> correct(const Vec& x, const Dataset& data, Index i) const final {
     return sign_label(data.label(i)) * this->margin(x, data, i) > 0;
   }
+
+ private:
+  void check(const Dataset& data, const IndexList* rows) const {
+    check_feature_count(*this, data);
+    check_has_labels(*this, data, rows);
+    check_labels_binary(*this, data, rows);
+  }
 };
 
 // A regression on real labels, read as they are.
@@ -261,12 +265,16 @@ template <class D>
 class RealMarginModel : public BuiltInMarginModel<D> {
  public:
   using BuiltInMarginModel<D>::BuiltInMarginModel;
-  void validate(const Dataset& data) const final {
-    check_feature_count(*this, data);
-    check_has_labels(*this, data);
-    check_labels_finite(*this, data);
-  }
+  void validate(const Dataset& data) const final { check(data, nullptr); }
+  void validate_rows(const Dataset& data, const IndexList& rows) const final { check(data, &rows); }
   double target(double label) const final { return label; }
+
+ private:
+  void check(const Dataset& data, const IndexList* rows) const {
+    check_feature_count(*this, data);
+    check_has_labels(*this, data, rows);
+    check_labels_finite(*this, data, rows);
+  }
 };
 
 class LogisticModel final : public BinaryMarginModel<LogisticModel> {

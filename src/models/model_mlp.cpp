@@ -58,11 +58,8 @@ class MlpModel final : public RowKernelModel<MlpModel, kMlpKernel> {
     out = w.out;
   }
   Index features() const override { return static_cast<Index>(p_); }
-  void validate(const Dataset& data) const override {
-    check_feature_count(*this, data);
-    check_has_labels(*this, data);
-    check_labels_class(*this, data, static_cast<Index>(k_));
-  }
+  void validate(const Dataset& data) const override { check(data, nullptr); }
+  void validate_rows(const Dataset& data, const IndexList& rows) const override { check(data, &rows); }
 
   double loss(const Vec& x, const Dataset& data, Index i) const override {
     check_point(*this, x, "loss");
@@ -148,6 +145,11 @@ class MlpModel final : public RowKernelModel<MlpModel, kMlpKernel> {
   }
 
  private:
+  void check(const Dataset& data, const IndexList* rows) const {
+    check_feature_count(*this, data);
+    check_has_labels(*this, data, rows);
+    check_labels_class(*this, data, static_cast<Index>(k_), rows);
+  }
   // Scratch of one forward / backward pass.
   struct Work {
     Work(Eigen::Index hidden, Eigen::Index classes) : t(hidden), out(classes), back(hidden) {}

@@ -27,6 +27,8 @@ class PcaModel final : public RowKernelModel<PcaModel, kOtherKernel> {
   }
   Index dim() const override { return static_cast<Index>(p_ * r_); }
   Index features() const override { return static_cast<Index>(p_); }
+  // Labels are the dataset's, not a record's: the rows change nothing.
+  void validate_rows(const Dataset& data, const IndexList&) const override { validate(data); }
   void validate(const Dataset& data) const override {
     check_feature_count(*this, data);
     if (data.has_labels()) {

@@ -44,11 +44,8 @@ class SoftmaxModel final : public RowKernelModel<SoftmaxModel, kSoftmaxKernel> {
     compute_logits(x, data, i, out);
     softmax_in_place(out);
   }
-  void validate(const Dataset& data) const override {
-    check_feature_count(*this, data);
-    check_has_labels(*this, data);
-    check_labels_class(*this, data, classes_);
-  }
+  void validate(const Dataset& data) const override { check(data, nullptr); }
+  void validate_rows(const Dataset& data, const IndexList& rows) const override { check(data, &rows); }
 
   double loss(const Vec& x, const Dataset& data, Index i) const override {
     check_point(*this, x, "loss");
@@ -135,6 +132,11 @@ class SoftmaxModel final : public RowKernelModel<SoftmaxModel, kSoftmaxKernel> {
   }
 
  private:
+  void check(const Dataset& data, const IndexList* rows) const {
+    check_feature_count(*this, data);
+    check_has_labels(*this, data, rows);
+    check_labels_class(*this, data, classes_, rows);
+  }
   // Row k of W (or of a direction / gradient laid out like W).
   Eigen::Map<const Vec> block(const Vec& w, Index k) const {
     return Eigen::Map<const Vec>(w.data() + k * features_, static_cast<Eigen::Index>(features_));

@@ -85,6 +85,7 @@ ClippedSum GradientOracles::sum_batch(Index b, const IndexList* given, const Bat
     streamed = std::move(got.data);
     rows = std::move(got.rows);
     from = &*streamed;
+    if (plan->check_rows) plan->check_rows(*streamed, rows, first + share.first);
   } else if (stored_) {
     // Stored row k holds the pool's k-th record: the batch is the next b rows.
     const Index first = detail::DatasetLayout::advance(pool_, b);

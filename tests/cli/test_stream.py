@@ -99,7 +99,7 @@ class Stream(unittest.TestCase):
                 self.assertEqual(loaded["sample_order"], "seed")
                 self.assertEqual(self.run_x(records, algo, "--stream")["x"], loaded["x"])
 
-    def test_a_bad_record_is_refused_before_the_run_and_no_report_is_written(self):
+    def test_a_bad_record_ends_the_run_in_one_line_and_no_report_is_written(self):
         records = self.path("bad.dpsr")
         blocks = self.convert(self.csv, records, "--values", "float32")["block_records"]
         # Record 4321, feature 2: NaN. Blocks of `blocks` records: their labels

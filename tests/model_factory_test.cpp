@@ -2,6 +2,7 @@
 // validated by field, class counts, and the records a model refuses.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <iomanip>
 #include <sstream>
@@ -12,6 +13,7 @@
 #include "dpsosp/model.hpp"
 #include "dpsosp/noise.hpp"
 #include "model_test_data.hpp"
+#include "test_errors.hpp"
 
 namespace dpsosp {
 namespace {
@@ -160,6 +162,45 @@ TEST(ModelValidate, PcaIsUnsupervised) {
   EXPECT_EQ(validate_message("pca", with_labels(Vec::Zero(3))),
             "pca: the data have labels, expected none (pca is unsupervised and reads every column as a "
             "coordinate of z; load the data without a label column)");
+}
+
+// validate_rows checks the listed records as validate checks a dataset of them
+// (data.subset(rows), the default), in place, for every built-in model: the
+// same verdict and message, each record named by its place in the list.
+TEST(ModelValidate, RowsAreCheckedAsTheSubsetWouldBe) {
+  ModelOptions o;
+  o.classes = 3;
+  const Vec y = (Vec(6) << 0, 1, std::nan(""), 1, 0.5, 1).finished();  // 2: bad for all; 4: for classifiers
+  const Dataset data = with_labels(y);
+  const Dataset unlabelled(RowMatrix::Ones(6, 2), Vec());
+  const std::vector<IndexList> lists = {{0, 1, 3, 5}, {5, 4, 0}, {3, 2}, {}};
+  for (const std::string& name : model_names()) {
+    const bool pca = name == "pca";
+    const Dataset& d = pca ? unlabelled : data;
+    const auto m = make_model(name, 2, name == "softmax" || name == "mlp" ? o : ModelOptions{});
+    for (const IndexList& rows : lists) {
+      SCOPED_TRACE(name + " on " + std::to_string(rows.size()) + " rows");
+      std::string in_place = "no error", subset = "no error";
+      try {
+        m->validate_rows(d, rows);
+      } catch (const Error& e) {
+        in_place = e.what();
+      }
+      try {
+        m->validate(d.subset(rows));
+      } catch (const Error& e) {
+        subset = e.what();
+      }
+      EXPECT_EQ(in_place, subset);
+      const bool has_bad = std::find(rows.begin(), rows.end(), 2) != rows.end() ||
+                           (std::find(rows.begin(), rows.end(), 4) != rows.end() && name != "cauchy" &&
+                            name != "phase-retrieval");
+      EXPECT_EQ(in_place != "no error", has_bad && !pca);
+    }
+  }
+  // The place in the list: record 4 is the second of {5, 4, 0}.
+  EXPECT_EQ(testing::error_of([&] { make_model("logistic", 2)->validate_rows(data, {5, 4, 0}); }),
+            "logistic: label of record 1 (0-based) is 0.5, expected 0, 1, -1 or +1 (0 is read as -1)");
 }
 
 

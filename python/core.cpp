@@ -47,13 +47,21 @@ py::dict summary_dict(const Summary& s) {
   d["sensitivity"] = p.sensitivity;
   d["noise_multiplier"] = p.noise_multiplier;
   d["epsilon_rdp"] = p.epsilon_rdp;
-  if (p.mechanism == MechanismKind::kPoissonGaussian) d["epsilon_pld"] = p.epsilon_pld;
+  if (p.mechanism == MechanismKind::kPoissonGaussian || p.mechanism == MechanismKind::kBandedPoisson)
+    d["epsilon_pld"] = p.epsilon_pld;
   d["zcdp_rho"] = p.zcdp_rho;
   d["depth"] = p.depth;
   if (p.mechanism == MechanismKind::kMatrixFactorization) {
     d["horizon"] = p.horizon;
     d["column_norm"] = p.column_norm;
     d["buffers"] = p.buffers;
+  }
+  if (p.mechanism == MechanismKind::kBandedPoisson) {
+    d["horizon"] = p.horizon;
+    d["column_norm"] = p.column_norm;
+    d["bands"] = p.bands;
+    d["sampling_rate"] = p.sampling_rate;
+    d["cycles"] = p.cycles;
   }
   d["mechanism"] = mechanism_name(p.mechanism);
   d["noise"] = p.is_private() ? py::cast(noise_mode_name(p.noise)) : py::none();

@@ -171,6 +171,7 @@ void bind_run(py::module_& m) {
          const std::map<std::string, double>& overrides, const std::optional<py::bytes>& noise_key,
          const std::optional<std::string>& noise_key_file, bool release_only, const std::string& noise,
          std::optional<double> tail, std::optional<bool> o2, const std::optional<std::string>& accountant,
+         const std::optional<std::string>& sampling, std::optional<Index> bands,
          const py::object& callback, const std::optional<std::string>& data_file, bool stream) {
         RunOptions o;
         o.algorithm = parse_algorithm(algo);
@@ -221,6 +222,12 @@ void bind_run(py::module_& m) {
             throw Error("accountant: expected pld or rdp, got '" + *accountant + "'");
           o.accountant = *accountant == "pld" ? Accountant::kPld : Accountant::kRdp;
         }
+        if (sampling) {
+          if (*sampling != "poisson" && *sampling != "order")
+            throw Error("sampling: expected poisson or order, got '" + *sampling + "'");
+          o.sampling = *sampling == "poisson" ? Sampling::kPoisson : Sampling::kOrder;
+        }
+        o.bands = bands;
         if (tail) check_value("tail", *tail, ValueRule::kNonNegative, shown(*tail));
         o.tail = tail;
         o.o2 = o2;
@@ -312,7 +319,8 @@ void bind_run(py::module_& m) {
       py::arg("max_steps"), py::arg("max_phase_length"), py::arg("threads"), py::arg("classes"), py::arg("hidden"),
       py::arg("rank"), py::arg("fit_intercept"),
       py::arg("overrides"), py::arg("noise_key"), py::arg("noise_key_file"), py::arg("release_only"),
-      py::arg("noise"), py::arg("tail"), py::arg("o2"), py::arg("accountant"), py::arg("callback"),
+      py::arg("noise"), py::arg("tail"), py::arg("o2"), py::arg("accountant"), py::arg("sampling"), py::arg("bands"),
+      py::arg("callback"),
       py::arg("data"), py::arg("stream"),
       "The run behind dpsosp.run (which checks its keywords and converts X and y first).");
 }

@@ -81,6 +81,7 @@ TEST(AuditMf, UnclippedO2IsCaught) {
 TEST(AuditMf, SeveralPassesAreAsLoudAsClaimed) {
   AuditOptions o = mf_options(Tampering::kNone);
   o.epochs = 3;
+  o.sampling = Sampling::kOrder;
   o.steps = 4;
   const AuditResult honest = run_audit(o);
   EXPECT_EQ(honest.adjacency, "replace-one");

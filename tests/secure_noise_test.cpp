@@ -152,10 +152,19 @@ TEST(SecureNoise, RefusedWhereItsAccountingDoesNotApply) {
     o.Validate();
     FAIL() << "secure Poisson dpsgd accepted";
   } catch (const Error& e) {
-    EXPECT_EQ(std::string(e.what()).rfind("RunOptions: privacy.noise = secure: Poisson dpsgd", 0), 0u) << e.what();
+    EXPECT_EQ(std::string(e.what()).rfind("RunOptions: privacy.noise = secure: Poisson sampling (dpsgd with", 0), 0u)
+        << e.what();
   }
   o.epochs.reset();
   EXPECT_NO_THROW(o.Validate());
+  // spider-mf-adaptive's passes: Poisson by default beyond one (refused), over the order (accepted).
+  o.algorithm = parse_algorithm("spider-mf-adaptive");
+  o.epochs = 3;
+  EXPECT_THROW(o.Validate(), Error);
+  o.sampling = Sampling::kOrder;
+  EXPECT_NO_THROW(o.Validate());
+  o.sampling.reset();
+  o.epochs.reset();
   o.algorithm = parse_algorithm("spider");
   o.privacy = secure_target(std::numeric_limits<double>::infinity());
   EXPECT_THROW(o.Validate(), Error);

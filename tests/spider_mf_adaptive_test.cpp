@@ -141,6 +141,7 @@ TEST(SpiderMfAdaptive, SeveralPassesUseEveryRecordOnceAPass) {
   PhaseRetrieval pr(20000, 6);
   RunOptions o = mf_options(2.0, 7);
   o.epochs = 3;
+  o.sampling = Sampling::kOrder;
   o.record_trajectory = true;
   o.threads = 1;
   testing::CountingModel counting(*pr.model);

@@ -103,6 +103,7 @@ TEST(StreamedRun, SeveralPassesReadTheFileAgain) {
       RunOptions o = testing::short_run(algo, 0);
       if (!(algorithm_info(o.algorithm).knobs & kKnobEpochs)) continue;
       o.epochs = 3;
+      if (algorithm_info(o.algorithm).knobs & kKnobSampling) o.sampling = Sampling::kOrder;
       if (o.poisson()) continue;  // Poisson epochs: refused for streams
       SCOPED_TRACE(algo + (sparse ? " sparse" : " dense"));
       o.sample_order = SampleOrder::kFile;
@@ -202,6 +203,7 @@ TEST(StreamedRun, BadRecordsEndTheRunWithoutASummaryWhereverTheyLie) {
   // Several passes (spider-mf-adaptive): the first pass checks what it reads, the rest after the run.
   RunOptions passes = testing::short_run("spider-mf-adaptive", 0);
   passes.epochs = 2;
+  passes.sampling = Sampling::kOrder;
   passes.batch_size = 170;  // 70 steps a pass read records [0, 11900)
   refused(file_with_bad_record(12000, 11990, [](double* y, double*) { *y = -2; }), passes,
           "label of record 11990 (0-based) is -2");

@@ -11,7 +11,7 @@ void setup_audit(CLI::App& app) {
   struct Args {
     std::string algo = "spider-tree-adaptive", epsilon = "1", delta = "1e-5", runs = "2000", batch = "16",
                 steps = "0", dim = "1", phase = "1", canary_norm = "10", confidence = "0.95", seed = "1",
-                threads = "0", tamper = "none", canary = "linear", epochs = "0", out;
+                threads = "0", tamper = "none", canary = "linear", epochs = "0", sampling, bands, out;
   };
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand(
@@ -29,8 +29,14 @@ void setup_audit(CLI::App& app) {
                   "Optimizer steps, n = batch * steps records (0 = default: 1; quadratic-o2: 2; with --epochs: steps "
                   "per epoch, sampling rate 1/steps, default 10)")
       ->capture_default_str();
-  cmd->add_option("--epochs", args->epochs, "dpsgd: > 0 audits Poisson sampling over this many epochs (zero-out neighbours); spider-mf-adaptive: passes over the sample order (replace-one)")
+  cmd->add_option("--epochs", args->epochs,
+                  "dpsgd: > 0 audits Poisson sampling over this many epochs (zero-out neighbours); "
+                  "spider-mf-adaptive: passes as --sampling says")
       ->capture_default_str();
+  cmd->add_option("--sampling", args->sampling,
+                  "spider-mf-adaptive with --epochs: poisson (cyclic Poisson sampling, banded factorization, zero-out "
+                  "neighbours; the default beyond one pass) or order (passes over the sample order, replace-one)");
+  cmd->add_option("--bands", args->bands, "spider-mf-adaptive with --sampling poisson: the bands (default automatic)");
   cmd->add_option("--dim", args->dim, "Dimension d")->capture_default_str();
   cmd->add_option("--phase-length", args->phase, "spider-tree-periodic: steps per tree phase (1 O1 + q-1 O2)")->capture_default_str();
   cmd->add_option("--canary-norm", args->canary_norm, "Canary gradient norm in units of the clip G (>= 1)")->capture_default_str();
@@ -51,6 +57,8 @@ void setup_audit(CLI::App& app) {
     o.canary = audit::parse_canary(args->canary);
     o.steps = parse_count(args->steps, "--steps", 0, 1000000);
     o.epochs = parse_real(args->epochs, "--epochs", Range::kNonNegative);
+    if (cmd->count("--sampling")) o.sampling = parse_sampling(args->sampling);
+    if (cmd->count("--bands")) o.bands = parse_count(args->bands, "--bands", 1, 1u << 20);
     o.dim = parse_count(args->dim, "--dim", 1, 1000000);
     o.phase_length = parse_count(args->phase, "--phase-length", 1, 1000000);
     o.canary_norm = parse_real(args->canary_norm, "--canary-norm", Range::kPositive);
@@ -92,6 +100,7 @@ void setup_audit(CLI::App& app) {
     j["steps"] = r.steps;
     j["phase_length"] = r.phase_length;
     j["epochs"] = r.epochs;
+    if (o.sampling) j["sampling"] = sampling_name(*o.sampling);
     j["seconds"] = r.seconds;
     write_text(to_file ? args->out : "-", j.dump(2) + "\n");
   });

@@ -71,6 +71,8 @@ Dataset load_eval_data(const DataSource& source, const std::string& path, const 
 using Range = ValueRule;
 /// Parses a number for `option`; throws Error "OPTION: expected RULE, got 'TEXT'".
 double parse_real(const std::string& text, const std::string& option, Range range);
+/// --sampling's words: poisson or order; throws Error naming the option otherwise.
+Sampling parse_sampling(const std::string& text);
 /// Parses an integer in [min, max] for `option`.
 std::uint64_t parse_count(const std::string& text, const std::string& option, std::uint64_t min,
                           std::uint64_t max);

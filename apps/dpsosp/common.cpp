@@ -226,4 +226,10 @@ std::optional<NoiseKey> read_noise_key_option(const std::string& path, bool give
   }
 }
 
+Sampling parse_sampling(const std::string& text) {
+  if (text == "poisson") return Sampling::kPoisson;
+  if (text == "order") return Sampling::kOrder;
+  throw Error("--sampling: expected poisson or order, got " + quote_token(text));
+}
+
 }  // namespace dpsosp::cli

@@ -39,13 +39,21 @@ nlohmann::json release_json(const Summary& s) {
   j["sensitivity"] = p.sensitivity;
   j["noise_multiplier"] = p.noise_multiplier;
   j["epsilon_rdp"] = number(p.epsilon_rdp);
-  if (p.mechanism == MechanismKind::kPoissonGaussian) j["epsilon_pld"] = number(p.epsilon_pld);
+  const bool poisson = p.mechanism == MechanismKind::kPoissonGaussian || p.mechanism == MechanismKind::kBandedPoisson;
+  if (poisson) j["epsilon_pld"] = number(p.epsilon_pld);
   j["zcdp_rho"] = number(p.zcdp_rho);
   j["depth"] = p.depth;
   if (p.mechanism == MechanismKind::kMatrixFactorization) {
     j["horizon"] = p.horizon;
     j["column_norm"] = p.column_norm;
     j["buffers"] = p.buffers;
+  }
+  if (p.mechanism == MechanismKind::kBandedPoisson) {
+    j["horizon"] = p.horizon;
+    j["column_norm"] = p.column_norm;
+    j["bands"] = p.bands;
+    j["sampling_rate"] = p.sampling_rate;
+    j["cycles"] = p.cycles;
   }
   j["mechanism"] = mechanism_name(p.mechanism);
   if (is_private) {

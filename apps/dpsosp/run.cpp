@@ -30,7 +30,7 @@ struct RunArgs {
   std::string G = "auto", M = "auto", rho = "1", B = "1";
   std::string alpha_scale = "1";
   std::string batch_size, period, max_steps = "0", max_phase_length = "0";
-  std::string epochs = "0", learning_rate, tail, o2 = "off", accountant = "pld";
+  std::string epochs = "0", learning_rate, tail, o2 = "off", accountant = "pld", sampling, bands;
   std::string threads = "0";
   bool trajectory = false, quiet = false;
   bool stream = false;  // --stream: read a record file once, front to back (stream_source.cpp)
@@ -121,6 +121,8 @@ int do_run(const RunArgs& a) {
       throw Error("--accountant: expected pld or rdp, got " + quote_token(a.accountant));
     o.accountant = a.accountant == "pld" ? Accountant::kPld : Accountant::kRdp;
   }
+  if (a.given("--sampling")) o.sampling = parse_sampling(a.sampling);
+  if (a.given("--bands")) o.bands = parse_index_value(a.bands, "--bands");
   if (a.given("--learning-rate")) o.learning_rate = parse_real(a.learning_rate, "--learning-rate", Range::kPositive);
   if (a.given("--tail")) o.tail = parse_real(a.tail, "--tail", Range::kNonNegative);
   if (a.given("--o2")) {
@@ -139,7 +141,11 @@ int do_run(const RunArgs& a) {
       throw Error("--order " + a.order + ": a streamed run reads the records in the file's order (--order file)");
     o.sample_order = a.order == "file" ? SampleOrder::kFile : SampleOrder::kSeed;
   }
-  if (a.stream && o.poisson()) throw Error("--stream: a streamed run is single-pass; --epochs (Poisson dpsgd) draws records by index");
+  if (a.stream && o.poisson())
+    throw Error(std::string("--stream: a streamed run reads the file in order; ") +
+                (info.knobs & kKnobSampling ? "--sampling poisson (the default with --epochs above 1) draws records by "
+                                              "index; give --sampling order"
+                                            : "--epochs (Poisson dpsgd) draws records by index"));
   o.process_group = Processes::group();
   // What applies to which algorithm is the library's rule, in its words.
   try {
@@ -185,7 +191,7 @@ int do_run(const RunArgs& a) {
   // The run's length when it is known before it: max_steps, or Poisson's planned steps.
   std::optional<Index> total;
   if (o.max_steps > 0) total = o.max_steps;
-  if (o.poisson())
+  if (o.poisson() && !(info.knobs & kKnobSampling))  // dpsgd's planned steps (spider-mf-adaptive's: its bands')
     total = std::min(total.value_or(~Index{0}),
                      static_cast<Index>(std::ceil(*o.epochs * static_cast<double>(n) /
                                                   static_cast<double>(o.sgd_batch_size(n)))));
@@ -319,10 +325,21 @@ void setup_run(CLI::App& app) {
   run->add_option("--alpha-scale", args->alpha_scale, "SPIDER algorithms: multiplies the theory's alpha")->capture_default_str();
   run->add_option("--batch-size", args->batch_size, "Fixed batch (>= 1) of spider-gauss-fixed, spider-tree-periodic, dpsgd, sgd, spider (default: the algorithm's)");
   run->add_option("--period", args->period, "spider-tree-periodic: O1 every q >= 1 steps (default: from the theory)");
-  run->add_option("--epochs", args->epochs, "dpsgd: > 0 selects multi-epoch Poisson sampling (PLD accounting); 0 = single pass")->capture_default_str();
+  run->add_option("--epochs", args->epochs,
+                  "dpsgd: > 0 selects multi-epoch Poisson sampling (PLD accounting); 0 = single pass. "
+                  "spider-mf-adaptive: passes over the records (0 or 1: one pass), drawn as --sampling says")
+      ->capture_default_str();
+  run->add_option("--sampling", args->sampling,
+                  "spider-mf-adaptive: poisson (the default with --epochs above 1: cyclic Poisson sampling with the "
+                  "banded square-root factorization, amplified, zero-out, --accountant) or order (whole passes over "
+                  "the sample order, replace-one; streams)");
+  run->add_option("--bands", args->bands,
+                  "spider-mf-adaptive with --sampling poisson: the bands (groups the steps cycle through; default "
+                  "automatic, docs/parameters.md)");
   run->add_option("--accountant", args->accountant,
-                  "dpsgd with --epochs: pld (privacy-loss distribution: less noise for the same target) or rdp; "
-                  "calibrates the noise and states the guarantee")
+                  "Poisson-sampled runs (dpsgd with --epochs, spider-mf-adaptive with --sampling poisson): pld "
+                  "(privacy-loss distribution: less noise for the same target) or rdp; calibrates the noise and "
+                  "states the guarantee")
       ->capture_default_str();
   run->add_option("--learning-rate", args->learning_rate, "sgd/dpsgd step size > 0 (default 1/M)");
   run->add_option("--tail", args->tail,

@@ -52,6 +52,7 @@ void parse_overrides(const std::vector<std::string>& items, ParameterOverrides& 
       {"period", "--period"},           {"epochs", "--epochs"},        {"learning_rate", "--learning-rate"},
       {"alpha_scale", "--alpha-scale"}, {"max_phase_length", "--max-phase-length"}, {"tail", "--tail"},
       {"o2", "--o2"},                   {"accountant", "--accountant"},  {"sample_order", "--order"},
+      {"sampling", "--sampling"},       {"bands", "--bands"},
       {"threads", "--threads"},         {"overrides.", "--set "}};
   std::string m = e.what();
   const std::string prefix = "RunOptions: ";

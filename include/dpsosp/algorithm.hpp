@@ -33,6 +33,8 @@ enum Knob : unsigned {
   kKnobTail = 1u << 6,            ///< RunOptions::tail
   kKnobO2 = 1u << 7,              ///< RunOptions::o2
   kKnobAccountant = 1u << 8,      ///< RunOptions::accountant
+  kKnobSampling = 1u << 9,        ///< RunOptions::sampling
+  kKnobBands = 1u << 10,          ///< RunOptions::bands
 };
 
 /// The entries of ParameterOverrides (params.hpp), as bits.

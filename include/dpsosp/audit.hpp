@@ -8,6 +8,7 @@
 // and what it covers).
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -71,10 +72,17 @@ struct AuditOptions {
   Index phase_length = 1;
   /// dpsgd: epochs > 0 audits multi-epoch Poisson sampling (planned steps
   /// ceil(epochs * steps)) with the zero-out neighbours it is accounted for.
-  /// spider-mf-adaptive: a whole number of passes over the sample order of
-  /// `steps` O1 steps each (the canary in the first batch of every pass),
-  /// replace-one neighbours.
+  /// spider-mf-adaptive: passes as `sampling` says: order, a whole number of
+  /// passes over the sample order of `steps` O1 steps each (the canary in the
+  /// first batch of every pass), replace-one neighbours; poisson (the default
+  /// beyond one pass), cyclic Poisson sampling with the banded factorization
+  /// (n = batch * steps, the canary first in the sample order, so in group 0),
+  /// zero-out neighbours.
   double epochs = 0;
+  /// spider-mf-adaptive: how the passes sample (RunOptions::sampling; unset:
+  /// the run's default) and, for poisson, the bands (unset: automatic).
+  std::optional<Sampling> sampling;
+  std::optional<Index> bands;
   double G = 1.0;           ///< the clip norm of the honest runs
   /// The canary's gradient (difference, for quadratic-o2) in units of its clip
   /// (> 1: clipping is exercised).

@@ -93,4 +93,44 @@ class BltInverseFilter {
   Vec out_;
 };
 
+/// The banded square-root factorization (Kalinin and Lampert 2024, "BSR"):
+/// C lower-triangular Toeplitz with the square root's first `bands`
+/// coefficients c_k = binom(2k, k) / 4^k (c_0 = 1) and zeros below the band,
+/// B = A C^{-1}. A b-banded C is what amplification by cyclic Poisson sampling
+/// needs (docs/privacy-accounting.md section 9): a record that takes part in
+/// steps at least b apart enters disjoint rows of C u. One band is the
+/// identity (DP-SGD's noise).
+struct BandedFactorization {
+  std::vector<double> c;  ///< c_0 .. c_{bands - 1}
+
+  /// Throws Error for bands = 0.
+  static BandedFactorization square_root(Index bands);
+  Index bands() const { return c.size(); }
+  /// sqrt(sum_k c_k^2): the norm of every column of C but the last bands - 1
+  /// (cut short by the horizon), so the largest.
+  double column_norm() const;
+  /// The first `count` Toeplitz coefficients of C^{-1} (its response to the unit
+  /// impulse: w_0 = 1 / c_0, w_t = -(sum_{1 <= j < bands} c_j w_{t-j}) / c_0).
+  std::vector<double> inverse_coefficients(Index count) const;
+  /// The mean over the releases t < horizon of ||row t of B||^2, B = A C^{-1}:
+  /// the prefix sums' noise variance per unit of C-domain noise sigma^2 and
+  /// per coordinate, averaged over the run (the iterates sum the releases).
+  double mean_prefix_variance(Index horizon) const;
+};
+
+/// C^{-1} applied to a stream of d-vectors, a step at a time: next(z_t)
+/// returns (C^{-1} z)_t, the recursion of inverse_coefficients. State: the
+/// last bands - 1 outputs (O(bands d) memory and work a step).
+class BandedInverseFilter {
+ public:
+  BandedInverseFilter(const BandedFactorization& f, Index dim);
+  const Vec& next(const Vec& z);
+
+ private:
+  BandedFactorization f_;
+  std::vector<Vec> past_;  // ring of the last bands - 1 outputs
+  std::size_t newest_ = 0, filled_ = 0;
+  Vec out_;
+};
+
 }  // namespace dpsosp

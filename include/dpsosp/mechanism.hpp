@@ -19,17 +19,12 @@ enum class MechanismKind {
   kGaussian,         ///< Gaussian noise on every release, accumulated within a phase (exact GDP)
   kPoissonGaussian,  ///< Poisson-subsampled Gaussian releases of clipped sums (PLD or RDP)
   kMatrixFactorization,  ///< one matrix factorization of the prefix sums over the run (exact GDP)
+  /// the banded square-root factorization with cyclic Poisson sampling (PLD or RDP)
+  kBandedPoisson,
 };
-/// "none", "tree", "gaussian", "poisson-gaussian", "matrix-factorization".
+/// "none", "tree", "gaussian", "poisson-gaussian", "matrix-factorization", "banded-mf-poisson".
 std::string mechanism_name(MechanismKind kind);
 
-/// How a Poisson-subsampled Gaussian run is calibrated and accounted
-/// (docs/privacy-accounting.md); the other mechanisms are accounted exactly by GDP.
-enum class Accountant {
-  kPld,  ///< privacy-loss distribution, pessimistic rounding (the default: the tighter guarantee)
-  kRdp,  ///< Renyi DP on dp_accounting's order grid
-};
-std::string accountant_name(Accountant a);  ///< "pld", "rdp"
 
 /// The neighbouring relation a guarantee holds for.
 enum class Adjacency {
@@ -65,6 +60,13 @@ struct PrivacyRecord {
   Index horizon = 0;
   double column_norm = 0;
   int buffers = 0;
+  /// The banded mechanism (kBandedPoisson): its bands (C's band width and the
+  /// groups the steps cycle through), the sampling rate q within a group and
+  /// the cycles (each record's Poisson steps, which the accounting composes);
+  /// horizon = bands * cycles releases; 0 otherwise.
+  int bands = 0;
+  double sampling_rate = 0;
+  std::uint64_t cycles = 0;
   NoiseMode noise = NoiseMode::kFloat;
   /// The secure mode's grid (a power of two; the tree's, or the first
   /// release's for the Gaussian mechanism), 0 in float mode. A release's
@@ -72,8 +74,8 @@ struct PrivacyRecord {
   double grid = 0;
   bool is_private() const { return mechanism != MechanismKind::kNone; }
   /// "gdp-tree", "gdp-gaussian", "gdp-mf", "pld-poisson", "rdp-poisson",
-  /// "zcdp-tree-discrete", "zcdp-gaussian-discrete", "zcdp-mf-discrete" or
-  /// "none (non-private)".
+  /// "pld-banded-mf", "rdp-banded-mf", "zcdp-tree-discrete",
+  /// "zcdp-gaussian-discrete", "zcdp-mf-discrete" or "none (non-private)".
   std::string accounting() const;
 };
 
@@ -182,8 +184,23 @@ double mf_noise_sigma(double sensitivity_bound, Index horizon, const PrivacyTarg
 /// target), and it shows both figures. Float noise only: both bounds are for
 /// continuous noise, so target.noise = kSecure is refused.
 /// The mechanism also draws the batches: sample(n) gives the records of the
-/// next step, each with probability q, from the secret key's kPoisson stream
-/// (amplification needs the batch secret).
+/// next step among the caller's n (positions 0 .. n - 1), each with
+/// probability q, from the secret key's kPoisson stream (amplification needs
+/// the batch secret).
+///
+/// bands >= 1: the amplified banded matrix factorization (Choquette-Choo et
+/// al. 2023; docs/privacy-accounting.md section 9). The n records form
+/// `bands` groups of m = floor(n / bands) consecutive positions (the rest is
+/// never sampled); release t samples group t mod bands at rate q and adds
+/// z * clip * ||C e|| * (C^{-1} xi)_t, C the banded square root
+/// (BandedFactorization) and xi standard normal. Each record is then in at
+/// most `steps` (the cycles) releases, bands apart, and the guarantee is that
+/// of `steps` Poisson-subsampled Gaussian steps at rate q and multiplier z
+/// (dpsosp privacy's Poisson form reproduces it); at most bands * steps
+/// releases (a later one is refused). The record's mechanism is
+/// kBandedPoisson, with bands, sampling_rate, cycles, horizon and column_norm.
+/// One band is Poisson DP-SGD's noise on groups of all n records, recorded as
+/// banded; bands = 0 (dpsgd's): plain kPoissonGaussian, no horizon.
 class PoissonGaussianMechanism : public Mechanism {
  public:
   virtual IndexList sample(Index n) = 0;
@@ -191,6 +208,6 @@ class PoissonGaussianMechanism : public Mechanism {
 std::unique_ptr<PoissonGaussianMechanism> make_poisson_gaussian_mechanism(
     Index dim, const NoiseKey& key, double clip, double sampling_rate, std::uint64_t steps,
     const PrivacyTarget& target, std::optional<double> noise_multiplier = std::nullopt,
-    Accountant accountant = Accountant::kPld);
+    Accountant accountant = Accountant::kPld, Index bands = 0);
 
 }  // namespace dpsosp

@@ -78,12 +78,21 @@ struct RunOptions {
   /// dpsgd: epochs > 0 selects multi-epoch Poisson sampling (PLD or RDP
   /// accounting, add/remove-one, so zero-out with n public); 0 or unset =
   /// single pass over disjoint batches (exact GDP, replace-one).
-  /// spider-mf-adaptive: a whole number of passes over the sample order,
-  /// each record once a pass (exact GDP with the multi-participation
-  /// sensitivity, replace-one); 0, 1 or unset = one pass.
+  /// spider-mf-adaptive: passes over the records; 0, 1 or unset = one pass
+  /// (the single-pass order). With more, `sampling` says how.
   std::optional<double> epochs;
-  /// Poisson dpsgd: the accountant that calibrates the noise and states the
-  /// guarantee (default PLD: the same target with less noise than RDP).
+  /// spider-mf-adaptive: how its passes draw records (params.hpp, Sampling):
+  /// poisson (the default when epochs > 1: cyclic Poisson sampling with the
+  /// banded square-root factorization, amplified, zero-out, accounted by
+  /// `accountant`; epochs may be any number > 0) or order (whole passes over
+  /// the sample order, replace-one, exact GDP).
+  std::optional<Sampling> sampling;
+  /// spider-mf-adaptive with sampling = poisson: the bands (default: the
+  /// automatic rule, docs/parameters.md).
+  std::optional<Index> bands;
+  /// Poisson-sampled runs (dpsgd with epochs > 0, spider-mf-adaptive with
+  /// sampling = poisson): the accountant that calibrates the noise and states
+  /// the guarantee (default PLD: the same target with less noise than RDP).
   std::optional<Accountant> accountant;
   /// Step size of sgd / dpsgd (default 1/M).
   std::optional<double> learning_rate;
@@ -132,12 +141,14 @@ struct RunOptions {
   // The values a run uses (defaults filled in).
   double alpha_scale_or_default() const { return alpha_scale.value_or(1.0); }
   bool is_private_run() const;  ///< the algorithm is private and epsilon is finite
-  bool poisson() const;  ///< dpsgd with epochs > 0
+  /// Poisson-sampled: dpsgd with epochs > 0, spider-mf-adaptive with sampling
+  /// = poisson (given, or by default with epochs > 1).
+  bool poisson() const;
   /// The batch of dpsgd and sgd on n records: batch_size, or by default n/10
   /// clamped to [1, 256] (ten batches at least, so small data get steps).
   Index sgd_batch_size(Index n) const;
   /// Whether records are drawn in the seed's sample order, each once a pass
-  /// (every algorithm but Poisson dpsgd).
+  /// (every run but the Poisson-sampled ones).
   bool single_pass() const { return !poisson(); }
   SampleOrder sample_order_or_default() const { return sample_order.value_or(SampleOrder::kSeed); }
 };

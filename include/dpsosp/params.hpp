@@ -32,6 +32,27 @@ enum class NoiseMode {
 };
 std::string noise_mode_name(NoiseMode mode);  ///< "float", "secure"
 
+/// How spider-mf-adaptive's passes draw their records (RunOptions::sampling,
+/// docs/parameters.md).
+enum class Sampling {
+  /// Passes over the public sample order, every record once a pass, one
+  /// square-root factorization over all of them: replace-one, no amplification.
+  kOrder,
+  /// Cyclic Poisson sampling with the banded square-root factorization
+  /// (amplified banded MF): the records in `bands` groups, step t samples
+  /// group t mod bands with the secret key; zero-out, PLD (or RDP) accounting.
+  kPoisson,
+};
+std::string sampling_name(Sampling s);  ///< "order", "poisson"
+
+/// How a Poisson-subsampled run is calibrated and accounted
+/// (docs/privacy-accounting.md); the other mechanisms are accounted exactly by GDP.
+enum class Accountant {
+  kPld,  ///< privacy-loss distribution, pessimistic rounding (the default: the tighter guarantee)
+  kRdp,  ///< Renyi DP on dp_accounting's order grid
+};
+std::string accountant_name(Accountant a);  ///< "pld", "rdp"
+
 /// The privacy target. epsilon = +infinity means non-private (no noise, no clipping).
 struct PrivacyTarget {
   double epsilon = 1.0;
@@ -91,9 +112,20 @@ struct MfParameters {
   double kappa = 0;       ///< a phase ends when the sum of ||released|| in it reaches kappa
   Index max_phase_length = 0;  ///< and at most at this many steps
   Index horizon = 0;      ///< the releases the noise is calibrated for (the run stops there)
-  Index epochs = 1;       ///< passes over the records in the sample order (> 1: O1 steps only)
-  Index steps_per_epoch = 0;  ///< the releases of one pass (= horizon / epochs when epochs > 1)
-  double sensitivity = 0; ///< every release's L2 sensitivity bound: max(2G/b1, 2/bt_slope)
+  double epochs = 1;      ///< passes over the records (> 1: O1 steps only); sampling = poisson: expected passes
+  Index steps_per_epoch = 0;  ///< the releases of one pass (= horizon / epochs when epochs > 1 and sampling = order)
+  /// How the passes draw records; the rest of this block is sampling =
+  /// poisson's (zeros otherwise): the expected batch is b1.
+  Sampling sampling = Sampling::kOrder;
+  Index bands = 0;             ///< groups the steps cycle through, and C's band width
+  Index group_size = 0;        ///< m = floor(n / bands) records a group (the n mod bands left never sampled)
+  double sampling_rate = 0;    ///< q = b1 / m
+  Index cycles = 0;            ///< each record's Poisson steps, ceil(epochs / q); horizon = bands * cycles
+  double noise_multiplier = 0; ///< z of the cycles' Poisson-subsampled Gaussian, from the accountant
+  Accountant accountant = Accountant::kPld;
+  /// every release's L2 sensitivity bound: max(2G/b1, 2/bt_slope) (replace-one);
+  /// sampling = poisson: G/b1 (zero-out: a record's clipped gradient over the expected batch)
+  double sensitivity = 0;
   double sigma = 0;       ///< noise per coordinate in C's domain
   /// The sensitivity of C u per unit of a release's: the factorization's largest
   /// column norm over the horizon, or with epochs > 1 its largest norm of a sum of
@@ -114,9 +146,15 @@ struct MfChoices {
   std::optional<bool> o2;
   std::optional<double> learning_rate, tail;
   double alpha_scale = 1.0;
-  /// Passes over the records in the sample order, each record once a pass
-  /// (RunOptions::epochs); > 1 takes O1 steps only (o2 = on is refused).
-  Index epochs = 1;
+  /// Passes over the records (RunOptions::epochs): with sampling = order a
+  /// whole number, each record once a pass; with poisson, expected passes
+  /// (any number > 0). > 1 takes O1 steps only (o2 = on is refused).
+  double epochs = 1;
+  /// Default: poisson when epochs > 1, else order.
+  std::optional<Sampling> sampling;
+  /// sampling = poisson: the bands (default: the rule of docs/parameters.md).
+  std::optional<Index> bands;
+  Accountant accountant = Accountant::kPld;
 };
 
 /// Computes spider-mf-adaptive's parameters for `n` records (those the run may

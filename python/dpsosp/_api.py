@@ -114,7 +114,7 @@ def run(model, X=None, y=None, *, algo="spider-mf-adaptive", epsilon=None, delta
         seed=None, alpha_scale=None, batch_size=None, period=None, epochs=None, learning_rate=None, x0=None,
         max_steps=0, max_phase_length=None, threads=0, classes=None, hidden=None, rank=None, fit_intercept=False,
         overrides=None, noise_key=None, noise_key_file=None, noise="float", release_only=False, tail=None, o2=None,
-        accountant=None, callback=None, data=None, stream=False):
+        accountant=None, sampling=None, bands=None, callback=None, data=None, stream=False):
     """Run an optimizer on the records X (n x p: numpy, pandas or scipy.sparse) with labels y; returns the
     report as a dict (the keys of `dpsosp run`'s JSON, docs/report.md). Everything but its 'diagnostics' is
     covered by the privacy guarantee, fixed before the run.
@@ -122,8 +122,9 @@ def run(model, X=None, y=None, *, algo="spider-mf-adaptive", epsilon=None, delta
     epsilon defaults to 1 for a private algorithm; options an algorithm does not read are refused (in the words
     of the CLI, dpsosp.algorithm_table() lists what each reads). G and M: numbers, or 'auto' (the default of a
     private run: private medians on 2% of the records, which the run then leaves unused; 1 for a non-private
-    run). accountant ('pld', the default, or 'rdp') calibrates and accounts dpsgd with epochs > 0; tail and o2
-    are spider-mf-adaptive's (docs/parameters.md). seed keys the public randomness (sample order,
+    run). accountant ('pld', the default, or 'rdp') calibrates and accounts the Poisson-sampled runs (dpsgd with
+    epochs > 0, spider-mf-adaptive with sampling='poisson'); tail, o2, sampling ('poisson', the default beyond
+    one epoch, or 'order') and bands are spider-mf-adaptive's (docs/parameters.md). seed keys the public randomness (sample order,
     perturbations); the privacy noise is keyed by noise_key (16 secret bytes) or noise_key_file, by default a
     fresh key from the OS kept nowhere. noise='secure' puts every release on a grid with exact discrete Gaussian
     noise (docs/noise.md). overrides sets the parameters of docs/parameters.md ({'alpha': 0.1, 'b': 500}).
@@ -176,7 +177,8 @@ def run(model, X=None, y=None, *, algo="spider-mf-adaptive", epsilon=None, delta
         {str(k): _real(f"overrides['{k}']", v) for k, v in overrides.items()},
         noise_key, None if noise_key_file is None else str(noise_key_file), bool(release_only), noise,
         None if tail is None else _real("tail", tail), None if o2 is None else bool(o2),
-        None if accountant is None else str(accountant), callback,
+        None if accountant is None else str(accountant), None if sampling is None else str(sampling),
+        None if bands is None else _count("bands", bands, 1, 1 << 20), callback,
         None if data is None else os.fspath(data), stream)
     for message in result["warnings"]:
         warnings.warn(message, RunWarning, stacklevel=2)

@@ -117,10 +117,21 @@ void AuditOptions::Validate() const {
   else if (!(epochs >= 0) || !std::isfinite(epochs)) os << "epochs must be >= 0 and finite, got " << epochs;
   else if (epochs > 0 && !(info.knobs & kKnobEpochs))
     os << "epochs > 0 applies to " << algorithms_reading(kKnobEpochs) << " only, got " << algorithm_name(algorithm);
+  else if ((sampling || bands) && !(info.knobs & kKnobSampling))
+    os << (sampling ? "sampling" : "bands") << " applies to " << algorithms_reading(kKnobSampling) << " only, got "
+       << info.name;
+  else if (bands && !(sampling.value_or(epochs > 1 ? Sampling::kPoisson : Sampling::kOrder) == Sampling::kPoisson))
+    os << "bands applies to sampling poisson (the default with epochs > 1), got " << *bands << " with epochs "
+       << epochs << (sampling ? " and sampling order" : "");
+  else if (bands && *bands < 1) os << "bands must be at least 1, got 0";
+  else if (epochs > 0 && info.mechanism == MechanismKind::kMatrixFactorization && quadratic)
+    os << "epochs for " << info.name << " take O1 steps only (linear or extreme canary), got canary "
+       << canary_name(canary);
   else if (epochs > 0 && info.mechanism == MechanismKind::kMatrixFactorization &&
-           (epochs != std::floor(epochs) || quadratic))
-    os << "epochs for " << info.name << " are whole passes over the sample order, O1 steps only (linear or extreme "
-       << "canary), got " << epochs << " with canary " << canary_name(canary);
+           sampling.value_or(epochs > 1 ? Sampling::kPoisson : Sampling::kOrder) == Sampling::kOrder &&
+           epochs != std::floor(epochs))
+    os << "epochs for " << info.name << " with sampling order are whole passes over the sample order, got "
+       << epochs;
   else if (epochs > 0 && std::ceil(epochs * static_cast<double>(s)) > 1e6)
     os << "epochs * steps (the planned Poisson steps) must be at most 1e6, got " << epochs << " * " << s;
   else if (phase_length > 1 && (!(info.knobs & kKnobPeriod) || quadratic))

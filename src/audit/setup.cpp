@@ -66,6 +66,9 @@ Setup::Setup(const AuditOptions& options) : a(options) {
   tree = info.mechanism == MechanismKind::kTree;
   mf = info.mechanism == MechanismKind::kMatrixFactorization;
   poisson = a.epochs > 0 && !mf;
+  banded = mf && a.epochs > 0 &&
+           a.sampling.value_or(a.epochs > 1 ? Sampling::kPoisson : Sampling::kOrder) == Sampling::kPoisson;
+  if (banded) mf = false;
   const Index d = a.dim, b = a.batch;
   const double G = a.G, c = a.canary_norm;
   const bool quadratic = a.canary == Canary::kQuadraticO2;
@@ -88,6 +91,15 @@ Setup::Setup(const AuditOptions& options) : a(options) {
     n = b * a.steps;
     honest.batch_size = b;
     honest.epochs = a.epochs;
+  } else if (banded) {
+    // Cyclic Poisson sampling: the canary first in the sample order, so in
+    // group 0, sampled (or not) at the steps 1, 1 + bands, 1 + 2 bands, ...
+    n = b * a.steps;
+    configure_linear(a, honest, G);
+    honest.epochs = a.epochs;
+    honest.sampling = Sampling::kPoisson;
+    honest.bands = a.bands;
+    canary_position = 0;
   } else if (!quadratic) {
     // The canary sits in the row the run draws first, i.e. in the first O1
     // batch: the sample order is a function of (n, seed) alone, independent
@@ -100,6 +112,7 @@ Setup::Setup(const AuditOptions& options) : a(options) {
     if (mf && a.epochs > 0) {
       // Passes over the same order: the canary is in the first batch of each.
       honest.epochs = a.epochs;
+      honest.sampling = Sampling::kOrder;
       honest.max_steps = a.steps * static_cast<Index>(a.epochs);
     }
     for (Index e = 0; e < std::max<Index>(1, static_cast<Index>(a.epochs)); ++e)
@@ -128,7 +141,9 @@ Setup::Setup(const AuditOptions& options) : a(options) {
   // Poisson dpsgd calibrates its noise multiplier by a search over the RDP
   // accountant (tens of milliseconds a run); every run would find the same
   // number, so the runs take the reference's.
-  if (poisson) audited.overrides.noise_multiplier = honest_z;
+  if (poisson || banded) audited.overrides.noise_multiplier = honest_z;
+  // The bands the claim chose (the rule reads the noise, which the tamperings change).
+  if (banded) audited.bands = static_cast<Index>(reference.params.at("bands"));
   switch (a.tampering) {
     case Tampering::kNone:
     case Tampering::kPublishedKey:  // the mechanism is honest; its key is not secret
@@ -168,7 +183,7 @@ Dataset Setup::data(bool with_canary, std::uint64_t seed, bool null) const {
     const double c = a.canary_norm, G = a.G;
     double value = 0;
     switch (a.canary) {
-      case Canary::kLinear: value = with_canary ? c * G : (poisson ? 0.0 : -c * G); break;
+      case Canary::kLinear: value = with_canary ? c * G : (poisson || banded ? 0.0 : -c * G); break;
       case Canary::kQuadraticO2: value = (with_canary ? c : -c) * M; break;
       // Stored divided by the model's 2^1000: c G exactly, or 2^1030 = inf.
       case Canary::kExtreme: value = with_canary ? std::ldexp(c * G, -1000) : std::ldexp(1.0, 30); break;
@@ -200,6 +215,27 @@ std::vector<double> Setup::scores(const Summary& s) const {
     if (T > 0) {
       trajectory = -kInf;
       for (Index t = 1; t <= T; ++t) trajectory = std::max(trajectory, r(t));
+    }
+  } else if (banded) {
+    // The releases rel_t = r(t) / eta are (the canary's clipped gradient if
+    // sampled) / b + (C^{-1} xi)_t sigma; C rel is then the canary's shift
+    // along C's column at each step it was sampled, plus white noise. Its
+    // opportunities are the steps 1, 1 + bands, ... (group 0); over each,
+    // <c, (C rel)[t .. t + bands)> / ||c|| is N(shift ||c||, sigma^2) when
+    // sampled: the largest of them, as for dpsgd's largest release.
+    const auto eta = s.params.find("eta");
+    const double step_size = eta == s.params.end() ? 1.0 : eta->second;
+    const BandedFactorization f = BandedFactorization::square_root(static_cast<Index>(s.params.at("bands")));
+    const Index bands = f.bands();
+    std::vector<double> w(static_cast<std::size_t>(T), 0.0);  // C rel
+    for (Index t = 0; t < T; ++t)
+      for (Index j = 0; j < bands && j <= t; ++j) w[t] += f.c[j] * r(t - j + 1) / step_size;
+    const double norm = f.column_norm();
+    if (T > 0) trajectory = -kInf;
+    for (Index t = 0; t < T; t += bands) {
+      double dot = 0;
+      for (Index j = 0; j < bands && t + j < T; ++j) dot += f.c[j] * w[t + j];
+      trajectory = std::max(trajectory, dot / norm);
     }
   } else if (mf) {
     // The releases rel_t = r(t) / eta, less what the attacker knows (the

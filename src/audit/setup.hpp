@@ -45,11 +45,12 @@ struct Setup {
   AuditOptions a;  // steps resolved
   bool poisson = false;
   bool tree = false;  // the algorithm's mechanism is the tree
-  bool mf = false;    // the matrix-factorization mechanism
+  bool mf = false;    // the matrix-factorization mechanism (single pass, or passes over the order)
+  bool banded = false;  // spider-mf-adaptive's Poisson passes: the banded factorization
   std::vector<Index> canary_steps;  // the steps (from 1) whose releases hold the canary
   MfScore mf_score;
   Index n = 0;
-  Index canary_position = 0;  // in the sample order (single pass); row 0 for Poisson
+  Index canary_position = 0;  // in the sample order (single pass, banded); row 0 for Poisson dpsgd
   double M = 1.0;             // the honest O2 smoothness constant
   double max_step = std::numeric_limits<double>::infinity();  // spider-tree-periodic's O2 step bound 2G/M
   std::unique_ptr<Model> model;

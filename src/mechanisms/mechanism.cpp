@@ -4,9 +4,11 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <sstream>
 
 #include "dpsosp/error.hpp"
+#include "dpsosp/factorization.hpp"
 #include "dpsosp/pld.hpp"
 #include "dpsosp/privacy.hpp"
 #include "dpsosp/tree.hpp"
@@ -138,23 +140,37 @@ class GaussianMechanism final : public Mechanism {
 };
 
 // Poisson-subsampled Gaussian over clipped sums: add/remove sensitivity C,
-// noise z C, composed over the planned steps by PLD or RDP. The record is
-// fixed at construction (the PLD takes tens of milliseconds).
+// composed over the planned steps by PLD or RDP. The record is fixed at
+// construction (the PLD takes tens of milliseconds).
+//
+// With bands >= 1, the amplified banded matrix factorization (Choquette-Choo
+// et al. 2023, arXiv 2306.08153; docs/privacy-accounting.md section 9): step
+// t samples from group t mod bands of the caller's records (positions
+// [g m, (g + 1) m), m = floor(n / bands)), and the release is the exact sum
+// plus z C (C^{-1} xi)_t, xi standard normal, C the banded square root scaled
+// by its column norm: post-processing of C' u + z C xi with C' = C / ||C e||
+// of unit column norm. A record's participations are bands steps apart and
+// C is bands-banded, so they move disjoint rows of C' u, each by at most C:
+// the run is `steps` Poisson-subsampled Gaussian steps at multiplier z (the
+// cycles), and makes at most bands * steps releases (refused past them).
 class PoissonMechanism final : public PoissonGaussianMechanism {
  public:
   PoissonMechanism(Index dim, const NoiseKey& key, double clip, double q, std::uint64_t steps,
-                   const PrivacyTarget& target, std::optional<double> z, Accountant accountant)
-      : clip_(clip), q_(q), z_(z ? *z : calibrate(q, steps, target, accountant)),
+                   const PrivacyTarget& target, std::optional<double> z, Accountant accountant, Index bands)
+      : clip_(clip), q_(q), z_(z ? *z : calibrate(q, steps, target, accountant)), banded_(bands > 0),
+        bands_(std::max<Index>(1, bands)),
+        horizon_(static_cast<std::uint64_t>(bands_) * steps), factorization_(BandedFactorization::square_root(bands_)),
         noise_stream_(key, StreamPurpose::kGaussianNoise), sampling_stream_(key, StreamPurpose::kPoisson),
         noise_(static_cast<Eigen::Index>(dim)) {
     if (!(z_ > 0) || !std::isfinite(z_)) throw Error("Poisson mechanism: the noise multiplier must be finite and > 0");
-    record_.mechanism = MechanismKind::kPoissonGaussian;
+    if (bands_ > 1) filter_.emplace(factorization_, dim);
+    record_.mechanism = banded_ ? MechanismKind::kBandedPoisson : MechanismKind::kPoissonGaussian;
     record_.adjacency = Adjacency::kZeroOut;
     record_.accountant = accountant;
     record_.delta = target.delta;
     record_.noise_multiplier = z_;
-    record_.sigma = z_ * clip_;
     record_.sensitivity = clip_;
+    record_.sigma = z_ * clip_ * factorization_.column_norm();
     record_.epsilon_rdp = privacy::dpsgd_poisson_epsilon(q, z_, steps, target.delta);
     if (accountant == Accountant::kPld) {
       record_.epsilon_pld = privacy::dpsgd_pld_epsilon(q, z_, steps, target.delta);
@@ -167,27 +183,47 @@ class PoissonMechanism final : public PoissonGaussianMechanism {
     }
     record_.epsilon = accountant == Accountant::kPld ? record_.epsilon_pld : record_.epsilon_rdp;
     record_.depth = 1;
+    if (banded_) {
+      record_.column_norm = factorization_.column_norm();
+      record_.bands = static_cast<int>(bands_);
+      record_.horizon = horizon_;
+      record_.sampling_rate = q_;
+      record_.cycles = steps;
+    }
   }
-  MechanismKind kind() const override { return MechanismKind::kPoissonGaussian; }
+  MechanismKind kind() const override { return record_.mechanism; }
   void release(const Vec& exact, bool, double sensitivity, Vec& released) override {
     check_sensitivity("Poisson mechanism", sensitivity, clip_);
-    noise_stream_.fill(noise_, z_ * clip_);
-    released = exact + noise_;
+    if (banded_ && released_ >= horizon_)
+      throw Error("Poisson mechanism: release " + std::to_string(released_ + 1) + " is past the " +
+                  std::to_string(horizon_) + " releases (bands x cycles) the noise was calibrated for");
+    if (bands_ > 1) {
+      noise_stream_.fill(noise_, 1.0);
+      released = exact + record_.sigma * filter_->next(noise_);
+    } else {
+      noise_stream_.fill(noise_, z_ * clip_);
+      released = exact + noise_;
+    }
+    ++released_;
   }
-  // Each record in the batch with probability q, by geometric gaps: O(q n).
+  // Each record of the step's group with probability q, by geometric gaps:
+  // O(q m). Records are positions in [0, n): the group of the next release
+  // (all n with one band).
   IndexList sample(Index n) override {
+    const Index m = n / bands_;
+    const Index first = (released_ % bands_) * m;
     IndexList batch;
     if (q_ >= 1.0) {
-      batch.resize(n);
-      for (Index i = 0; i < n; ++i) batch[i] = i;
+      batch.resize(m);
+      for (Index i = 0; i < m; ++i) batch[i] = first + i;
       return batch;
     }
     const double log1mq = std::log1p(-q_);
     double position = -1.0;
     for (;;) {
       position += 1.0 + std::floor(std::log(sampling_stream_.uniform()) / log1mq);
-      if (position >= static_cast<double>(n)) break;
-      batch.push_back(static_cast<Index>(position));
+      if (position >= static_cast<double>(m)) break;
+      batch.push_back(first + static_cast<Index>(position));
     }
     return batch;
   }
@@ -200,6 +236,11 @@ class PoissonMechanism final : public PoissonGaussianMechanism {
   }
 
   double clip_, q_, z_;
+  bool banded_;  // the cyclic groups and the banded record, even with one band
+  Index bands_;
+  std::uint64_t horizon_, released_ = 0;
+  BandedFactorization factorization_;
+  std::optional<BandedInverseFilter> filter_;
   GaussianStream noise_stream_, sampling_stream_;
   Vec noise_;
   PrivacyRecord record_;
@@ -214,6 +255,7 @@ std::string mechanism_name(MechanismKind kind) {
     case MechanismKind::kGaussian: return "gaussian";
     case MechanismKind::kPoissonGaussian: return "poisson-gaussian";
     case MechanismKind::kMatrixFactorization: return "matrix-factorization";
+    case MechanismKind::kBandedPoisson: return "banded-mf-poisson";
   }
   return "unknown";
 }
@@ -237,6 +279,7 @@ std::string PrivacyRecord::accounting() const {
     case MechanismKind::kGaussian: return secure ? "zcdp-gaussian-discrete" : "gdp-gaussian";
     case MechanismKind::kPoissonGaussian: return accountant == Accountant::kPld ? "pld-poisson" : "rdp-poisson";
     case MechanismKind::kMatrixFactorization: return secure ? "zcdp-mf-discrete" : "gdp-mf";
+    case MechanismKind::kBandedPoisson: return accountant == Accountant::kPld ? "pld-banded-mf" : "rdp-banded-mf";
   }
   return "unknown";
 }
@@ -286,7 +329,7 @@ std::unique_ptr<Mechanism> make_gaussian_mechanism(Index dim, const NoiseKey& ke
 
 std::unique_ptr<PoissonGaussianMechanism> make_poisson_gaussian_mechanism(
     Index dim, const NoiseKey& key, double clip, double sampling_rate, std::uint64_t steps,
-    const PrivacyTarget& target, std::optional<double> noise_multiplier, Accountant accountant) {
+    const PrivacyTarget& target, std::optional<double> noise_multiplier, Accountant accountant, Index bands) {
   check_target("Poisson mechanism", target);
   if (target.noise == NoiseMode::kSecure)
     throw Error("Poisson mechanism: secure noise is not available for Poisson sampling (its PLD and RDP bounds are "
@@ -295,7 +338,8 @@ std::unique_ptr<PoissonGaussianMechanism> make_poisson_gaussian_mechanism(
   if (!(sampling_rate > 0 && sampling_rate <= 1))
     throw Error("Poisson mechanism: the sampling rate must be in (0, 1]");
   if (steps < 1) throw Error("Poisson mechanism: at least one step");
-  return std::make_unique<PoissonMechanism>(dim, key, clip, sampling_rate, steps, target, noise_multiplier, accountant);
+  return std::make_unique<PoissonMechanism>(dim, key, clip, sampling_rate, steps, target, noise_multiplier, accountant,
+                                            bands);
 }
 
 }  // namespace dpsosp

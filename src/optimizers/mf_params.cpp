@@ -5,12 +5,14 @@
 // run.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <sstream>
 
 #include "dpsosp/error.hpp"
 #include "dpsosp/factorization.hpp"
 #include "dpsosp/mechanism.hpp"
 #include "dpsosp/params.hpp"
+#include "dpsosp/pld.hpp"
 #include "dpsosp/privacy.hpp"
 
 namespace dpsosp {
@@ -33,6 +35,93 @@ Index horizon_for(Index n, Index b1, bool o2, Index b2_min, Index epochs) {
   return 1 + (n - b1) / b2_min;
 }
 
+// Poisson-sampled passes (sampling = poisson): the records in `bands` groups,
+// step t an O1 on a Poisson sample of group t mod bands at rate q = b1 / m
+// (expected batch b1), the noise the banded square root's; z for the cycles
+// (each record's ceil(epochs / q) Poisson steps) by the accountant.
+struct BandsPlan {
+  Index bands = 0, group_size = 0, cycles = 0;
+  double q = 0, z = 0;
+  BandedFactorization f;
+};
+
+BandsPlan plan_bands(Index bands, Index n, Index b1, double epochs, const PrivacyTarget& privacy,
+                     Accountant accountant, std::optional<double> z) {
+  BandsPlan b;
+  b.bands = bands;
+  b.group_size = n / bands;
+  b.q = static_cast<double>(b1) / static_cast<double>(b.group_size);
+  const double cycles = std::ceil(epochs / b.q);
+  if (!(cycles <= 1e9))
+    throw Error("spider_mf_adaptive_parameters: epochs = " + std::to_string(epochs) + " at sampling rate " +
+                std::to_string(b.q) + " means more than 1e9 cycles");
+  b.cycles = static_cast<Index>(cycles);
+  b.z = z ? *z
+          : accountant == Accountant::kPld
+              ? privacy::calibrate_dpsgd_noise_pld(b.q, b.cycles, privacy.epsilon, privacy.delta)
+              : privacy::calibrate_dpsgd_noise(b.q, b.cycles, privacy.epsilon, privacy.delta);
+  b.f = BandedFactorization::square_root(bands);
+  return b;
+}
+
+// The automatic bands: among 1, 2, 4, ..., kMaxBands (groups of at least b1
+// records), the one whose iterates carry the least noise: the prefix sums'
+// noise variance averaged over the run, (z ||C e|| / b1)^2 times
+// mean_prefix_variance (docs/parameters.md). More bands weaken the
+// amplification (q grows with them, z with q) but let the steps' noise cancel
+// in the iterates' sum; privacy decides which wins, before the run.
+constexpr Index kMaxBands = 128;
+
+BandsPlan choose_bands(Index n, Index b1, double epochs, const PrivacyTarget& privacy, Accountant accountant,
+                       std::optional<double> z) {
+  BandsPlan best;
+  double best_noise = std::numeric_limits<double>::infinity();
+  for (Index bands = 1; bands <= kMaxBands && n / bands >= b1; bands *= 2) {
+    BandsPlan b = plan_bands(bands, n, b1, epochs, privacy, accountant, z);
+    const double col = b.f.column_norm();
+    const double noise = b.z * b.z * col * col * b.f.mean_prefix_variance(b.bands * b.cycles);
+    if (noise < best_noise) {
+      best_noise = noise;
+      best = std::move(b);
+    }
+  }
+  return best;
+}
+
+void poisson_passes(MfParameters& p, Index n, const PrivacyTarget& privacy, const ProblemConstants& c,
+                    const MfChoices& ch, const ParameterOverrides& o) {
+  const char* who = "spider_mf_adaptive_parameters";
+  if (privacy.noise == NoiseMode::kSecure)
+    throw Error(std::string(who) + ": sampling = poisson is accounted for continuous Gaussian noise only (PLD, "
+                "RDP); use noise = float, or sampling = order");
+  if (o.sigma)
+    throw Error(std::string(who) + ": overrides.sigma: sampling = poisson calibrates a noise multiplier "
+                "(overrides.noise_multiplier), not sigma");
+  if (ch.bands && n / *ch.bands < p.b1) {
+    std::ostringstream os;
+    os << who << ": bands = " << *ch.bands << ": groups of " << n / *ch.bands << " records cannot hold the expected "
+       << "batch of b1 = " << p.b1 << " (at most " << n / p.b1 << " bands)";
+    throw Error(os.str());
+  }
+  const BandsPlan b = ch.bands ? plan_bands(*ch.bands, n, p.b1, p.epochs, privacy, ch.accountant, o.noise_multiplier)
+                               : choose_bands(n, p.b1, p.epochs, privacy, ch.accountant, o.noise_multiplier);
+  p.accountant = ch.accountant;
+  p.bands = b.bands;
+  p.group_size = b.group_size;
+  p.sampling_rate = b.q;
+  p.cycles = b.cycles;
+  p.noise_multiplier = b.z;
+  p.horizon = b.bands * b.cycles;
+  p.steps_per_epoch = 0;
+  p.sensitivity = c.G / static_cast<double>(p.b1);
+  p.column_norm = b.f.column_norm();
+  p.sigma = b.z * p.sensitivity * p.column_norm;
+  const std::vector<double> w = b.f.inverse_coefficients(std::min<Index>(p.horizon, 4096));
+  double row2 = 0;
+  for (double v : w) row2 += v * v;
+  p.step_noise = p.sigma * std::sqrt(row2);
+}
+
 }  // namespace
 
 MfParameters spider_mf_adaptive_parameters(Index n, Index d, const PrivacyTarget& privacy, const ProblemConstants& c,
@@ -44,19 +133,33 @@ MfParameters spider_mf_adaptive_parameters(Index n, Index d, const PrivacyTarget
   if (d == 0) throw Error(std::string(who) + ": dimension d must be at least 1, got 0");
   if (!(ch.alpha_scale > 0) || !std::isfinite(ch.alpha_scale))
     throw Error(std::string(who) + ": alpha_scale must be positive and finite");
-  if (ch.epochs < 1) throw Error(std::string(who) + ": epochs must be at least 1, got 0");
-  if (ch.epochs > 1 && ch.o2.value_or(false)) {
+  const Sampling sampling = ch.sampling.value_or(ch.epochs > 1 ? Sampling::kPoisson : Sampling::kOrder);
+  if (!(ch.epochs > 0 && std::isfinite(ch.epochs)) ||
+      (sampling == Sampling::kOrder && !(ch.epochs >= 1 && ch.epochs == std::floor(ch.epochs)))) {
+    std::ostringstream os;
+    os << who << ": epochs = " << ch.epochs
+       << (sampling == Sampling::kOrder ? ": passes over the sample order are a whole number >= 1"
+                                        : ": expected passes must be a finite number > 0");
+    throw Error(os.str());
+  }
+  if (ch.bands && sampling != Sampling::kPoisson)
+    throw Error(std::string(who) + ": bands = " + std::to_string(*ch.bands) +
+                ": applies to sampling = poisson (the banded factorization of Poisson-sampled passes)");
+  if (ch.bands && *ch.bands < 1) throw Error(std::string(who) + ": bands must be at least 1, got 0");
+  if ((ch.epochs > 1 || sampling == Sampling::kPoisson) && ch.o2.value_or(false)) {
     // O2 batch sizes follow the released steps, so a record's place in the
     // later passes, and the releases it enters, would depend on them; the
     // sensitivity of cyclic passes holds for fixed batches (docs/privacy-accounting.md).
     std::ostringstream os;
-    os << who << ": o2 = on with epochs = " << ch.epochs
-       << ": several passes take O1 steps only (fixed batches, so every record's releases are a pass apart); "
-          "set o2 = off";
+    os << who << ": o2 = on with " << (sampling == Sampling::kPoisson ? "sampling = poisson" : "epochs = ")
+       << (sampling == Sampling::kPoisson ? std::string() : std::to_string(static_cast<Index>(ch.epochs)))
+       << ": several passes take O1 steps only (fixed batches or fixed groups, so every record's releases are "
+          "planned before the run); set o2 = off";
     throw Error(os.str());
   }
   MfParameters p;
   p.epochs = ch.epochs;
+  p.sampling = sampling;
   const double mu = privacy::gdp_mu(privacy.epsilon, privacy.delta);
   p.alpha = o.alpha ? *o.alpha : ch.alpha_scale * theorem_alpha(n, d, privacy.epsilon, c);
   p.M2 = c.M;
@@ -89,12 +192,15 @@ MfParameters spider_mf_adaptive_parameters(Index n, Index d, const PrivacyTarget
   // iterates' sum (each O2 step's estimate carries the phase's noise into x),
   // and in every configuration measured, eps 0.5 to 1000, O1 steps only did
   // better (docs/parameters.md).
-  p.o2 = ch.o2.value_or(false) && p.epochs == 1;
+  p.o2 = ch.o2.value_or(false) && p.epochs == 1 && sampling == Sampling::kOrder;
   p.kappa = o.kappa ? *o.kappa : c.G / (p.M2 * p.eta);
-  {
-    p.horizon = std::max<Index>(1, horizon_for(n, p.b1, p.o2, p.b2_min, p.epochs));
+  if (sampling == Sampling::kPoisson) {
+    poisson_passes(p, n, privacy, c, ch, o);
+  } else {
+    const Index epochs = static_cast<Index>(p.epochs);
+    p.horizon = std::max<Index>(1, horizon_for(n, p.b1, p.o2, p.b2_min, epochs));
     p.steps_per_epoch = p.o2 ? p.horizon : n / p.b1;
-    const Index period = p.epochs > 1 ? p.steps_per_epoch : 0;
+    const Index period = epochs > 1 ? p.steps_per_epoch : 0;
     const BltFactorization f = BltFactorization::square_root(p.horizon);
     p.column_norm = period > 0 ? f.cyclic_participation_norm(p.horizon, period) : f.max_column_norm(p.horizon);
     p.sigma = o.sigma              ? *o.sigma
@@ -109,8 +215,9 @@ MfParameters spider_mf_adaptive_parameters(Index n, Index d, const PrivacyTarget
     if (ch.max_phase_length && *ch.max_phase_length > 1) {
       std::ostringstream os;
       os << who << ": max_phase_length = " << *ch.max_phase_length << " needs O2 steps, and O2 is off ("
-         << (p.epochs > 1 ? "several passes take O1 steps only" : "o2 is off unless set on")
-         << (p.epochs > 1 ? ")" : "); set o2 = on");
+         << (p.epochs > 1 || sampling == Sampling::kPoisson ? "several passes take O1 steps only"
+                                                              : "o2 is off unless set on")
+         << (p.epochs > 1 || sampling == Sampling::kPoisson ? ")" : "); set o2 = on");
       throw Error(os.str());
     }
     p.max_phase_length = 1;

@@ -117,9 +117,15 @@ constexpr KnobName kKnobs[] = {{kKnobBatchSize, "batch_size"},       {kKnobPerio
                                {kKnobEpochs, "epochs"},              {kKnobLearningRate, "learning_rate"},
                                {kKnobAlphaScale, "alpha_scale"},     {kKnobMaxPhaseLength, "max_phase_length"},
                                {kKnobTail, "tail"},                  {kKnobO2, "o2"},
-                               {kKnobAccountant, "accountant"}};
+                               {kKnobAccountant, "accountant"},      {kKnobSampling, "sampling"},
+                               {kKnobBands, "bands"}};
 
 [[noreturn]] void refuse(const std::string& what) { throw Error("RunOptions: " + what); }
+
+// Which runs are Poisson-sampled, in the messages that refuse an option for the others.
+std::string poisson_words() {
+  return "dpsgd with epochs > 0, spider-mf-adaptive with sampling = poisson, its default with epochs > 1";
+}
 
 template <class T>
 std::string shown(const T& v) {
@@ -161,9 +167,10 @@ unsigned ParameterOverrides::set_bits() const {
 }
 
 bool RunOptions::poisson() const {
-  // spider-mf-adaptive reads epochs as passes over its sample order; for
-  // dpsgd, epochs > 0 is Poisson sampling.
-  return epochs.value_or(0.0) > 0 && algorithm_info(algorithm).mechanism != MechanismKind::kMatrixFactorization;
+  // dpsgd: epochs > 0 is Poisson sampling. spider-mf-adaptive: sampling says
+  // how its passes draw records, by default Poisson beyond one pass.
+  if (!(algorithm_info(algorithm).knobs & kKnobSampling)) return epochs.value_or(0.0) > 0;
+  return sampling ? *sampling == Sampling::kPoisson : epochs.value_or(0.0) > 1;
 }
 
 bool RunOptions::is_private_run() const {
@@ -191,13 +198,15 @@ void RunOptions::Validate() const {
   if (privacy && privacy->noise == NoiseMode::kSecure) {
     if (!is_private_run()) refuse("privacy.noise = secure: a non-private run adds no noise");
     if (poisson())
-      refuse("privacy.noise = secure: Poisson dpsgd (epochs > 0) is accounted for continuous Gaussian noise only; "
-             "use noise = float or single-pass dpsgd");
+      refuse("privacy.noise = secure: Poisson sampling (" + poisson_words() +
+             ") is accounted for continuous Gaussian noise only; use noise = float" +
+             (info.knobs & kKnobSampling ? ", or sampling = order" : " or single-pass dpsgd"));
   }
   // Options the algorithm does not read.
   const bool given[] = {batch_size.has_value(),    period.has_value(),      epochs.has_value(),
                         learning_rate.has_value(), alpha_scale.has_value(), max_phase_length.has_value(),
-                        tail.has_value(),          o2.has_value(),          accountant.has_value()};
+                        tail.has_value(),          o2.has_value(),          accountant.has_value(),
+                        sampling.has_value(),      bands.has_value()};
   for (std::size_t i = 0; i < sizeof kKnobs / sizeof kKnobs[0]; ++i) {
     if (given[i] && !(info.knobs & kKnobs[i].knob))
       refuse(std::string(kKnobs[i].field) + ": applies to " + algorithms_reading(kKnobs[i].knob) + ", not " + name);
@@ -223,8 +232,12 @@ void RunOptions::Validate() const {
     refuse("epochs = " + shown(*epochs) + ": must be >= 0 and finite");
   if (tail && !(*tail >= 0.0 && *tail < 1.0)) refuse("tail = " + shown(*tail) + ": must lie in [0, 1)");
   if (accountant && !poisson())
-    refuse("accountant = " + accountant_name(*accountant) +
-           ": applies to Poisson dpsgd (epochs > 0) only; single-pass runs are accounted exactly by GDP");
+    refuse("accountant = " + accountant_name(*accountant) + ": applies to Poisson-sampled runs only (" +
+           poisson_words() + "); the others are accounted exactly by GDP");
+  if (bands && *bands < 1) refuse("bands = 0: must be at least 1");
+  if (bands && !poisson())
+    refuse("bands = " + std::to_string(*bands) + ": applies to spider-mf-adaptive with sampling = poisson (the "
+           "default with epochs > 1)");
   if (learning_rate && !positive(*learning_rate))
     refuse("learning_rate = " + shown(*learning_rate) + ": must be positive and finite");
   for (const auto& [value, field] : {std::pair{overrides.alpha, "alpha"}, std::pair{overrides.kappa, "kappa"},
@@ -241,8 +254,8 @@ void RunOptions::Validate() const {
   }
   if (threads < 0) refuse("threads = " + std::to_string(threads) + ": must be >= 0 (0 = all cores)");
   if (sample_order && poisson())
-    refuse("sample_order = " + sample_order_name(*sample_order) +
-           ": Poisson dpsgd (epochs > 0) draws records by index, in no order");
+    refuse("sample_order = " + sample_order_name(*sample_order) + ": Poisson sampling (" + poisson_words() +
+           ") draws records by index, in no order");
   if (process_group && !(process_group->size() >= 1 && process_group->rank() >= 0 &&
                          process_group->rank() < process_group->size()))
     refuse("process_group: rank " + std::to_string(process_group->rank()) + " of " +
@@ -250,6 +263,8 @@ void RunOptions::Validate() const {
 }
 
 std::string sample_order_name(SampleOrder order) { return order == SampleOrder::kFile ? "file" : "seed"; }
+
+std::string sampling_name(Sampling s) { return s == Sampling::kPoisson ? "poisson" : "order"; }
 
 std::string termination_name(Termination t) {
   switch (t) {

@@ -120,6 +120,10 @@ void run_spider(const Model& model, const Dataset& data, const SpiderConfig& con
   std::optional<SamplePool> pool_storage;
   SamplePool& pool = order_and_noise(pool_storage, data, model.dim(), seed, noise);
   if (summary.reserved_records > 0) pool.draw(summary.reserved_records);  // the estimate's (clip_estimate.hpp)
+  // Poisson steps sample positions among the optimizer's records, in the sample order.
+  const IndexList optimizer_records = config.sampler ? pool.draw(pool.remaining()) : IndexList();
+  if (config.sampler && !(config.restart.kind == RestartRule::Kind::kPeriodic && config.restart.period == 1))
+    throw Error("run_spider: Poisson-sampled steps need O1 steps only");
   GradientOracles oracles(model, data, pool);
   GaussianStream perturbation_stream(seed, StreamPurpose::kPerturbation);
   const Index d = model.dim();
@@ -150,7 +154,23 @@ void run_spider(const Model& model, const Dataset& data, const SpiderConfig& con
     }
     double sensitivity = 0;
     Index batch = 0;
-    if (restart) {
+    if (restart && config.sampler) {
+      IndexList records = config.sampler->sample(static_cast<Index>(optimizer_records.size()));
+      for (Index& r : records) r = optimizer_records[r];
+      nabla.setZero();
+      if (!records.empty()) {
+        const OracleOutput o = oracles.o1_on(x, records, config.clip_o1);
+        nabla = o.value * static_cast<double>(records.size());  // back to the clipped sum
+        diag.clipped_o1 += o.clipped;
+        diag.nonfinite_o1 += o.nonfinite;
+      }
+      batch = config.b1;  // the expected batch: the sample's size is secret
+      sensitivity = config.clip_o1;
+      if (phase_length > 0) summary.phase_lengths.push_back(phase_length);
+      phase_length = 0;
+      drift = 0;
+      ++summary.o1_calls;
+    } else if (restart) {
       batch = config.b1;
       if (pool.remaining() < batch && passes < config.epochs) {
         // The next pass: the same order from its start (the estimate's records left out).
@@ -193,6 +213,7 @@ void run_spider(const Model& model, const Dataset& data, const SpiderConfig& con
     ++phase_length;
     drawn += batch;
     noise.release(nabla, restart, sensitivity, released);
+    if (config.sampler) released /= static_cast<double>(config.b1);
 
     // Lines 9-11: perturb near a possible saddle, then stay frozen for Gamma steps.
     // drift is NOT reset here (SPEC 2.5).
@@ -231,7 +252,15 @@ void run_spider(const Model& model, const Dataset& data, const SpiderConfig& con
   if (tail_count > 0) x = tail_sum / static_cast<double>(tail_count);
   summary.steps = steps;
   summary.samples_used = std::max(most_used, pool.used());  // distinct records (passes repeat them)
-  summary.gradient_evaluations = oracles.gradient_evaluations();  // a function of the released step lengths
+  if (config.sampler) {
+    // Every record of the groups may be sampled; how many gradients were
+    // computed is the secret sampling's (diagnostics only).
+    const Index bands = static_cast<Index>(std::max(1, config.sampler->account().bands));
+    const Index records = static_cast<Index>(optimizer_records.size());
+    summary.samples_used = summary.reserved_records + records / bands * bands;
+  } else {
+    summary.gradient_evaluations = oracles.gradient_evaluations();  // a function of the released step lengths
+  }
   diag.gradient_evaluations = oracles.gradient_evaluations();
 }
 

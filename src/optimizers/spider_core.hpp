@@ -67,6 +67,13 @@ struct SpiderConfig {
   /// the reserved ones, so every record is in the steps i, i + T, i + 2T, ...
   /// (T = the steps of a pass).
   Index epochs = 1;
+  /// Poisson-sampled O1 steps (spider-mf-adaptive's sampling = poisson): every
+  /// step an O1 on the records this mechanism samples among the optimizer's
+  /// (positions in the public sample order), released as their clipped sum
+  /// (sensitivity clip_o1, zero-out) and divided by b1, the expected batch.
+  /// The batch sizes are secret: the iteration records and the release hold
+  /// b1 instead. Null: batches of the sample order.
+  PoissonGaussianMechanism* sampler = nullptr;
 };
 
 /// The configuration every SPIDER algorithm starts from: O1 batch b, clip G

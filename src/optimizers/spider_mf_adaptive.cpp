@@ -32,14 +32,19 @@ MfChoices choices_of(const RunOptions& o) {
   c.learning_rate = o.learning_rate;
   c.tail = o.tail;
   c.alpha_scale = o.alpha_scale_or_default();
+  c.sampling = o.sampling;
+  c.bands = o.bands;
+  c.accountant = o.accountant.value_or(Accountant::kPld);
   const double epochs = o.epochs.value_or(0.0);
-  if (!(epochs == std::floor(epochs) && epochs <= 1e6)) {
+  const bool poisson = o.sampling ? *o.sampling == Sampling::kPoisson : epochs > 1;
+  if (!poisson && !(epochs == std::floor(epochs) && epochs <= 1e6)) {
     std::ostringstream os;
     os << "spider-mf-adaptive: epochs = " << epochs
-       << ": the run makes whole passes over its sample order; give a whole number of epochs (at most 1e6)";
+       << ": passes over the sample order (sampling = order) are whole; give a whole number of epochs (at most "
+          "1e6), or sampling = poisson";
     throw Error(os.str());
   }
-  c.epochs = std::max<Index>(1, static_cast<Index>(epochs));
+  c.epochs = epochs > 0 ? epochs : 1.0;
   return c;
 }
 
@@ -53,8 +58,16 @@ void report(Summary& s, const MfParameters& p) {
   s.params["kappa"] = p.kappa;
   s.params["max_phase_length"] = static_cast<double>(p.max_phase_length);
   s.params["horizon"] = static_cast<double>(p.horizon);
-  s.params["epochs"] = static_cast<double>(p.epochs);
-  s.params["steps_per_epoch"] = static_cast<double>(p.steps_per_epoch);
+  s.params["epochs"] = p.epochs;
+  if (p.sampling == Sampling::kPoisson) {
+    s.params["bands"] = static_cast<double>(p.bands);
+    s.params["group_size"] = static_cast<double>(p.group_size);
+    s.params["sampling_rate"] = p.sampling_rate;
+    s.params["cycles"] = static_cast<double>(p.cycles);
+    s.params["noise_multiplier"] = p.noise_multiplier;
+  } else {
+    s.params["steps_per_epoch"] = static_cast<double>(p.steps_per_epoch);
+  }
   s.params["sensitivity"] = p.sensitivity;
   s.params["sigma"] = p.sigma;
   s.params["column_norm"] = p.column_norm;
@@ -70,10 +83,20 @@ void run(const Model& model, const Dataset& data, const RunOptions& o, const Noi
   const Index n = data.rows() - s.reserved_records;  // those the optimizer may use
   const MfParameters p = spider_mf_adaptive_parameters(n, model.dim(), *o.privacy, o.constants, choices_of(o),
                                                        o.overrides);
-  const std::unique_ptr<Mechanism> noise = make_mf_mechanism(
-      model.dim(), key, p.sensitivity, p.horizon, *o.privacy, p.sigma, p.epochs > 1 ? p.steps_per_epoch : 0);
-  report(s, p);
+  std::unique_ptr<Mechanism> noise;
   SpiderConfig c;
+  if (p.sampling == Sampling::kPoisson) {
+    // The clipped sums of the sampled records, sensitivity G (zero-out); the
+    // core divides each release by the expected batch b1.
+    auto banded = make_poisson_gaussian_mechanism(model.dim(), key, o.constants.G, p.sampling_rate, p.cycles,
+                                                  *o.privacy, p.noise_multiplier, p.accountant, p.bands);
+    c.sampler = banded.get();
+    noise = std::move(banded);
+  } else {
+    noise = make_mf_mechanism(model.dim(), key, p.sensitivity, p.horizon, *o.privacy, p.sigma,
+                              p.epochs > 1 ? p.steps_per_epoch : 0);
+  }
+  report(s, p);
   c.b1 = p.b1;
   c.clip_o1 = o.constants.G;
   c.clip_o2 = true;
@@ -91,10 +114,12 @@ void run(const Model& model, const Dataset& data, const RunOptions& o, const Noi
   c.batch.slope = p.bt_slope;
   c.perturbation = {true, p.threshold, p.zeta, p.Gamma};
   c.horizon = p.horizon;
-  c.epochs = p.epochs;
+  c.epochs = p.sampling == Sampling::kPoisson ? 1 : static_cast<Index>(p.epochs);
   // The tail: the iterates after the records drawn, over all passes, pass
-  // (1 - tail) of the run's (n a pass).
-  const double records = static_cast<double>(p.epochs) * static_cast<double>(n);
+  // (1 - tail) of the run's (n a pass; Poisson steps count b1 each).
+  const double records = p.sampling == Sampling::kPoisson
+                             ? static_cast<double>(p.horizon) * static_cast<double>(p.b1)
+                             : p.epochs * static_cast<double>(n);
   c.tail_from = p.tail > 0 ? static_cast<Index>(std::floor((1.0 - p.tail) * records))
                            : std::numeric_limits<Index>::max();
   run_spider(model, data, c, *noise, o, s);
@@ -164,7 +189,7 @@ AlgorithmRow spider_mf_adaptive_row() {
             "a tail average (the default)",
             /*is_private=*/true, /*allows_infinite_epsilon=*/false, MechanismKind::kMatrixFactorization,
             kKnobAlphaScale | kKnobMaxPhaseLength | kKnobBatchSize | kKnobLearningRate | kKnobTail | kKnobO2 |
-                kKnobEpochs,
+                kKnobEpochs | kKnobSampling | kKnobBands | kKnobAccountant,
             kMfOverrides};
   r.run = run;
   r.audit = {audit_linear, audit_quadratic, audit_unclipped_o2};

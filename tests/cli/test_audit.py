@@ -63,11 +63,22 @@ class AuditCli(unittest.TestCase):
         self.assertTrue(j["violation"])
 
     def test_matrix_factorization_passes_use_replace_one_neighbours(self):
-        j = audit("--algo", "spider-mf-adaptive", "--epochs", "3", "--steps", "4", "--runs", "100")
+        j = audit("--algo", "spider-mf-adaptive", "--epochs", "3", "--sampling", "order", "--steps", "4", "--runs",
+                  "100")
         self.assertEqual(j["adjacency"], "replace-one")
         self.assertEqual(j["n"], 64)
         self.assertEqual(j["epochs"], 3)
+        self.assertEqual(j["sampling"], "order")
         self.assertFalse(j["violation"])
+
+    def test_poisson_passes_use_zero_out_neighbours_and_noise_div_10_is_caught(self):
+        j = audit("--algo", "spider-mf-adaptive", "--epochs", "3", "--runs", "100")
+        self.assertEqual(j["adjacency"], "zero-out")
+        self.assertEqual(j["n"], 160)
+        self.assertFalse(j["violation"])
+        j = audit("--algo", "spider-mf-adaptive", "--epochs", "3", "--bands", "2", "--tamper", "noise-div-10",
+                  "--runs", "400")
+        self.assertTrue(j["violation"])
 
     def test_a_run_that_fails_is_an_outcome_not_an_abort(self):
         j = audit("--canary", "extreme", "--tamper", "extreme-fails", "--runs", "100")

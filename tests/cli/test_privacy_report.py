@@ -23,7 +23,7 @@ KEY_FILE = os.path.join(DATA, "noise.key")
 PRIVATE = [("spider-tree-adaptive", ["--alpha-scale", "3"]), ("spider-gauss-fixed", ["--alpha-scale", "3"]),
            ("spider-tree-periodic", ["--alpha-scale", "3"]), ("dpsgd", ["--batch-size", "50"]),
            ("dpsgd", ["--batch-size", "50", "--epochs", "2"]), ("spider-mf-adaptive", []),
-           ("spider-mf-adaptive", ["--epochs", "3"])]
+           ("spider-mf-adaptive", ["--epochs", "3", "--sampling", "order"]), ("spider-mf-adaptive", ["--epochs", "3"])]
 MODELS = {"logistic": "binary", "sigmoid": "binary", "cauchy": "real", "phase-retrieval": "real", "pca": "none",
           "softmax": "classes", "mlp": "classes"}
 
@@ -36,7 +36,7 @@ KNOWN = {"x", "algo", "private", "guarantee", "epsilon", "delta", "mu", "sigma",
          "gradient_evaluations", "steps", "o1_calls", "perturbations", "phase_lengths", "params", "termination",
          "interrupted", "trajectory", "caveats", "model", "n", "d", "target", "constants", "certificate",
          "certificate_source", "certificate_error", "certificate_skipped", "diagnostics", "noise", "grid",
-         "horizon", "column_norm", "buffers", "estimate", "sample_order", "processes", "streamed", "warnings",
+         "horizon", "column_norm", "buffers", "bands", "sampling_rate", "cycles", "estimate", "sample_order", "processes", "streamed", "warnings",
          "shape"}
 # The released iterates and what is computed from them (with public sizes):
 # covered by the guarantee, so they may differ between neighbouring datasets.
@@ -167,7 +167,13 @@ class PrivateReport(unittest.TestCase):
                                  "--steps", str(j["horizon"]), "--delta", "1e-6", *passes)
                     self.assertAlmostEqual(p["epsilon_gdp"], j["epsilon"], places=12)
                     self.assertEqual(p["column_norm"], j["column_norm"])
-                if "--epochs" in extra and algo == "dpsgd":
+                if j["accounting"] == "pld-banded-mf":
+                    # The cycles' Poisson-subsampled Gaussian: the Poisson form reproduces it.
+                    p = run_json("privacy", "--noise-multiplier", repr(j["noise_multiplier"]), "--sampling-rate",
+                                 repr(j["sampling_rate"]), "--steps", str(j["cycles"]), "--delta", "1e-6")
+                    self.assertAlmostEqual(p["epsilon_pld"], j["epsilon"], places=12)
+                    self.assertEqual(j["horizon"], j["bands"] * j["cycles"])
+                if "--epochs" in extra and j["accounting"] in ("pld-poisson", "pld-banded-mf"):
                     self.assertEqual(j["adjacency"], "zero-out")
                     self.assertIsNone(j["gradient_evaluations"])  # the batch sizes are secret
                 else:

@@ -91,7 +91,7 @@ class SecureNoise(unittest.TestCase):
     def test_refused_where_it_does_not_apply(self):
         cases = [(["--noise", "bogus"], "--noise: expected float or secure, got 'bogus'"),
                  (["--algo", "dpsgd", "--epochs", "2", "--noise", "secure"],
-                  "--noise = secure: Poisson dpsgd (epochs > 0) is accounted for continuous Gaussian noise only"),
+                  "--noise = secure: Poisson sampling (dpsgd with epochs > 0"),
                  (["--algo", "spider", "--epsilon", "inf", "--noise", "secure"],
                   "--noise = secure: a non-private run adds no noise"),
                  (["--algo", "sgd", "--noise", "secure"], "--noise secure: sgd is non-private and adds no noise")]

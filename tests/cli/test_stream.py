@@ -119,7 +119,8 @@ class Stream(unittest.TestCase):
     def test_what_cannot_stream_is_refused_in_one_line(self):
         records = self.path("d.dpsr")
         self.convert(self.csv, records)
-        for args, says in ((["--data", records, "--stream", "--algo", "dpsgd", "--epochs", "1"], "single-pass"),
+        for args, says in ((["--data", records, "--stream", "--algo", "dpsgd", "--epochs", "1"], "draws records by index"),
+                           (["--data", records, "--stream", "--epochs", "2"], "give --sampling order"),
                            (["--data", records, "--stream", "--order", "seed"], "file's order"),
                            (["--data", self.csv, "--stream"], "not a dpsosp record file"),
                            (["--data", records, "--order", "random"], "--order: expected seed or file"),

@@ -104,5 +104,32 @@ TEST(AuditMf, SeveralPassesAreAsLoudAsClaimed) {
   EXPECT_THROW(o.Validate(), Error);
 }
 
+// Poisson passes (the default beyond one pass): the canary first in the
+// sample order, so in group 0, sampled at steps 1, 1 + bands, ...; the
+// attacker turns the releases back into C's domain and takes, over each
+// opportunity, the canary's direction: the largest of them. Zero-out
+// neighbours, accounted by PLD (no GDP mu). noise / 10 is caught.
+TEST(AuditMf, PoissonPassesAreNoLouderThanClaimed) {
+  AuditOptions o = mf_options(Tampering::kNone);
+  o.epochs = 3;
+  o.bands = 2;
+  const AuditResult honest = run_audit(o);
+  EXPECT_EQ(honest.adjacency, "zero-out");
+  EXPECT_EQ(honest.n, 160u);
+  EXPECT_NEAR(honest.claimed_epsilon, 1.0, 1e-6);
+  EXPECT_LE(honest.epsilon_lower_bound, honest.claimed_epsilon);
+  const Summary s = run_once(o, true, run_randomness(o, 1, 0));
+  EXPECT_EQ(s.params.at("bands"), 2.0);
+  EXPECT_EQ(s.privacy.mechanism, MechanismKind::kBandedPoisson);
+  o.tampering = Tampering::kNoiseDividedBy10;
+  EXPECT_GT(run_audit(o).epsilon_lower_bound, 2.0);
+  o.tampering = Tampering::kNone;
+  o.canary = Canary::kQuadraticO2;
+  EXPECT_THROW(o.Validate(), Error);
+  o.canary = Canary::kLinear;
+  o.sampling = Sampling::kOrder;
+  EXPECT_THROW(o.Validate(), Error);  // bands with passes over the order
+}
+
 }  // namespace
 }  // namespace dpsosp::audit

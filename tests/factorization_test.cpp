@@ -207,5 +207,50 @@ TEST(Factorization, BadArgumentsAreRefused) {
   EXPECT_THROW(BltFactorization::square_root(10).c_coefficients(0), Error);
 }
 
+// The banded square root: the square root's first coefficients
+// binom(2k, k) / 4^k = Gamma(k + 1/2) / (sqrt(pi) k!), cut at the band; its
+// inverse's coefficients, the streaming filter, the column norm and the mean
+// prefix variance against dense matrices; and the property the amplification
+// argument needs: columns a band apart (the steps of one record's group)
+// touch disjoint rows.
+TEST(Factorization, BandedSquareRootAgreesWithDenseMatrices) {
+  const BandedFactorization wide = BandedFactorization::square_root(40);
+  for (Index k = 0; k < 40; ++k) {
+    const double exact = std::exp(std::lgamma(k + 0.5) - std::lgamma(k + 1.0)) / std::sqrt(3.14159265358979323846);
+    EXPECT_NEAR(wide.c[k], exact, 1e-13 * exact) << k;
+  }
+  const Index T = 30;
+  for (Index bands : {1, 2, 3, 7}) {
+    SCOPED_TRACE(bands);
+    const BandedFactorization f = BandedFactorization::square_root(bands);
+    Eigen::MatrixXd C = Eigen::MatrixXd::Zero(T, T);
+    for (Index i = 0; i < T; ++i)
+      for (Index j = i; j < T && j < i + bands; ++j) C(j, i) = f.c[j - i];
+    const Eigen::MatrixXd inverse = C.inverse();
+    const std::vector<double> w = f.inverse_coefficients(T);
+    for (Index t = 0; t < T; ++t) EXPECT_NEAR(w[t], inverse(t, 0), 1e-12) << t;
+    EXPECT_NEAR(f.column_norm(), C.colwise().norm().maxCoeff(), 1e-14);
+    const Eigen::MatrixXd A = Eigen::MatrixXd::Ones(T, T).triangularView<Eigen::Lower>();
+    const Eigen::MatrixXd B = A * inverse;
+    EXPECT_NEAR(f.mean_prefix_variance(T), B.rowwise().squaredNorm().mean(), 1e-9 * B.rowwise().squaredNorm().mean());
+    // The filter: C^{-1} applied to a stream, step by step.
+    std::mt19937_64 rng(3);
+    std::normal_distribution<double> normal;
+    Eigen::MatrixXd Z(T, 3);
+    for (Index t = 0; t < T; ++t)
+      for (int j = 0; j < 3; ++j) Z(t, j) = normal(rng);
+    const Eigen::MatrixXd want = inverse * Z;
+    BandedInverseFilter filter(f, 3);
+    for (Index t = 0; t < T; ++t) {
+      const Vec got = filter.next(Z.row(t).transpose());
+      for (int j = 0; j < 3; ++j) EXPECT_NEAR(got[j], want(t, j), 1e-10) << t << " " << j;
+    }
+    for (Index i = 0; i + bands < T; ++i)
+      for (Index k = i + bands; k < T; k += bands) EXPECT_EQ(C.col(i).dot(C.col(k)), 0.0) << i << " " << k;
+  }
+  EXPECT_THROW(BandedFactorization::square_root(0), Error);
+  EXPECT_THROW(BandedFactorization::square_root(3).mean_prefix_variance(0), Error);
+}
+
 }  // namespace
 }  // namespace dpsosp

@@ -191,6 +191,119 @@ TEST(SpiderMfAdaptive, SeveralPassesUseEveryRecordOnceAPass) {
   refused(bad, "whole number of epochs");
 }
 
+// Poisson passes (the default beyond one pass): the optimizer's records, in
+// the sample order, form `bands` groups of m = floor(n / bands); step t is an
+// O1 on a Poisson sample of group t mod bands (every call of the model's
+// kernel reads records of one group, the groups in turn); every record is
+// used at most `cycles` times and the n mod bands left over never; the run
+// makes bands x cycles steps; the mean batch is b1 within 5 standard errors
+// (a false failure about once in 1.7 million); the guarantee is the cycles'
+// Poisson-subsampled Gaussian at the target (zero-out); the batch sizes stay
+// out of the release; the bits do not depend on the thread count.
+TEST(SpiderMfAdaptive, PoissonPassesCycleThroughTheGroups) {
+  const Index n = 20003;
+  PhaseRetrieval pr(n, 6);
+  RunOptions o = mf_options(2.0, 7);
+  o.epochs = 3;
+  o.bands = 4;
+  o.threads = 1;
+  testing::CountingModel counting(*pr.model);
+  const Summary a = minimize(counting, pr.problem.data, pr.problem.saddle, o);
+  const Index m = n / 4;
+  const auto b1 = static_cast<Index>(a.params.at("b1"));
+  const double q = a.params.at("sampling_rate");
+  const auto cycles = static_cast<Index>(a.params.at("cycles"));
+  EXPECT_EQ(a.params.at("bands"), 4.0);
+  EXPECT_EQ(a.params.at("group_size"), static_cast<double>(m));
+  EXPECT_DOUBLE_EQ(q, static_cast<double>(b1) / static_cast<double>(m));
+  EXPECT_EQ(cycles, static_cast<Index>(std::ceil(3.0 / q)));
+  EXPECT_EQ(a.steps, 4 * cycles);
+  EXPECT_EQ(a.termination, Termination::kPlannedSteps);
+  EXPECT_EQ(a.samples_used, 4 * m);
+  EXPECT_FALSE(a.gradient_evaluations.has_value());
+  EXPECT_EQ(a.privacy.mechanism, MechanismKind::kBandedPoisson);
+  EXPECT_EQ(a.privacy.adjacency, Adjacency::kZeroOut);
+  EXPECT_NEAR(a.privacy.epsilon, 2.0, 1e-6);
+  EXPECT_LE(a.privacy.epsilon, 2.0);
+  EXPECT_DOUBLE_EQ(a.privacy.epsilon,
+                   privacy::dpsgd_pld_epsilon(q, a.privacy.noise_multiplier, cycles, 1e-6));
+  const IndexList order = SamplePool(n, a.seed).draw(n);
+  std::vector<Index> position(n);
+  for (Index k = 0; k < n; ++k) position[order[k]] = k;
+  std::vector<Index> uses(n, 0);
+  Index last_group = 3, total = 0;
+  for (const IndexList& call : counting.calls_) {
+    const Index g = position[call.front()] / m;
+    for (Index i : call) {
+      EXPECT_EQ(position[i] / m, g);
+      ++uses[i];
+    }
+    EXPECT_TRUE(g == last_group || g == (last_group + 1) % 4) << g << " after " << last_group;
+    last_group = g;
+    total += static_cast<Index>(call.size());
+  }
+  Index over = 0;
+  for (Index k = 0; k < n; ++k) over += k >= 4 * m ? uses[order[k]] : uses[order[k]] > cycles;
+  EXPECT_EQ(over, 0u);
+  const double steps = static_cast<double>(a.steps);
+  EXPECT_NEAR(static_cast<double>(total) / steps, static_cast<double>(b1),
+              5 * std::sqrt(static_cast<double>(b1) * (1 - q) / steps));
+  o.threads = 2;
+  const Summary b = minimize(*pr.model, pr.problem.data, pr.problem.saddle, o);
+  EXPECT_EQ(a.x, b.x);
+  EXPECT_TRUE(a.x.allFinite());
+  // Part epochs are expected passes; bands need groups that hold the batch.
+  RunOptions part = o;
+  part.epochs = 2.5;
+  EXPECT_EQ(minimize(*pr.model, pr.problem.data, pr.problem.saddle, part).params.at("cycles"),
+            std::ceil(2.5 / q));
+  RunOptions wide = o;
+  wide.bands = n / b1 + 1;
+  try {
+    minimize(*pr.model, pr.problem.data, pr.problem.saddle, wide);
+    ADD_FAILURE() << "bands above n / b1 accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot hold the expected batch"), std::string::npos) << e.what();
+  }
+}
+
+// The automatic bands (docs/parameters.md): a power of two up to 128 whose
+// groups hold the expected batch, the one with the least noise in the
+// iterates among them, checked against every candidate calibrated by the
+// run's accountant: RDP (cheap) at three eps, exactly; PLD at eps 0.5, within
+// 2% (the rule ranks by a coarser PLD, which may swap near ties). More bands
+// at weaker privacy, where amplification matters less.
+TEST(SpiderMfAdaptive, AutomaticBandsCarryTheLeastNoise) {
+  const ProblemConstants c{1.0, 1.0, 1.0, 1.0};
+  const Index n = 20000;
+  Index previous = 0;
+  for (const auto& [eps, accountant] : {std::pair{0.5, Accountant::kRdp}, std::pair{0.5, Accountant::kPld},
+                                        std::pair{3.0, Accountant::kRdp}, std::pair{8.0, Accountant::kRdp}}) {
+    MfChoices ch;
+    ch.epochs = 2;
+    ch.accountant = accountant;
+    const PrivacyTarget target{eps, 1e-5};
+    const MfParameters p = spider_mf_adaptive_parameters(n, 7850, target, c, ch);
+    EXPECT_EQ(p.sampling, Sampling::kPoisson);
+    if (accountant == Accountant::kRdp) {
+      EXPECT_GE(p.bands, previous) << eps;
+      previous = p.bands;
+    }
+    const auto noise = [&](Index bands) {
+      MfChoices fixed = ch;
+      fixed.bands = bands;
+      const MfParameters f = spider_mf_adaptive_parameters(n, 7850, target, c, fixed);
+      return f.noise_multiplier * f.noise_multiplier * f.column_norm * f.column_norm *
+             BandedFactorization::square_root(bands).mean_prefix_variance(f.horizon);
+    };
+    const double chosen = noise(p.bands), slack = accountant == Accountant::kPld ? 1.02 : 1.0;
+    for (Index bands = 1; bands <= 128 && n / bands >= p.b1; bands *= 2)
+      EXPECT_LE(chosen, slack * noise(bands)) << eps << " " << bands;
+    EXPECT_GE(n / p.bands, p.b1);
+  }
+  EXPECT_GT(previous, 1u);
+}
+
 // Known answer: from the strict saddle, with the noise all but gone (eps =
 // 1e4), the run ends near the planted solution; at eps = 2 on 4e5 records its
 // gap is below spider-tree-adaptive's bound in optimizer_test (0.25), for

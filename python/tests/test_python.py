@@ -140,7 +140,10 @@ class PythonModule(unittest.TestCase):
                 for label, row in zip(y, X):
                     f.write(",".join(repr(float(v)) for v in [label, *row]) + "\n")
             for algo, extra in (("spider-tree-adaptive", {}), ("dpsgd", {"batch_size": 250}),
-                                ("dpsgd", {"batch_size": 250, "epochs": 0.5})):
+                                ("dpsgd", {"batch_size": 250, "epochs": 0.5}),
+                                ("spider-mf-adaptive", {"epochs": 3}),
+                                ("spider-mf-adaptive", {"epochs": 2, "sampling": "order"}),
+                                ("spider-mf-adaptive", {"epochs": 1.5, "sampling": "poisson", "bands": 4})):
                 out = os.path.join(tmp, "report.json")
                 cmd = [os.environ["DPSOSP_CLI"], "run", "--model", "phase-retrieval", "--data", csv, "--algo", algo,
                        "--epsilon", "2", "--delta", "1e-6", "--G", "6", "--M", "20", "--rho", "6", "--seed", "5",
@@ -149,6 +152,10 @@ class PythonModule(unittest.TestCase):
                     cmd += ["--batch-size", str(extra["batch_size"])]
                 if "epochs" in extra:
                     cmd += ["--epochs", str(extra["epochs"])]
+                if "sampling" in extra:
+                    cmd += ["--sampling", extra["sampling"]]
+                if "bands" in extra:
+                    cmd += ["--bands", str(extra["bands"])]
                 subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                 with open(out) as f:
                     cli = json.load(f)

@@ -74,6 +74,18 @@ class Mpi(unittest.TestCase):
                             self.assertEqual((got["steps"], got["epsilon"]), (want["steps"], want["epsilon"]))
                             self.assertEqual(got["processes"], p)
 
+    def test_poisson_sampled_runs_give_the_single_process_bits(self):
+        # Batches drawn by the secret key, which every process shares: dpsgd's
+        # epochs and spider-mf-adaptive's Poisson passes (banded noise).
+        out = os.path.join(self.dir, "r.json")
+        for algo, extra in (("dpsgd", ["--epochs", "1"]), ("spider-mf-adaptive", ["--epochs", "3", "--bands", "4"])):
+            want = self.report(dpsosp(*self.run_args(self.dense, algo, out, *extra)), out)
+            for p in (2, 4):
+                with self.subTest(algo=algo, processes=p):
+                    got = self.report(mpirun(p, *self.run_args(self.dense, algo, out, *extra)), out)
+                    self.assertEqual(got["x"], want["x"])
+                    self.assertEqual((got["steps"], got["epsilon"]), (want["steps"], want["epsilon"]))
+
     def test_streamed_shares_give_the_single_process_bits(self):
         out = os.path.join(self.dir, "r.json")
         for name, source in (("dense", ["--synthetic", "gaussian-mixture:n=8000,d=12,seed=1"]), ("sparse", [self.svm])):

@@ -44,15 +44,18 @@ void Progress::step(const Iteration& it) {
   if (quiet_ || it.step == 0) return;
   // The fraction done: of the known steps, else of the records (a single pass
   // ends when they run out).
+  // The run's own plan, where it has one (fixed before it, public).
+  std::optional<Index> total = total_steps_;
+  if (it.planned_steps > 0) total = std::min(total.value_or(it.planned_steps), it.planned_steps);
   double done = 0;
-  if (total_steps_ && *total_steps_ > 0) done = static_cast<double>(it.step) / static_cast<double>(*total_steps_);
+  if (total && *total > 0) done = static_cast<double>(it.step) / static_cast<double>(*total);
   if (records_known_ && records_ > 0)
     done = std::max(done, static_cast<double>(records_used_) / static_cast<double>(records_));
   done = std::min(done, 1.0);
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   char text[200];
   std::string line = "step " + std::to_string(it.step);
-  if (total_steps_) line += "/" + std::to_string(*total_steps_);
+  if (total) line += "/" + std::to_string(*total);
   std::snprintf(text, sizeof text, " (%.0f%%)", 100 * done);
   line += text;
   if (records_known_) line += " \u00b7 records " + std::to_string(records_used_) + "/" + std::to_string(records_);

@@ -42,6 +42,9 @@ struct Iteration {
   Index batch = 0;         ///< records this step drew
   double release_norm = 0; ///< ||released estimate|| (SPIDER), ||noisy gradient|| (SGD)
   bool perturbed = false;  ///< a saddle perturbation was added
+  /// The steps the run plans, fixed before it (spider-mf-adaptive's horizon,
+  /// Poisson's planned steps); 0 when it ends where its records run out.
+  Index planned_steps = 0;
 };
 
 /// The order in which a single-pass run uses its records, each once.

@@ -73,6 +73,7 @@ void run(const Model& model, const Dataset& data, const RunOptions& o, const Noi
   Index steps = 0;
   Iteration last;
   last.x = &x;
+  last.planned_steps = planned_steps;
   Vec released(d);
   for (;;) {
     if (stop_requested(o, steps, last, s.termination)) break;
@@ -114,7 +115,7 @@ void run(const Model& model, const Dataset& data, const RunOptions& o, const Noi
     if (!x.allFinite()) throw Error(s.algorithm + ": the iterate became non-finite at step " + std::to_string(steps) +
                                     " (learning rate too large? check M)");
     // (the batch size of a Poisson step is secret: not in the record)
-    last = Iteration{steps, &x, true, poisson ? 0 : g.batch, g.value.norm(), false};
+    last = Iteration{steps, &x, true, poisson ? 0 : g.batch, g.value.norm(), false, planned_steps};
   }
   s.steps = steps;
   s.o1_calls = steps;

@@ -137,6 +137,7 @@ void run_spider(const Model& model, const Dataset& data, const SpiderConfig& con
   Index steps = 0;
   Iteration record;
   record.x = &x;
+  record.planned_steps = config.horizon;
   Vec tail_sum = Vec::Zero(d);
   Index tail_count = 0;
   Index drawn = 0, passes = 1, most_used = 0;  // the optimizer's records over all passes
@@ -245,7 +246,7 @@ void run_spider(const Model& model, const Dataset& data, const SpiderConfig& con
       tail_sum += x;
       ++tail_count;
     }
-    record = Iteration{steps, &x, restart, batch, release_norm, perturbed};
+    record = Iteration{steps, &x, restart, batch, release_norm, perturbed, config.horizon};
   }
   if (phase_length > 0) summary.phase_lengths.push_back(phase_length);
   // The tail average (post-processing of the released iterates).

@@ -23,7 +23,8 @@ KEY_FILE = os.path.join(DATA, "noise.key")
 PRIVATE = [("spider-tree-adaptive", ["--alpha-scale", "3"]), ("spider-gauss-fixed", ["--alpha-scale", "3"]),
            ("spider-tree-periodic", ["--alpha-scale", "3"]), ("dpsgd", ["--batch-size", "50"]),
            ("dpsgd", ["--batch-size", "50", "--epochs", "2"]), ("spider-mf-adaptive", []),
-           ("spider-mf-adaptive", ["--epochs", "3", "--sampling", "order"]), ("spider-mf-adaptive", ["--epochs", "3"])]
+           ("spider-mf-adaptive", ["--epochs", "3", "--sampling", "order"]),
+           ("spider-mf-adaptive", ["--epochs", "3", "--bands", "4"])]
 MODELS = {"logistic": "binary", "sigmoid": "binary", "cauchy": "real", "phase-retrieval": "real", "pca": "none",
           "softmax": "classes", "mlp": "classes"}
 

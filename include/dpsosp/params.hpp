@@ -44,6 +44,11 @@ enum class Sampling {
   kPoisson,
 };
 std::string sampling_name(Sampling s);  ///< "order", "poisson"
+/// The sampling a run of `epochs` passes uses: the given one, else poisson
+/// beyond one pass and order otherwise (the one place of that default).
+inline Sampling sampling_or_default(std::optional<Sampling> given, double epochs) {
+  return given.value_or(epochs > 1 ? Sampling::kPoisson : Sampling::kOrder);
+}
 
 /// How a Poisson-subsampled run is calibrated and accounted
 /// (docs/privacy-accounting.md); the other mechanisms are accounted exactly by GDP.

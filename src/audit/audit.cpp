@@ -120,7 +120,7 @@ void AuditOptions::Validate() const {
   else if ((sampling || bands) && !(info.knobs & kKnobSampling))
     os << (sampling ? "sampling" : "bands") << " applies to " << algorithms_reading(kKnobSampling) << " only, got "
        << info.name;
-  else if (bands && !(sampling.value_or(epochs > 1 ? Sampling::kPoisson : Sampling::kOrder) == Sampling::kPoisson))
+  else if (bands && sampling_or_default(sampling, epochs) != Sampling::kPoisson)
     os << "bands applies to sampling poisson (the default with epochs > 1), got " << *bands << " with epochs "
        << epochs << (sampling ? " and sampling order" : "");
   else if (bands && *bands < 1) os << "bands must be at least 1, got 0";
@@ -128,7 +128,7 @@ void AuditOptions::Validate() const {
     os << "epochs for " << info.name << " take O1 steps only (linear or extreme canary), got canary "
        << canary_name(canary);
   else if (epochs > 0 && info.mechanism == MechanismKind::kMatrixFactorization &&
-           sampling.value_or(epochs > 1 ? Sampling::kPoisson : Sampling::kOrder) == Sampling::kOrder &&
+           sampling_or_default(sampling, epochs) == Sampling::kOrder &&
            epochs != std::floor(epochs))
     os << "epochs for " << info.name << " with sampling order are whole passes over the sample order, got "
        << epochs;

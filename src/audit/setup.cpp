@@ -67,7 +67,7 @@ Setup::Setup(const AuditOptions& options) : a(options) {
   mf = info.mechanism == MechanismKind::kMatrixFactorization;
   poisson = a.epochs > 0 && !mf;
   banded = mf && a.epochs > 0 &&
-           a.sampling.value_or(a.epochs > 1 ? Sampling::kPoisson : Sampling::kOrder) == Sampling::kPoisson;
+           sampling_or_default(a.sampling, a.epochs) == Sampling::kPoisson;
   if (banded) mf = false;
   const Index d = a.dim, b = a.batch;
   const double G = a.G, c = a.canary_norm;

@@ -140,7 +140,7 @@ MfParameters spider_mf_adaptive_parameters(Index n, Index d, const PrivacyTarget
   if (d == 0) throw Error(std::string(who) + ": dimension d must be at least 1, got 0");
   if (!(ch.alpha_scale > 0) || !std::isfinite(ch.alpha_scale))
     throw Error(std::string(who) + ": alpha_scale must be positive and finite");
-  const Sampling sampling = ch.sampling.value_or(ch.epochs > 1 ? Sampling::kPoisson : Sampling::kOrder);
+  const Sampling sampling = sampling_or_default(ch.sampling, ch.epochs);
   if (!(ch.epochs > 0 && std::isfinite(ch.epochs)) ||
       (sampling == Sampling::kOrder && !(ch.epochs >= 1 && ch.epochs == std::floor(ch.epochs)))) {
     std::ostringstream os;

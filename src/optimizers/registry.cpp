@@ -170,7 +170,7 @@ bool RunOptions::poisson() const {
   // dpsgd: epochs > 0 is Poisson sampling. spider-mf-adaptive: sampling says
   // how its passes draw records, by default Poisson beyond one pass.
   if (!(algorithm_info(algorithm).knobs & kKnobSampling)) return epochs.value_or(0.0) > 0;
-  return sampling ? *sampling == Sampling::kPoisson : epochs.value_or(0.0) > 1;
+  return sampling_or_default(sampling, epochs.value_or(0.0)) == Sampling::kPoisson;
 }
 
 bool RunOptions::is_private_run() const {

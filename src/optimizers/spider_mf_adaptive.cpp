@@ -36,7 +36,7 @@ MfChoices choices_of(const RunOptions& o) {
   c.bands = o.bands;
   c.accountant = o.accountant.value_or(Accountant::kPld);
   const double epochs = o.epochs.value_or(0.0);
-  const bool poisson = o.sampling ? *o.sampling == Sampling::kPoisson : epochs > 1;
+  const bool poisson = sampling_or_default(o.sampling, epochs) == Sampling::kPoisson;
   if (!poisson && !(epochs == std::floor(epochs) && epochs <= 1e6)) {
     std::ostringstream os;
     os << "spider-mf-adaptive: epochs = " << epochs

@@ -68,6 +68,10 @@ py::dict summary_dict(const Summary& s) {
   d["grid"] = p.grid;
   d["accounting"] = p.accounting();
   d["adjacency"] = adjacency_name(p.adjacency);
+  if (p.is_private()) {  // both relations, so that runs compare like with like
+    d["epsilon_replace_one"] = std::isfinite(p.epsilon_replace_one) ? py::cast(p.epsilon_replace_one) : py::none();
+    d["epsilon_zero_out"] = std::isfinite(p.epsilon_zero_out) ? py::cast(p.epsilon_zero_out) : py::none();
+  }
   d["samples_used"] = s.samples_used;
   d["gradient_evaluations"] = s.gradient_evaluations ? py::cast(*s.gradient_evaluations) : py::none();
   d["steps"] = s.steps;

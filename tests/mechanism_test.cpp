@@ -96,6 +96,47 @@ TEST(Mechanism, PoissonGaussianAccountsForThePlannedStepsByPldOrRdp) {
   for (std::size_t i = 1; i < batch.size(); ++i) ASSERT_LT(batch[i - 1], batch[i]);
 }
 
+// SPEC section 9: every private record states its guarantee under both
+// relations. The single-pass mechanisms are replace-one; every release's
+// zero-out bound is half the replace-one one, so zero-out is (mu / 2)-GDP; the
+// secure mode states its replace-one figure for both (an upper bound). The
+// Poisson mechanisms are zero-out; their replace-one figure is the PLD of
+// mixtures at -C and +C, with z / 2 in dp_accounting's convention.
+TEST(Mechanism, EveryRecordStatesBothRelations) {
+  const NoiseKey key = testing::test_noise_key();
+  std::vector<PrivacyRecord> single_pass = {make_tree_mechanism(3, key, 0.1, 7, kTarget)->account(),
+                                            make_gaussian_mechanism(3, key, kTarget, 0.1)->account(),
+                                            make_mf_mechanism(3, key, 0.1, 50, kTarget)->account()};
+  for (const PrivacyRecord& r : single_pass) {
+    SCOPED_TRACE(mechanism_name(r.mechanism));
+    EXPECT_EQ(r.adjacency, Adjacency::kReplaceOne);
+    EXPECT_EQ(r.epsilon_replace_one, r.epsilon);
+    EXPECT_DOUBLE_EQ(r.epsilon_zero_out, privacy::gdp_epsilon(r.mu / 2, r.delta));
+    EXPECT_NEAR(r.epsilon_zero_out, 0.94305, 1e-4);  // eps 2, delta 1e-6: mu 0.44833 -> 0.22417
+  }
+  PrivacyTarget secure = kTarget;
+  secure.noise = NoiseMode::kSecure;
+  const PrivacyRecord s = make_tree_mechanism(3, key, 0.1, 7, secure)->account();
+  EXPECT_EQ(s.epsilon_zero_out, s.epsilon);
+  EXPECT_EQ(s.epsilon_replace_one, s.epsilon);
+  // A dp_accounting replace-one figure (tests/pld_reference_figures.inc:
+  // q 0.01, z 1.0, 1000 steps, delta 1e-5 -> 1.20520960399): the same noise is
+  // z = 2 for the zero-out mechanism (sigma / C).
+  for (Index bands : {Index{0}, Index{1}}) {
+    const PrivacyRecord p =
+        make_poisson_gaussian_mechanism(2, key, 1.0, 0.01, 1000, {3.0, 1e-5}, 2.0, Accountant::kPld, bands)->account();
+    EXPECT_EQ(p.adjacency, Adjacency::kZeroOut);
+    EXPECT_EQ(p.epsilon_zero_out, p.epsilon);
+    EXPECT_NEAR(p.epsilon_replace_one, 1.20520960399, 1e-5 * 1.2 + 1e-6);
+    EXPECT_GT(p.epsilon_replace_one, p.epsilon);
+  }
+  // By RDP the run's figure is RDP's; the replace-one figure is still the PLD's.
+  const PrivacyRecord rdp =
+      make_poisson_gaussian_mechanism(2, key, 1.0, 0.01, 1000, {3.0, 1e-5}, 2.0, Accountant::kRdp)->account();
+  EXPECT_NEAR(rdp.epsilon_replace_one, 1.20520960399, 1e-5 * 1.2 + 1e-6);
+  EXPECT_TRUE(std::isnan(make_no_mechanism()->account().epsilon_zero_out));
+}
+
 TEST(Mechanism, NoneAddsNothingAndGuaranteesNothing) {
   const auto none = make_no_mechanism();
   Vec released;

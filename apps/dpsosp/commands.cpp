@@ -92,7 +92,7 @@ std::vector<std::uint64_t> parse_steps(const std::string& text) {
 
 void setup_privacy(CLI::App& app) {
   struct Args {
-    std::string z, steps, delta, q, accountant, adjacency = "add-remove", epsilon, discretization = "1e-4";
+    std::string z, steps, delta, q, accountant, adjacency, epsilon, discretization = "1e-4";
     std::string mechanism = "tree", period = "0";
   };
   auto args = std::make_shared<Args>();
@@ -114,8 +114,9 @@ void setup_privacy(CLI::App& app) {
                   "pld, rdp or gdp (tree form only): that accountant's figures, and its eps as \"epsilon\" "
                   "(default: every accountant that applies, without \"epsilon\")");
   cmd->add_option("--adjacency", args->adjacency,
-                  "Poisson form: add-remove (z = sigma / C) or replace-one (z = sigma / 2C; PLD only)")
-      ->capture_default_str();
+                  "zero-out (= add-remove with n public) or replace-one. Poisson form: z = sigma / C, add-remove by "
+                  "default; replace-one by PLD only. Single-pass forms: z = sigma / (2C / b), the replace-one "
+                  "bound, replace-one by default; zero-out halves every release's sensitivity (mu / 2)");
   cmd->add_option("--epsilon", args->epsilon, "Also print delta at this eps >= 0 (delta_pld, delta_gdp)");
   cmd->add_option("--discretization", args->discretization, "PLD value discretization interval, > 0")
       ->capture_default_str();
@@ -127,11 +128,13 @@ void setup_privacy(CLI::App& app) {
     const std::string& chosen = args->accountant;
     if (cmd->count("--accountant") > 0 && chosen != "pld" && chosen != "rdp" && chosen != "gdp")
       throw Error("--accountant: expected pld, rdp or gdp, got " + quote_token(chosen));
-    if (args->adjacency != "add-remove" && args->adjacency != "replace-one")
-      throw Error("--adjacency: expected add-remove or replace-one, got " + quote_token(args->adjacency));
+    if (args->adjacency.empty()) args->adjacency = poisson ? "add-remove" : "replace-one";
+    if (args->adjacency != "add-remove" && args->adjacency != "zero-out" && args->adjacency != "replace-one")
+      throw Error("--adjacency: expected zero-out, add-remove or replace-one, got " + quote_token(args->adjacency));
     const bool replace = args->adjacency == "replace-one";
-    if (!poisson && cmd->count("--adjacency") > 0)
-      throw Error("--adjacency: applies to the Poisson form (--sampling-rate); the tree form is replace-one");
+    // The single-pass forms' z is relative to the replace-one bound; a record
+    // replaced by a null record moves each release by half of it.
+    const double single_pass_z = replace ? z : 2 * z;
     if (cmd->count("--period") > 0 && (poisson || args->mechanism != "mf"))
       throw Error("--period: applies to the mf form (--mechanism mf)");
     if (poisson && cmd->count("--mechanism") > 0)
@@ -169,7 +172,7 @@ void setup_privacy(CLI::App& app) {
         }
       }
       j["form"] = "poisson-subsampled-gaussian";
-      j["adjacency"] = replace ? "replace-one" : "add/remove-one";
+      j["adjacency"] = replace ? "replace-one" : args->adjacency == "zero-out" ? "zero-out" : "add/remove-one";
     } else if (args->mechanism == "mf") {
       if (steps.size() != 1) throw Error("--steps: the mf form takes one horizon T, got " + std::to_string(steps.size()));
       if (explicit_choice && chosen != "gdp")
@@ -178,7 +181,7 @@ void setup_privacy(CLI::App& app) {
       const BltFactorization f = BltFactorization::square_root(steps[0]);
       const double column = period > 0 && period < steps[0] ? f.cyclic_participation_norm(steps[0], period)
                                                              : f.max_column_norm(steps[0]);
-      const double mu = column / z;
+      const double mu = column / single_pass_z;
       j["epsilon_gdp"] = number(epsilon = privacy::gdp_epsilon(mu, delta));
       j["mu"] = number(mu);
       j["rho"] = number(mu * mu / 2);
@@ -189,10 +192,10 @@ void setup_privacy(CLI::App& app) {
       j["horizon"] = steps[0];
       if (period > 0) j["period"] = period;
       j["form"] = "matrix-factorization";
-      j["adjacency"] = "replace-one";
+      j["adjacency"] = replace ? "replace-one" : "zero-out";
     } else {
       if (args->mechanism != "tree") throw Error("--mechanism: expected tree or mf, got " + quote_token(args->mechanism));
-      const privacy::TreeAccount a = privacy::account_tree(z, steps, delta);
+      const privacy::TreeAccount a = privacy::account_tree(single_pass_z, steps, delta);
       if (use_gdp) {
         j["epsilon_gdp"] = number(epsilon = a.epsilon_gdp);
         j["mu"] = number(a.mu);
@@ -204,9 +207,9 @@ void setup_privacy(CLI::App& app) {
       }
       if (use_pld) {
         try {
-          j["epsilon_pld"] = number(epsilon = privacy::tree_pld_epsilon(z, a.depth, delta, pld));
+          j["epsilon_pld"] = number(epsilon = privacy::tree_pld_epsilon(single_pass_z, a.depth, delta, pld));
           if (at_epsilon && a.depth > 0)
-            j["delta_pld"] = privacy::gaussian_pld(z, std::sqrt(static_cast<double>(a.depth)), pld).delta(*at_epsilon);
+            j["delta_pld"] = privacy::gaussian_pld(single_pass_z, std::sqrt(static_cast<double>(a.depth)), pld).delta(*at_epsilon);
         } catch (const Error& e) {
           if (explicit_choice) throw;  // as in the Poisson form
           j["epsilon_pld"] = nullptr;
@@ -215,7 +218,7 @@ void setup_privacy(CLI::App& app) {
       }
       j["depth"] = a.depth;
       j["form"] = "tree";
-      j["adjacency"] = "replace-one";
+      j["adjacency"] = replace ? "replace-one" : "zero-out";
     }
     if (use_pld && args->mechanism != "mf") j["discretization"] = pld.discretization;
     if (explicit_choice) {

@@ -55,10 +55,10 @@ void setup_demo(CLI::App& app) {
                 s.algorithm.c_str(), static_cast<size_t>(s.steps), static_cast<size_t>(s.o1_calls),
                 static_cast<size_t>(s.perturbations), static_cast<size_t>(s.samples_used),
                 static_cast<size_t>(problem.data.rows()), s.diagnostics.seconds);
-    std::printf("  privacy   (%.4g, %.0e)-DP, replace-one, fixed before the run: mu = %.4f GDP, one matrix "
-                "factorization of the noise over %zu steps (column norm %.3f), noise sigma = %.4g\n",
-                s.privacy.epsilon, s.privacy.delta, s.privacy.mu, static_cast<size_t>(s.privacy.horizon),
-                s.privacy.column_norm, s.privacy.sigma);
+    std::printf("  privacy   (%.4g, %.0e)-DP, replace-one (zero-out: eps %.4g), fixed before the run: mu = %.4f GDP, "
+                "one matrix factorization of the noise over %zu steps (column norm %.3f), noise sigma = %.4g\n",
+                s.privacy.epsilon, s.privacy.delta, s.privacy.epsilon_zero_out, s.privacy.mu,
+                static_cast<size_t>(s.privacy.horizon), s.privacy.column_norm, s.privacy.sigma);
     std::printf("  keys      seed %llu (public: sample order, perturbations); noise key %s\n",
                 static_cast<unsigned long long>(s.seed),
                 key ? "from --noise-key-file (secret)" : "fresh from the OS, kept nowhere (results vary run to run)");

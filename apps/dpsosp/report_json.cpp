@@ -62,6 +62,10 @@ nlohmann::json release_json(const Summary& s) {
   }
   j["accounting"] = p.accounting();
   j["adjacency"] = adjacency_name(p.adjacency);
+  if (is_private) {  // both relations, so that runs compare like with like
+    j["epsilon_replace_one"] = number(p.epsilon_replace_one);
+    j["epsilon_zero_out"] = number(p.epsilon_zero_out);
+  }
   j["seed"] = s.seed;
   j["noise_key"] = s.noise_key_source;
   j["samples_used"] = s.samples_used;

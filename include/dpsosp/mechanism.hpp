@@ -3,6 +3,7 @@
 // accounting (the guarantee, fixed before the run). SPEC sections 3 and 8.
 #pragma once
 #include <cstddef>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -48,6 +49,12 @@ struct PrivacyRecord {
   /// Poisson dpsgd: which accountant made `epsilon` (and calibrated the noise).
   Accountant accountant = Accountant::kPld;
   double zcdp_rho = 0;          ///< zCDP rho (0 where it does not apply)
+  /// The guarantee at `delta` under each relation (one of them is `epsilon`):
+  /// replace-one and zero-out, so that runs of either kind compare like with
+  /// like (docs/privacy-accounting.md section 10); NaN where not stated (no
+  /// guarantee), +inf where the other relation's PLD would pass its size limit.
+  double epsilon_replace_one = std::numeric_limits<double>::quiet_NaN();
+  double epsilon_zero_out = std::numeric_limits<double>::quiet_NaN();
   double sigma = 0;             ///< per-coordinate noise of a release at the sensitivity bound
   double sensitivity = 0;       ///< the calibrated L2 sensitivity bound of a release
   double noise_multiplier = 0;  ///< sigma / sensitivity

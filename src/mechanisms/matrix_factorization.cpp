@@ -35,6 +35,7 @@
 #include "dpsosp/factorization.hpp"
 #include "dpsosp/mechanism.hpp"
 #include "dpsosp/privacy.hpp"
+#include "mechanisms/relations.hpp"
 #include "mechanisms/secure.hpp"
 
 namespace dpsosp {
@@ -120,6 +121,7 @@ class MatrixFactorizationMechanism final : public Mechanism {
     r.epsilon = privacy::gdp_epsilon(r.mu, delta_);
     r.zcdp_rho = r.mu * r.mu / 2;
     r.epsilon_rdp = privacy::zcdp_to_epsilon(r.zcdp_rho, delta_);
+    detail::state_relations_of_replace_one(r);
     return r;
   }
 
@@ -172,6 +174,7 @@ class SecureMatrixFactorizationMechanism final : public Mechanism {
     r.grid = discrete_.grid;
     r.sigma = discrete_.grid * scale;
     r.noise_multiplier = scale / discrete_.integer_sensitivity;
+    detail::state_relations_of_replace_one(r);
     return r;
   }
 

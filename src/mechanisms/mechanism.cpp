@@ -12,6 +12,7 @@
 #include "dpsosp/pld.hpp"
 #include "dpsosp/privacy.hpp"
 #include "dpsosp/tree.hpp"
+#include "mechanisms/relations.hpp"
 #include "mechanisms/secure.hpp"
 
 namespace dpsosp {
@@ -82,6 +83,7 @@ class TreeMechanism final : public Mechanism {
     r.sigma = sigma_;
     r.sensitivity = bound_;
     r.noise_multiplier = sigma_ / bound_;
+    detail::state_relations_of_replace_one(r);
     return r;
   }
   bool draws_ahead() const override { return true; }
@@ -130,6 +132,7 @@ class GaussianMechanism final : public Mechanism {
     r.depth = 1;
     r.sensitivity = reported_;
     r.sigma = z_ * reported_;
+    detail::state_relations_of_replace_one(r);
     return r;
   }
 
@@ -182,6 +185,8 @@ class PoissonMechanism final : public PoissonGaussianMechanism {
       }
     }
     record_.epsilon = accountant == Accountant::kPld ? record_.epsilon_pld : record_.epsilon_rdp;
+    record_.epsilon_zero_out = record_.epsilon;
+    record_.epsilon_replace_one = replace_one_epsilon(q, z_, steps, target.delta);
     record_.depth = 1;
     if (banded_) {
       record_.column_norm = factorization_.column_norm();
@@ -230,6 +235,19 @@ class PoissonMechanism final : public PoissonGaussianMechanism {
   PrivacyRecord account() const override { return record_; }
 
  private:
+  // The same steps under replace-one (docs/privacy-accounting.md section 10):
+  // the replaced record's position is sampled with probability q and moves
+  // the release from g to g', ||g - g'|| <= 2C; by PLD whichever accountant
+  // calibrated (RDP has no replace-one form for Poisson sampling here). Its
+  // noise multiplier is sigma / (2C) = z / 2. +inf where the PLD would pass
+  // its size limit.
+  static double replace_one_epsilon(double q, double z, std::uint64_t steps, double delta) {
+    try {
+      return privacy::dpsgd_pld_epsilon(q, z / 2, steps, delta, privacy::Neighbouring::kReplaceOne);
+    } catch (const Error&) {
+      return kInf;
+    }
+  }
   static double calibrate(double q, std::uint64_t steps, const PrivacyTarget& t, Accountant a) {
     return a == Accountant::kPld ? privacy::calibrate_dpsgd_noise_pld(q, steps, t.epsilon, t.delta)
                                  : privacy::calibrate_dpsgd_noise(q, steps, t.epsilon, t.delta);

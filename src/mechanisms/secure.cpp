@@ -6,6 +6,7 @@
 // continuous Gaussian's Renyi divergence bound (docs/privacy-accounting.md,
 // "Secure mode"), so a rounded release of L2 sensitivity s + grid sqrt(d)
 // with noise scale S (grid units) is ((s/grid + sqrt(d))^2 / (2 S^2))-zCDP.
+#include "mechanisms/relations.hpp"
 #include "mechanisms/secure.hpp"
 
 #include <omp.h>
@@ -108,6 +109,7 @@ class SecureTreeMechanism final : public Mechanism {
     r.grid = noise_.grid;
     r.sigma = noise_.grid * scale;
     r.sensitivity = bound_;
+    detail::state_relations_of_replace_one(r);
     r.noise_multiplier = scale / noise_.integer_sensitivity;
     return r;
   }
@@ -181,6 +183,7 @@ class SecureGaussianMechanism final : public Mechanism {
     r.sensitivity = reported_;
     r.grid = first_.grid;
     r.sigma = first_.grid * static_cast<double>(first_.scale);
+    detail::state_relations_of_replace_one(r);
     return r;
   }
 

@@ -16,6 +16,7 @@
 #include "dpsosp/error.hpp"
 #include "dpsosp/noise.hpp"
 #include "dpsosp/optimizer.hpp"
+#include "dpsosp/privacy.hpp"
 #include "optimizers/process_group.hpp"
 #include "optimizers/registry.hpp"
 
@@ -38,6 +39,17 @@ std::vector<std::string> run_warnings(const Summary& s, Index n, const RunOption
     warnings.push_back(s.algorithm + " used " + std::to_string(s.samples_used) + " of the " + std::to_string(n) +
                        " records, under half: the next batch did not fit in the rest" + hint);
   return warnings;
+}
+
+// The estimate of G and M is a set of Gaussian counts of sensitivity 1 under
+// both relations (a record replaced, or replaced by a null record, moves a
+// count by at most 1), on records the run leaves unused: under each relation
+// the whole is the worse of the estimate and the run (parallel composition).
+// Secure mode states no estimate mu: its zCDP figure is the run's target.
+void state_estimate_relations(const ConstantsEstimate& e, PrivacyRecord& p) {
+  const double estimate_epsilon = e.mu > 0 ? privacy::gdp_epsilon(e.mu, p.delta) : p.epsilon;
+  p.epsilon_replace_one = std::max(p.epsilon_replace_one, estimate_epsilon);
+  p.epsilon_zero_out = std::max(p.epsilon_zero_out, estimate_epsilon);
 }
 
 }  // namespace
@@ -105,6 +117,7 @@ Summary run_checked(const Model& model, const Dataset& records, const Vec& x0, c
   }
   summary.constants = o.constants;
   algorithm_row(options.algorithm).run(model, records, o, key, summary);
+  if (summary.estimate && summary.privacy.is_private()) state_estimate_relations(*summary.estimate, summary.privacy);
   summary.diagnostics.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   // Safe to say (SPEC section 8): whether a run took a step, and what the
   // warnings say, are functions of steps, samples_used and termination, which

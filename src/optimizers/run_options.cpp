@@ -61,10 +61,18 @@ std::string count_rule_text(std::uint64_t min, std::uint64_t max) {
 
 std::string guarantee_text(const PrivacyRecord& p) {
   if (!p.is_private()) return "";
-  char text[160];
+  char text[240];
   std::snprintf(text, sizeof text, "(%.6g, %.3g)-DP for %s adjacency, fixed before the run", p.epsilon, p.delta,
                 adjacency_name(p.adjacency).c_str());
-  return text;
+  std::string out = text;
+  // The other relation's figure, so that runs of either kind compare like with like.
+  const bool zero_out = p.adjacency == Adjacency::kZeroOut;
+  const double other = zero_out ? p.epsilon_replace_one : p.epsilon_zero_out;
+  if (!std::isnan(other)) {
+    std::snprintf(text, sizeof text, "; %s: epsilon %.4g", zero_out ? "replace-one" : "zero-out", other);
+    out += text;
+  }
+  return out;
 }
 
 std::vector<std::string> privacy_caveats(const PrivacyRecord& p) {

@@ -32,7 +32,7 @@ MODELS = {"logistic": "binary", "sigmoid": "binary", "cauchy": "real", "phase-re
 # to RELEASED if it is computed from the released iterates: the attack-surface
 # test then holds it to that.
 KNOWN = {"x", "algo", "private", "guarantee", "epsilon", "delta", "mu", "sigma", "sensitivity", "noise_multiplier",
-         "epsilon_rdp", "epsilon_pld", "zcdp_rho", "depth", "mechanism", "accounting", "adjacency", "seed", "noise_key",
+         "epsilon_rdp", "epsilon_pld", "epsilon_replace_one", "epsilon_zero_out", "zcdp_rho", "depth", "mechanism", "accounting", "adjacency", "seed", "noise_key",
          "samples_used",
          "gradient_evaluations", "steps", "o1_calls", "perturbations", "phase_lengths", "params", "termination",
          "interrupted", "trajectory", "caveats", "model", "n", "d", "target", "constants", "certificate",
@@ -179,6 +179,42 @@ class PrivateReport(unittest.TestCase):
                     self.assertIsNone(j["gradient_evaluations"])  # the batch sizes are secret
                 else:
                     self.assertEqual(j["adjacency"], "replace-one")
+
+    # SPEC section 9: every report names its relation and gives the guarantee
+    # under both, each reproduced by `dpsosp privacy` (G and M given: no
+    # estimate, whose counts are target-eps under both relations).
+    def test_the_guarantee_under_both_relations_is_reproduced(self):
+        path = self.csv("phase-plain.csv", "phase-retrieval")
+        cases = [("spider-mf-adaptive", []), ("dpsgd", ["--batch-size", "50", "--epochs", "2"]),
+                 ("spider-mf-adaptive", ["--epochs", "3", "--bands", "4"]), ("spider-tree-adaptive", ["--alpha-scale", "3"])]
+        for algo, extra in cases:
+            with self.subTest(algo=algo, extra=extra):
+                j = run_json("run", "--model", "phase-retrieval", "--data", path, "--algo", algo, "--epsilon", "1",
+                             "--delta", "1e-6", "--G", "1", "--M", "1", "--seed", "4", "--noise-key-file", KEY_FILE,
+                             "--no-certificate", *extra)
+                z = repr(j["noise_multiplier"])
+                if j["adjacency"] == "zero-out":
+                    self.assertEqual(j["epsilon_zero_out"], j["epsilon"])
+                    q = j["sampling_rate"] if "sampling_rate" in j else j["params"]["sampling_rate"]
+                    steps = j["cycles"] if "cycles" in j else int(j["params"]["planned_steps"])
+                    # dp_accounting's replace-one convention: z = sigma / 2C.
+                    p = run_json("privacy", "--noise-multiplier", repr(j["noise_multiplier"] / 2), "--sampling-rate",
+                                 repr(q), "--steps", str(steps), "--delta", "1e-6", "--adjacency", "replace-one",
+                                 "--accountant", "pld")
+                    self.assertEqual(p["adjacency"], "replace-one")
+                    self.assertAlmostEqual(p["epsilon"], j["epsilon_replace_one"], places=12)
+                    self.assertGreater(j["epsilon_replace_one"], 1.2)  # eps 1 zero-out is not eps 1 replace-one
+                    self.assertIn("replace-one: epsilon", j["guarantee"])
+                else:
+                    self.assertEqual(j["adjacency"], "replace-one")
+                    self.assertEqual(j["epsilon_replace_one"], j["epsilon"])
+                    form = (["--mechanism", "mf", "--steps", str(j["horizon"])] if j["accounting"] == "gdp-mf" else
+                            ["--steps", str(int(j["params"]["max_phase_length"])), "--accountant", "gdp"])
+                    p = run_json("privacy", "--noise-multiplier", z, "--delta", "1e-6", "--adjacency", "zero-out", *form)
+                    self.assertEqual(p["adjacency"], "zero-out")
+                    self.assertAlmostEqual(p["epsilon_gdp"], j["epsilon_zero_out"], places=12)
+                    self.assertLess(j["epsilon_zero_out"], 0.6 * j["epsilon"])
+                    self.assertIn("zero-out: epsilon", j["guarantee"])
 
     # The whole report as the attack surface: datasets D and D' differ in one
     # record (norm 100 against clip G = 5, which the other records' gradients

@@ -12,6 +12,7 @@ def bad(name):
 
 
 OK = bad("ok.csv")
+LIBSVM = os.path.join(DATA, "libsvm", "small.svm")  # four records, indices up to 4
 LOGISTIC = ["run", "--model", "logistic", "--data", OK, "--seed", "1", "--epsilon", "2"]
 SOFTMAX = ["run", "--model", "softmax", "--seed", "1"]
 PR = ["run", "--synthetic", "phase-retrieval:n=20000,d=4,seed=1", "--seed", "1", "--max-steps", "3"]
@@ -36,22 +37,39 @@ CASES = [
     ("data is a directory", ["run", "--model", "logistic", "--data", BAD, "--format", "csv"], "load_csv"),
     ("unknown file extension", ["run", "--model", "logistic", "--data", bad("point_array.json")], "--format"),
     ("bogus --format", ["run", "--model", "logistic", "--data", OK, "--format", "bogus"], "unknown format 'bogus'"),
-    ("--header with libsvm", ["run", "--model", "logistic", "--data", bad("index_zero.svm"), "--header"], "--header"),
+    ("--header with libsvm", ["run", "--model", "logistic", "--data", bad("index_zero.svm"), "--features", "10",
+                              "--header"], "--header"),
     # --- LibSVM ---
-    ("libsvm index 0", ["run", "--model", "logistic", "--data", bad("index_zero.svm")], "1-based"),
-    ("libsvm decreasing index", ["run", "--model", "logistic", "--data", bad("index_decreasing.svm")], "strictly increasing"),
-    ("libsvm duplicate index", ["run", "--model", "logistic", "--data", bad("index_duplicate.svm")], "strictly increasing"),
-    ("libsvm index not a number", ["run", "--model", "logistic", "--data", bad("index_text.svm")], "bad feature index 'a'"),
-    ("libsvm missing colon", ["run", "--model", "logistic", "--data", bad("missing_colon.svm")], "lacks ':'"),
-    ("libsvm NaN value", ["run", "--model", "logistic", "--data", bad("value_nan.svm")], "NaN/Inf"),
-    ("libsvm text label", ["run", "--model", "logistic", "--data", bad("label_text.svm")], "bad label"),
-    ("libsvm huge index", ["run", "--model", "logistic", "--data", bad("huge_index.svm")], "feature columns"),
+    ("libsvm index 0", ["run", "--model", "logistic", "--data", bad("index_zero.svm"), "--features", "10"], "1-based"),
+    ("libsvm decreasing index", ["run", "--model", "logistic", "--data", bad("index_decreasing.svm"), "--features", "10"], "strictly increasing"),
+    ("libsvm duplicate index", ["run", "--model", "logistic", "--data", bad("index_duplicate.svm"), "--features", "10"], "strictly increasing"),
+    ("libsvm index not a number", ["run", "--model", "logistic", "--data", bad("index_text.svm"), "--features", "10"], "bad feature index 'a'"),
+    ("libsvm missing colon", ["run", "--model", "logistic", "--data", bad("missing_colon.svm"), "--features", "10"], "lacks ':'"),
+    ("libsvm NaN value", ["run", "--model", "logistic", "--data", bad("value_nan.svm"), "--features", "10"], "NaN/Inf"),
+    ("libsvm text label", ["run", "--model", "logistic", "--data", bad("label_text.svm"), "--features", "10"], "bad label"),
+    ("libsvm huge index", ["run", "--model", "logistic", "--data", bad("huge_index.svm"), "--algo", "sgd"],
+     "feature columns"),
+    # --- the public shape (docs/privacy.md): declared, never read from the records ---
+    ("private LibSVM run without --features", ["run", "--model", "logistic", "--data", LIBSVM],
+     "--features: a private run on LibSVM records is sized by their feature count, which must be declared"),
+    ("LibSVM index above --features", ["run", "--model", "logistic", "--data", LIBSVM, "--features", "3"],
+     "a record has a feature index above the declared feature count 3; which record is not said"),
+    ("--features 0", ["run", "--model", "logistic", "--data", LIBSVM, "--features", "0"], "--features: expected"),
+    ("--features with --synthetic", [*PR, "--features", "4"], "--features: applies to --data files"),
+    ("--features against a CSV's width", [*LOGISTIC, "--features", "5"], "--features 5: the records of"),
+    ("private softmax run without --classes", [*SOFTMAX, "--data", OK],
+     "--classes: a private softmax run is sized by its class count, which must be declared"),
+    ("private mlp run without --classes", ["run", "--model", "mlp", "--data", OK], "--classes: a private mlp run"),
+    ("convert --features against a CSV's width", ["convert", OK, bad("never.dpsr"), "--features", "3"],
+     "--features 3: the records of"),
+    ("convert --features below an index", ["convert", LIBSVM, bad("never.dpsr"), "--features", "2"],
+     "above the declared feature count 2"),
     # --- IDX ---
-    ("truncated IDX", ["run", "--model", "softmax", "--data", bad("truncated-images-idx3-ubyte")], "truncated"),
-    ("IDX header promising 2^40 values", ["run", "--model", "softmax", "--data", bad("huge-images-idx3-ubyte")], "truncated"),
-    ("IDX bad magic", ["run", "--model", "softmax", "--data", bad("badmagic-images-idx3-ubyte")], "bad magic"),
-    ("IDX label count mismatch", ["run", "--model", "softmax", "--data", bad("count-images-idx3-ubyte")], "3 labels"),
-    ("IDX labels file missing", ["run", "--model", "softmax", "--data", bad("nolabels-images-idx3-ubyte")], "not found"),
+    ("truncated IDX", ["run", "--model", "softmax", "--classes", "10", "--data", bad("truncated-images-idx3-ubyte")], "truncated"),
+    ("IDX header promising 2^40 values", ["run", "--model", "softmax", "--classes", "10", "--data", bad("huge-images-idx3-ubyte")], "truncated"),
+    ("IDX bad magic", ["run", "--model", "softmax", "--classes", "10", "--data", bad("badmagic-images-idx3-ubyte")], "bad magic"),
+    ("IDX label count mismatch", ["run", "--model", "softmax", "--classes", "10", "--data", bad("count-images-idx3-ubyte")], "3 labels"),
+    ("IDX labels file missing", ["run", "--model", "softmax", "--classes", "10", "--data", bad("nolabels-images-idx3-ubyte")], "not found"),
     ("--labels with csv", ["run", "--model", "logistic", "--data", OK, "--labels", bad("tiny-labels-idx1-ubyte")], "IDX"),
     # --- record files (dpsosp convert, run --stream) ---
     ("truncated record file", ["run", "--model", "logistic", "--data", bad("truncated.dpsr")], "truncated or padded"),
@@ -70,9 +88,12 @@ CASES = [
     ("convert --values bogus", ["convert", OK, bad("never.dpsr"), "--values", "float16"],
      "--values: expected float64 or float32"),
     # --- labels invalid for the model ---
-    ("logistic label 3", ["run", "--model", "logistic", "--data", bad("label_3.csv")], "label of record 1"),
-    ("softmax fractional label", [*SOFTMAX, "--data", bad("softmax_label_frac.csv")], "label of record 1"),
-    ("softmax negative label", [*SOFTMAX, "--data", bad("softmax_label_negative.csv")], "label of record 1"),
+    ("logistic label 3", ["run", "--model", "logistic", "--data", bad("label_3.csv")],
+     "a record's label is not 0, 1, -1 or +1"),
+    ("softmax fractional label", [*SOFTMAX, "--classes", "3", "--data", bad("softmax_label_frac.csv")],
+     "a record's label is not an integer in [0, 3)"),
+    ("softmax negative label", [*SOFTMAX, "--classes", "3", "--data", bad("softmax_label_negative.csv")],
+     "a record's label is not an integer in [0, 3)"),
     ("softmax label above --classes", [*SOFTMAX, "--data", OK, "--classes", "2", "--eval", bad("label_3.csv")], "--eval"),
     ("pca on synthetic labels", ["run", "--synthetic", "pca:n=1000,d=4", "--model", "logistic"], "no labels"),
     # --- start point ---
@@ -115,9 +136,10 @@ CASES = [
     ("--classes with logistic", [*LOGISTIC, "--classes", "3"], "--classes"),
     ("--rank 0", ["run", "--synthetic", "pca:n=1000,d=4", "--rank", "0"], "--rank"),
     ("--rank differs from spec", ["run", "--synthetic", "pca:n=1000,d=4,rank=2", "--rank", "3"], "rank=2"),
-    ("--hidden 0", ["run", "--model", "mlp", "--data", OK, "--hidden", "0"], "--hidden"),
-    ("--hidden with softmax", [*SOFTMAX, "--data", OK, "--hidden", "4"], "--hidden"),
-    ("--hidden too large", ["run", "--model", "mlp", "--data", OK, "--hidden", "2000000000"], "--hidden"),
+    ("--hidden 0", ["run", "--model", "mlp", "--classes", "2", "--data", OK, "--hidden", "0"], "--hidden"),
+    ("--hidden with softmax", [*SOFTMAX, "--classes", "2", "--data", OK, "--hidden", "4"], "--hidden"),
+    ("--hidden too large", ["run", "--model", "mlp", "--classes", "2", "--data", OK, "--hidden", "2000000000"],
+     "--hidden"),
     # --- synthetic specs ---
     ("unknown synthetic problem", ["run", "--synthetic", "spiral:n=100"], "unknown problem 'spiral'"),
     ("synthetic n=0", ["run", "--synthetic", "phase-retrieval:n=0,d=4"], "key 'n'"),

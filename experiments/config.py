@@ -28,6 +28,7 @@ def noise_key_args(seed):
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "w") as f:
             f.write(hashlib.sha256(("dpsosp experiments seed %d" % seed).encode()).hexdigest()[:32] + "\n")
+    os.chmod(path, 0o600)  # dpsosp refuses a key file that others can read
     return ["--noise-key-file", rel]
 NONPRIVATE = ["spider", "sgd"]
 ALGOS = PRIVATE + NONPRIVATE
@@ -190,7 +191,7 @@ class FashionMNIST:
     def args(self, model, algo, eps, M=None, seed=None):
         seed = self.seed if seed is None else seed
         name, _, variant = algo.partition(":")
-        a = ["--model", model, "--data", FM_TRAIN,
+        a = ["--model", model, "--data", FM_TRAIN, "--classes", "10",
              "--algo", "dpsgd" if name == "dpsgd-multi" else name,
              "--epsilon", fmt(eps), "--delta", repr(self.delta)]
         if variant != "defaults":

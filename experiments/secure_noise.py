@@ -38,7 +38,7 @@ PR_SPEC = "phase-retrieval:n=400000,d=8,seed=1"
 
 
 def fm_args(algo, eps, seed, mode):
-    return ["--model", "softmax", "--data", config.FM_TRAIN, "--algo", algo, "--epsilon", config.fmt(eps),
+    return ["--model", "softmax", "--data", config.FM_TRAIN, "--classes", "10", "--algo", algo, "--epsilon", config.fmt(eps),
             "--delta", "1e-05", "--G", "1", "--M", "1", "--rho", "1", "--B", "1", "--seed", str(seed),
             "--threads", "1", "--no-certificate", "--noise", mode] + config.noise_key_args(seed)
 

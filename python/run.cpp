@@ -172,7 +172,7 @@ void bind_run(py::module_& m) {
          const std::optional<std::string>& noise_key_file, bool release_only, const std::string& noise,
          std::optional<double> tail, std::optional<bool> o2, const std::optional<std::string>& accountant,
          const std::optional<std::string>& sampling, std::optional<Index> bands,
-         const py::object& callback, const std::optional<std::string>& data_file, bool stream) {
+         const py::object& callback, const std::optional<std::string>& data_file, bool stream, Index n_features) {
         RunOptions o;
         o.algorithm = parse_algorithm(algo);
         // The same rules, in the same words, as the CLI's (before any copy).
@@ -258,6 +258,29 @@ void bind_run(py::module_& m) {
                       (X.is_none() ? "neither" : "both"));
         if (stream && !data_file) throw Error("stream=True reads a record file; give data='FILE'");
         if (data_file && y) throw Error("y: a record file holds its labels; y applies to X");
+        // The public shape (SPEC section 9, docs/privacy.md): what sizes a
+        // private run is declared, never read from the records, in the CLI's
+        // rules (check_public_shape) and the keywords' names.
+        const bool is_classifier = model_name == "softmax" || model_name == "mlp";
+        const bool sparse_x = !X.is_none() && py::hasattr(X, "indptr");
+        std::optional<RecordFileInfo> header;
+        if (data_file) header = read_record_file_info(*data_file);
+        if (o.is_private_run()) {
+          if (is_classifier && classes == 0)
+            throw Error("classes: a private " + model_name + " run is sized by its class count, which must be "
+                        "declared (public), not read from the labels: pass classes=K (labels 0 .. K-1)");
+          if (sparse_x && n_features == 0)
+            throw Error("n_features: a private run on sparse X is sized by its feature count, which must be "
+                        "declared (public; a sparse matrix's width may come from its largest index): pass "
+                        "n_features=D");
+          if (header && !header->features_declared)
+            throw Error("data: the feature count of these sparse records was read from their largest index when "
+                        "they were converted; a private run needs it declared (public): convert them again with "
+                        "dpsosp convert --features D");
+        }
+        if (header && n_features != 0 && header->cols != n_features)
+          throw Error("n_features=" + std::to_string(n_features) + ": the record file holds records of " +
+                      std::to_string(header->cols) + " features");
         std::optional<RecordFile> file;
         Dataset data;
         if (stream) file.emplace(*data_file);
@@ -321,7 +344,7 @@ void bind_run(py::module_& m) {
       py::arg("overrides"), py::arg("noise_key"), py::arg("noise_key_file"), py::arg("release_only"),
       py::arg("noise"), py::arg("tail"), py::arg("o2"), py::arg("accountant"), py::arg("sampling"), py::arg("bands"),
       py::arg("callback"),
-      py::arg("data"), py::arg("stream"),
+      py::arg("data"), py::arg("stream"), py::arg("n_features"),
       "The run behind dpsosp.run (which checks its keywords and converts X and y first).");
 }
 

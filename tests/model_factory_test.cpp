@@ -123,9 +123,14 @@ Dataset with_labels(Vec labels) {
 TEST(ModelValidate, BinaryClassifiersAcceptSignsAndZeroOneOnly) {
   EXPECT_EQ(validate_message("logistic", with_labels((Vec(4) << 0, 1, -1, 1).finished())), "no error");
   EXPECT_EQ(validate_message("logistic", with_labels((Vec(3) << 1, 2, 0).finished())),
-            "logistic: label of record 1 (0-based) is 2, expected 0, 1, -1 or +1 (0 is read as -1)");
+            "logistic: a record's label is not 0, 1, -1 or +1 (0 is read as -1); which record is not said, as "
+            "a refusal must not depend on it");
   EXPECT_EQ(validate_message("sigmoid", with_labels((Vec(3) << 1, -1, 0.5).finished())),
-            "sigmoid: label of record 2 (0-based) is 0.5, expected 0, 1, -1 or +1 (0 is read as -1)");
+            "sigmoid: a record's label is not 0, 1, -1 or +1 (0 is read as -1); which record is not said, as "
+            "a refusal must not depend on it");
+  // The same words whichever record holds which bad label (the public-shape rule).
+  EXPECT_EQ(validate_message("logistic", with_labels((Vec(3) << 7, 1, 0).finished())),
+            validate_message("logistic", with_labels((Vec(3) << 1, 0, -3).finished())));
   EXPECT_EQ(validate_message("logistic", Dataset(RowMatrix::Ones(3, 2), Vec())),
             "logistic: the data have no labels, expected one label per record (logistic is a supervised model)");
 }
@@ -143,14 +148,16 @@ TEST(ModelValidate, ClassLabelsMustBeIntegersInRange) {
   o.classes = 10;
   Vec y = Vec::Zero(20);
   y[17] = 2.5;
-  EXPECT_EQ(validate_message("softmax", with_labels(y), o),
-            "softmax: label of record 17 (0-based) is 2.5, expected an integer in [0, 10)");
+  const std::string says = ": a record's label is not an integer in [0, 10) (the classes); which record is not "
+                          "said, as a refusal must not depend on it";
+  EXPECT_EQ(validate_message("softmax", with_labels(y), o), "softmax" + says);
   y[17] = 10;
-  EXPECT_EQ(validate_message("mlp", with_labels(y), o),
-            "mlp: label of record 17 (0-based) is 10, expected an integer in [0, 10)");
+  EXPECT_EQ(validate_message("mlp", with_labels(y), o), "mlp" + says);
+  y[17] = 0;
+  y[3] = -1;
+  EXPECT_EQ(validate_message("mlp", with_labels(y), o), "mlp" + says);
+  y[3] = 0;
   y[17] = -1;
-  EXPECT_EQ(validate_message("mlp", with_labels(y), o),
-            "mlp: label of record 17 (0-based) is -1, expected an integer in [0, 10)");
   // The per-example methods refuse such a label too, instead of reading out of bounds.
   const Dataset bad = with_labels(y);
   const auto m = make_model("softmax", 2, o);
@@ -198,9 +205,9 @@ TEST(ModelValidate, RowsAreCheckedAsTheSubsetWouldBe) {
       EXPECT_EQ(in_place != "no error", has_bad && !pca);
     }
   }
-  // The place in the list: record 4 is the second of {5, 4, 0}.
-  EXPECT_EQ(testing::error_of([&] { make_model("logistic", 2)->validate_rows(data, {5, 4, 0}); }),
-            "logistic: label of record 1 (0-based) is 0.5, expected 0, 1, -1 or +1 (0 is read as -1)");
+  // Record 4 of {5, 4, 0} is refused (in words that name no record).
+  EXPECT_CONTAINS(testing::error_of([&] { make_model("logistic", 2)->validate_rows(data, {5, 4, 0}); }),
+                  "logistic: a record's label is not 0, 1, -1 or +1");
 }
 
 

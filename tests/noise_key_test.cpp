@@ -4,6 +4,7 @@
 // seed for privacy noise, key files. (The stream contract and statistics of
 // secret streams: noise_test.cpp, GaussianStreamKinds/Secret.)
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cstdio>
 #include <string>
@@ -142,6 +143,21 @@ TEST(NoiseKeyTest, HexRoundTripsAndFilesAreRead) {
     std::fputs("00112233445566778899aabbccddeeff\n", f);
     std::fclose(f);
   }
+  // fopen makes it 0666 less the umask: readable by others, refused as ssh
+  // refuses such a private key, with the mode and the fix (for root too).
+  ASSERT_EQ(::chmod(path.c_str(), 0644), 0);
+  try {
+    NoiseKey::from_file(path);
+    FAIL() << "accepted a key file that others can read";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "noise key file " + path + " is readable by others (mode 0644); chmod 600 " + path);
+  }
+  ASSERT_EQ(::chmod(path.c_str(), 0620), 0);  // group-writable: refused too
+  EXPECT_THROW(NoiseKey::from_file(path), Error);
+  ASSERT_EQ(::chmod(path.c_str(), 0600), 0);
+  EXPECT_EQ(NoiseKey::from_file(path), key);
+  ASSERT_EQ(::chmod(path.c_str(), 0400), 0);
   EXPECT_EQ(NoiseKey::from_file(path), key);
   std::remove(path.c_str());
   EXPECT_THROW(NoiseKey::from_file(path), Error);

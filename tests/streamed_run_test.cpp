@@ -182,23 +182,25 @@ TEST(StreamedRun, BadRecordsEndTheRunWithoutASummaryWhereverTheyLie) {
   EXPECT_EQ(steps_seen, 74) << "the checks go with the run's one read of the file";
   refused(file_with_bad_record(12000, 11500, [](double*, double* z) { z[0] = -HUGE_VAL; }), o,
           "record 11500 (0-based), feature 0 is -inf");
-  // A label is checked on the batch that holds it, [11400, 11550): step 77.
+  // A label is checked on the batch that holds it, [11400, 11550): step 77
+  // (the file's header still claims the label range [0, 1]; one that says
+  // [0, 2] is refused before the run: HeaderLabelRangeOutsideTheModelIsRefusedFirst).
   refused(file_with_bad_record(12000, 11500, [](double* y, double*) { *y = 2; }), o,
-          "label of record 11500 (0-based) is 2");
+          "a record's label is not 0, 1, -1 or +1");
   EXPECT_EQ(steps_seen, 77);
   // After a run that stops at 7 steps: the records it did not read are checked before it returns.
   RunOptions short_one = o;
   short_one.max_steps = 7;
   refused(file_with_bad_record(12000, 11999, [](double* y, double*) { *y = 0.5; }), short_one,
-          "label of record 11999 (0-based) is 0.5");
+          "a record's label is not 0, 1, -1 or +1");
   EXPECT_EQ(steps_seen, 7);
   refused(file_with_bad_record(12000, 11999, [](double*, double* z) { z[99] = HUGE_VAL; }), short_one,
           "record 11999 (0-based), feature 99 is inf");
-  // Among the records of the estimate of G (the first 2%, 240), before it.
+  // Among the records of the estimate of G (the first min(20000, max(min(500, n/10), n/50)) = 500), before it.
   RunOptions estimated = o;
   estimated.estimate.G = true;
   refused(file_with_bad_record(12000, 100, [](double* y, double*) { *y = 3; }), estimated,
-          "label of record 100 (0-based) is 3");
+          "a record's label is not 0, 1, -1 or +1");
   EXPECT_EQ(steps_seen, 0);
   // Several passes (spider-mf-adaptive): the first pass checks what it reads, the rest after the run.
   RunOptions passes = testing::short_run("spider-mf-adaptive", 0);
@@ -206,7 +208,31 @@ TEST(StreamedRun, BadRecordsEndTheRunWithoutASummaryWhereverTheyLie) {
   passes.sampling = Sampling::kOrder;
   passes.batch_size = 170;  // 70 steps a pass read records [0, 11900)
   refused(file_with_bad_record(12000, 11990, [](double* y, double*) { *y = -2; }), passes,
-          "label of record 11990 (0-based) is -2");
+          "a record's label is not 0, 1, -1 or +1");
+}
+
+// The header's label range (written from the records) against the model's
+// label set, before any noise: a label outside it is refused in words that
+// name no record, wherever it lies, and the run takes no step.
+TEST(StreamedRun, HeaderLabelRangeOutsideTheModelIsRefusedFirst) {
+  const std::string path = temp_path("labels.dpsr");
+  const auto model = make_model("logistic", 12);
+  RunOptions o = testing::short_run("dpsgd", 0);
+  int steps_seen = 0;
+  o.on_step = [&](const Iteration&) { return ++steps_seen, true; };
+  std::string said;
+  for (const Index at : {Index{0}, Index{499}}) {
+    Dataset data = testing::run_data(false, 500);
+    Vec labels = data.labels();
+    labels[static_cast<Eigen::Index>(at)] = 7;
+    write_record_file(Dataset(RowMatrix(data.dense()), std::move(labels)), path);
+    const std::string message = testing::error_of([&] { minimize(*model, RecordFile(path), Vec::Zero(12), o); });
+    EXPECT_CONTAINS(message, "logistic: a record's label is not 0, 1, -1 or +1");
+    if (!said.empty()) EXPECT_EQ(message, said);
+    said = message;
+    EXPECT_EQ(steps_seen, 0);
+  }
+  std::remove(path.c_str());
 }
 
 TEST(StreamedRun, RefusesWhatCannotStream) {

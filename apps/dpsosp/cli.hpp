@@ -28,12 +28,26 @@ struct DataSource {
   bool fit_intercept = false;
   std::string synthetic;
   std::string classes, hidden, rank;  // ModelOptions, as given (empty = default)
+  std::string features;               // --features D (empty: none declared)
   CLI::App* app = nullptr;            // to tell which options were given
   bool given(const std::string& option) const { return app != nullptr && app->count(option) > 0; }
 };
 
 /// Adds the data-source options to a subcommand.
 void add_data_options(CLI::App& app, DataSource& source);
+/// --features D, as given: the declared feature count (public), for LibSVM
+/// and record files; 0 when not given. Throws Error naming the option.
+Index declared_features(const DataSource& source);
+/// A private run's public shape (SPEC section 9, docs/privacy.md "Public
+/// shape"): what sizes the run is declared, never read from the records. With
+/// --data, softmax and mlp need --classes, LibSVM records (a file or stdin)
+/// need --features, and a sparse record file needs the feature count its
+/// header declares (dpsosp convert --features). Throws Error, one line saying
+/// how to declare it, before any record is read.
+void check_public_shape(const DataSource& source, bool private_run);
+/// certify, predict: a LibSVM --data without --features takes the feature
+/// count of the point's shape (public: the released model's), if it has one.
+void default_features_from_point(DataSource& source, std::optional<Index> features);
 
 /// A loaded problem: data, model, and (for synthetic specs) the problem.
 struct LoadedProblem {

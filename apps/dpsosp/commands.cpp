@@ -36,6 +36,7 @@ void setup_certify(CLI::App& app) {
     if (args->point.empty()) throw Error("--point: empty file name");
     // Read the point before the data: a bad point file fails at once.
     const PointFile point = read_point_file(args->point, "--point " + args->point);
+    default_features_from_point(args->source, point.features);
     LoadedProblem p = load_problem(args->source);
     if (static_cast<Index>(point.x.size()) != p.model->dim())
       throw Error("--point " + args->point + ": x has " + std::to_string(point.x.size()) + " entries, model " +
@@ -251,7 +252,10 @@ void setup_keygen(CLI::App& app) {
       throw Error("--out " + args->out + ": cannot create the key file: " + std::strerror(err) +
                   (err == EEXIST ? " (keygen never replaces a key)" : ""));
     }
-    const bool written = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+    // 0600 whatever the umask (open's mode can only be narrowed by it): a
+    // key file that others can read is refused by --noise-key-file.
+    const bool written = ::fchmod(fd, S_IRUSR | S_IWUSR) == 0 &&
+                         ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
     const int err = errno;
     if (::close(fd) != 0 || !written) {
       ::unlink(args->out.c_str());

@@ -85,6 +85,19 @@ FileFormat format_of(const DataSource& s, const std::string& path) {
   return s.format.empty() ? guess_file_format(path) : parse_file_format(s.format);
 }
 
+// A declared --features D against records whose width is fixed otherwise (a
+// dense format's, the same for every record, or a record file's header).
+void check_declared_width(const DataSource& s, FileFormat format, const Dataset& data, const std::string& path) {
+  const Index declared = declared_features(s);
+  if (declared == 0 || format == FileFormat::kLibsvm || data.cols() == declared) return;
+  if (format == FileFormat::kRecords)
+    throw Error("--features " + std::to_string(declared) + ": the record file " + path + " holds records of " +
+                std::to_string(data.cols()) + " features; convert it again with --features " +
+                std::to_string(declared));
+  throw Error("--features " + std::to_string(declared) + ": the records of " + path + " have " +
+              std::to_string(data.cols()) + " features (the width of every record of a dense format)");
+}
+
 Dataset load_file(const DataSource& s, const std::string& path, const std::string& labels_path, bool labeled,
                   const std::string& source) {
   const FileFormat format = format_of(s, path);
@@ -93,11 +106,18 @@ Dataset load_file(const DataSource& s, const std::string& path, const std::strin
     throw Error(source + ": a labels file applies to IDX data; " + path + " is not IDX");
   if (!labels_path.empty() && !labeled) throw Error(source + ": a labels file was given, but the pca model takes no labels");
   try {
-    if (format == FileFormat::kIdx && !labels_path.empty()) return load_idx(path, labeled ? labels_path : "");
-    LoadOptions lo;
-    lo.header = s.header;
-    lo.labeled = labeled;
-    return load_dataset(path, format, lo);
+    Dataset data;
+    if (format == FileFormat::kIdx && !labels_path.empty()) {
+      data = load_idx(path, labeled ? labels_path : "");
+    } else {
+      LoadOptions lo;
+      lo.header = s.header;
+      lo.labeled = labeled;
+      lo.libsvm_features = declared_features(s);
+      data = load_dataset(path, format, lo);
+    }
+    check_declared_width(s, format, data, path);
+    return data;
   } catch (const std::bad_alloc&) {
     throw Error(source + ": out of memory loading the records");
   }
@@ -118,7 +138,13 @@ void add_data_options(CLI::App& app, DataSource& s) {
                              "NAME:key=value,... with NAME in phase-retrieval, pca, gaussian-mixture");
   data->excludes(syn);
   syn->excludes(data);
-  app.add_option("--classes", s.classes, "softmax/mlp: number of classes, >= 2 (default: from the labels)");
+  app.add_option("--classes", s.classes,
+                 "softmax/mlp: number of classes K >= 2, labels 0 .. K-1 (public; a private run on --data needs it; "
+                 "otherwise default: the largest label + 1)");
+  app.add_option("--features", s.features,
+                 "The number of features D (public): LibSVM indices 1 .. D, a larger one is refused (a private run "
+                 "on LibSVM records needs it; otherwise default: the largest index); CSV, IDX and record files: "
+                 "checked against their width");
   app.add_option("--hidden", s.hidden, "mlp: hidden units (default 32)");
   app.add_option("--rank", s.rank, "pca: rank r (default 1, or the synthetic spec's rank)");
 }
@@ -148,6 +174,8 @@ LoadedProblem load_problem(const DataSource& s, std::optional<std::uint64_t> sam
   if (s.given("--format") && s.data_path.empty()) throw Error("--format: applies to --data files, not to --synthetic");
   if (s.given("--labels") && s.data_path.empty()) throw Error("--labels: applies to --data IDX files, not to --synthetic");
   if (s.given("--header") && s.data_path.empty()) throw Error("--header: applies to --data CSV files, not to --synthetic");
+  if (s.given("--features") && s.data_path.empty())
+    throw Error("--features: applies to --data files, not to --synthetic (its spec fixes d)");
   if (s.synthetic.empty() && s.data_path.empty()) throw Error("give the records with --data FILE or --synthetic SPEC");
   if (!s.data_path.empty() && s.model.empty()) throw Error("--model is required with --data (one of " + join(model_names()) + ")");
   if (!s.synthetic.empty()) {
@@ -214,6 +242,47 @@ Dataset load_eval_data(const DataSource& s, const std::string& path, const std::
   Dataset eval = load_file(s, path, labels_path, model.name() != "pca", source);
   validate_for_model(model, eval, source);
   return eval;
+}
+
+Index declared_features(const DataSource& s) {
+  if (!s.given("--features") && s.features.empty()) return 0;
+  return static_cast<Index>(parse_count(s.features, "--features", 1, kMaxFeatures));
+}
+
+void check_public_shape(const DataSource& s, bool private_run) {
+  if (!private_run || s.data_path.empty()) return;  // --synthetic: its spec fixes the shape
+  if ((s.model == "softmax" || s.model == "mlp") && !s.given("--classes"))
+    throw Error("--classes: a private " + s.model + " run is sized by its class count, which must be declared "
+                "(public), not read from the labels: give --classes K (labels 0 .. K-1)");
+  FileFormat format = FileFormat::kCsv;
+  try {
+    format = format_of(s, s.data_path);
+  } catch (const Error&) {
+    return;  // loading names the problem
+  }
+  if (format == FileFormat::kLibsvm && declared_features(s) == 0)
+    throw Error("--features: a private run on LibSVM records is sized by their feature count, which must be "
+                "declared (public), not read from the largest index: give --features D (indices 1 .. D)");
+  if (format != FileFormat::kRecords || s.data_path == "-") return;
+  RecordFileInfo info;
+  try {
+    info = read_record_file_info(s.data_path);
+  } catch (const Error&) {
+    return;  // loading names the problem
+  }
+  if (!info.features_declared)
+    throw Error("--data " + s.data_path + ": the feature count of these sparse records was read from their "
+                "largest index when they were converted; a private run needs it declared (public): convert them "
+                "again with dpsosp convert --features D");
+}
+
+void default_features_from_point(DataSource& s, std::optional<Index> features) {
+  if (!features || s.given("--features") || s.data_path.empty()) return;
+  try {
+    if (format_of(s, s.data_path) == FileFormat::kLibsvm) s.features = std::to_string(*features);
+  } catch (const Error&) {
+    // loading names the problem
+  }
 }
 
 std::optional<NoiseKey> read_noise_key_option(const std::string& path, bool given) {

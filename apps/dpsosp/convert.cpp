@@ -15,7 +15,7 @@ namespace dpsosp::cli {
 void setup_convert(CLI::App& app) {
   struct Args {
     std::vector<std::string> files;
-    std::string in, out, format, labels, synthetic, shuffle_seed, values = "float64";
+    std::string in, out, format, labels, synthetic, shuffle_seed, values = "float64", features;
     bool header = false, no_labels = false;
   };
   auto args = std::make_shared<Args>();
@@ -34,6 +34,10 @@ void setup_convert(CLI::App& app) {
   cmd->add_option("--shuffle-seed", args->shuffle_seed,
                   "Write the records in the sample order of this public seed: streamed front to back they are used "
                   "as a loaded run with --seed SEED uses them (default: the input's order)");
+  cmd->add_option("--features", args->features,
+                  "LibSVM: the number of features D (public), written to the header so that a private run can use "
+                  "the file; an index above D is refused (default: the largest index, which a private run refuses); "
+                  "CSV, IDX: checked against their width");
   cmd->add_option("--values", args->values, "float64 (default) or float32 (half the bytes; values rounded to float32)")
       ->capture_default_str();
   cmd->callback([args, cmd] {
@@ -53,8 +57,12 @@ void setup_convert(CLI::App& app) {
     args->out = args->files.back();
     if (want == 2) args->in = args->files.front();
     if (want == 2 && args->in.empty()) throw Error("IN: empty file name");
-    if (!args->synthetic.empty() && (given("--format") || given("--labels") || given("--header") || given("--no-labels")))
-      throw Error("--format, --labels, --header and --no-labels apply to an input file, not to --synthetic");
+    if (!args->synthetic.empty() && (given("--format") || given("--labels") || given("--header") ||
+                                     given("--no-labels") || given("--features")))
+      throw Error("--format, --labels, --header, --no-labels and --features apply to an input file, not to "
+                  "--synthetic");
+    const Index features =
+        given("--features") ? static_cast<Index>(parse_count(args->features, "--features", 1, 2147483647)) : 0;
     if (args->out.empty()) throw Error("OUT: empty file name");
     check_writable(args->out, "OUT");
     check_not_input(args->out, args->in, "IN");
@@ -74,8 +82,13 @@ void setup_convert(CLI::App& app) {
         LoadOptions lo;
         lo.header = args->header;
         lo.labeled = !args->no_labels;
+        lo.libsvm_features = features;
         data = load_dataset(args->in, format, lo);
       }
+      if (features != 0 && data.cols() != features)  // a dense format's width, the same for every record
+        throw Error("--features " + std::to_string(features) + ": the records of " + args->in + " have " +
+                    std::to_string(data.cols()) + " features");
+      w.features_declared = features != 0;
     }
     write_record_file(data, args->out, w);
     const RecordFileInfo info = read_record_file_info(args->out);
@@ -84,6 +97,8 @@ void setup_convert(CLI::App& app) {
     j["records"] = info.rows;
     j["features"] = info.cols;
     j["storage"] = info.sparse ? "csr" : "dense";
+    // Whether a private run may use the file: a dense width, or a declared count (--features).
+    j["features_declared"] = info.features_declared;
     j["labeled"] = info.labeled;
     j["values"] = record_value_type_name(info.values);
     j["shuffle_seed"] = info.shuffle_seed ? nlohmann::json(*info.shuffle_seed) : nlohmann::json(nullptr);

@@ -25,6 +25,8 @@ void setup_predict(CLI::App& app) {
   cmd->add_option("--format", args->source.format, "csv | libsvm | idx (default: from the file name)");
   cmd->add_option("--labels", args->source.labels_path, "IDX labels file (default: the one beside the images)");
   cmd->add_flag("--header", args->source.header, "CSV: skip one header line");
+  cmd->add_option("--features", args->source.features,
+                  "LibSVM: the number of features D (default: the point's shape.features, else the largest index)");
   cmd->add_flag("--no-labels", args->no_labels,
                 "The records have no label column (by default they are laid out as for run, label first, and the "
                 "accuracy or mean squared error is printed on stderr)");
@@ -39,6 +41,7 @@ void setup_predict(CLI::App& app) {
     if (point.model.empty() || !point.shape)
       throw Error("--point " + args->point + ": no \"model\" and \"shape\" (expected a result of dpsosp run or a "
                   "model file of dpsosp.save)");
+    default_features_from_point(args->source, point.features);
     const bool labeled = !args->no_labels && point.model != "pca";
     const Dataset data = load_data_file(args->source, labeled);
     const auto model = make_model(point.model, data.cols(), *point.shape);

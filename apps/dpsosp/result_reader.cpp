@@ -83,6 +83,13 @@ PointFile parse_json(const std::string& text, const std::string& what) {
     count("classes", o.classes, 0);
     count("hidden", o.hidden, 1);
     count("rank", o.rank, 1);
+    const auto features = shape->find("features");
+    if (features != shape->end()) {
+      if (!features->is_number_unsigned() || features->get<std::uint64_t>() < 1 ||
+          features->get<std::uint64_t>() > 2147483647u)
+        throw Error(what + ": \"shape.features\" is " + show(*features) + ", expected an integer in [1, 2147483647]");
+      point.features = features->get<Index>();
+    }
     const auto bias = shape->find("fit_intercept");
     if (bias != shape->end()) {
       if (!bias->is_boolean()) throw Error(what + ": \"shape.fit_intercept\" is " + show(*bias) + ", expected true or false");

@@ -18,6 +18,7 @@ struct PointFile {
   bool from_json = false;
   std::string model;                 ///< "model" of a JSON file (empty when absent)
   std::optional<ModelOptions> shape;  ///< its "shape" (classes, hidden, rank, fit_intercept), if it has one
+  std::optional<Index> features;      ///< its "shape.features", if it has one
 };
 
 /// Parses the text of a point file. `what` prefixes every message (e.g.

@@ -163,6 +163,7 @@ int do_run(const RunArgs& a) {
     throw Error("--eval: its metrics and certificate are diagnostics, which --release-only leaves out");
   if (a.given("--eval-labels") && !a.given("--eval")) throw Error("--eval-labels: applies with --eval");
   if (a.given("--eval-labels") && a.eval_labels.empty()) throw Error("--eval-labels: empty file name");
+  check_public_shape(a.source, is_private_run);  // --classes, --features: declared, not read from the records
   if (a.given("--out") && Processes::reports()) check_writable(a.out);
   check_not_input(a.out, a.source.data_path, "--data");
   check_not_input(a.out, a.eval, "--eval");
@@ -209,22 +210,11 @@ int do_run(const RunArgs& a) {
   const bool interrupted = s.interrupted() || stop_requested_by_signal();
   if (!Processes::reports()) return interrupted ? 128 + stop_signal_number() : 0;
   for (const std::string& w : s.warnings) std::fprintf(stderr, "dpsosp: warning: %s\n", w.c_str());
-  // A class count taken from the labels (the largest + 1) shapes x, d and the
-  // shape: one record's label can change it (--synthetic's comes from its spec).
-  const std::string& kind = p.model->name();
-  const bool inferred_classes = is_private_run && a.source.classes.empty() && !a.source.data_path.empty() &&
-                                (kind == "softmax" || kind == "mlp");
-  const std::string classes_caveat =
-      "the class count " + std::to_string(p.model->options().classes) +
-      " was taken from the labels (the largest label + 1): one record's label can change it, and with it d and "
-      "the shape of x, which the guarantee does not cover; give --classes (public) to avoid it";
-  if (inferred_classes) std::fprintf(stderr, "dpsosp: warning: %s\n", classes_caveat.c_str());
 
   // The release (covered by the guarantee) and, apart, the diagnostics
   // computed from the private data (SPEC section 8).
   nlohmann::json j = release_json(s);
   nlohmann::json diagnostics = diagnostics_json(s);
-  if (inferred_classes) j["caveats"].push_back(classes_caveat);
   j["interrupted"] = interrupted;
   j["model"] = p.model->name();
   j["n"] = n;
@@ -314,7 +304,8 @@ void setup_run(CLI::App& app) {
   run->add_option("--x0", args->x0, "Start point: a file (one CSV line, or a result JSON), or zeros (default), saddle, optimum (synthetic)");
   run->add_option("--G", args->G,
                   "Lipschitz constant: per-example gradient clip for O1 (> 0), or auto: the private median of the "
-                  "per-example gradient norms at x0 on 2% of the records (private runs; non-private: 1)")
+                  "per-example gradient norms at x0 on the first min(20000, max(min(500, n/10), n/50)) records (private "
+                  "runs; non-private: 1)")
       ->capture_default_str();
   run->add_option("--M", args->M,
                   "smoothness: O2 clip is M*||x_t - x_{t-1}||, step 1/M (> 0), or auto: the private median of "

@@ -27,6 +27,11 @@ LoadedProblem open_streamed_problem(const DataSource& s) {
     throw Error(source + ": " + e.what());
   }
   const RecordFileInfo& info = p.records->info();
+  const Index declared = declared_features(s);
+  if (declared != 0 && declared != info.cols)
+    throw Error("--features " + std::to_string(declared) + ": the record file " + s.data_path + " holds records of " +
+                std::to_string(info.cols) + " features; convert it again with --features " +
+                std::to_string(declared));
   try {
     p.model = make_model(s.model, info, model_options_of(s, s.model));
   } catch (const Error& e) {

@@ -122,7 +122,9 @@ struct LoadOptions {
   bool header = false;
   /// The first CSV column is the label / target. False for unsupervised data (PCA).
   bool labeled = true;
-  /// LibSVM: number of features; 0 = the largest index seen.
+  /// LibSVM: the declared number of features (public: a private run needs
+  /// it); a record with a larger index is refused in words that name no
+  /// record. 0 = the largest index seen, read from the records.
   Index libsvm_features = 0;
 };
 

@@ -27,13 +27,20 @@ struct RecordFileInfo {
   Index cols = 0;          ///< features d of each record
   bool sparse = false;     ///< CSR records (index, value pairs) rather than d values each
   bool labeled = false;    ///< each record starts with its label
+  /// The feature count is public: dense records (every record has cols
+  /// values), or sparse ones whose count was declared when the file was
+  /// written (dpsosp convert --features D). False: sparse records whose
+  /// count is their largest index, read from the records, which a private
+  /// run refuses (docs/privacy.md, "Public shape").
+  bool features_declared = true;
   RecordValueType values = RecordValueType::kFloat64;
   Index nonzeros = 0;      ///< sparse: stored pairs over all records
   /// The records are stored in the sample order of this public seed.
   std::optional<std::uint64_t> shuffle_seed;
-  /// The smallest and largest label (NaN when unlabeled): lets a streamed run
-  /// infer the class count as a loaded run does (max + 1); the validation
-  /// pass checks them.
+  /// The smallest and largest label (NaN when unlabeled), read from the
+  /// records: lets a non-private streamed run infer the class count as a
+  /// loaded one does (max + 1), and a private one check the labels against
+  /// its declared classes before any noise; the validation pass checks them.
   double label_min = std::numeric_limits<double>::quiet_NaN();
   double label_max = std::numeric_limits<double>::quiet_NaN();
   std::uint64_t payload_bytes = 0;  ///< bytes after the header
@@ -51,6 +58,9 @@ struct RecordWriteOptions {
   std::optional<std::uint64_t> shuffle_seed;
   /// Records per block; 0: about 1 MiB of records (16 to 65536 of them).
   Index block_records = 0;
+  /// Sparse records: their cols() is a declared, public count (the header's
+  /// flag, RecordFileInfo::features_declared), not their largest index.
+  bool features_declared = false;
 };
 
 /// Writes the records (record order, or the shuffle seed's) to path, through

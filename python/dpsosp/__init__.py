@@ -8,7 +8,7 @@ stationary points (SOSP).
     print(r["epsilon"], dpsosp.certify_population("phase-retrieval:n=10,d=8,seed=1", r["x"], rho=6))
 
     from dpsosp import DPClassifier          # scikit-learn estimators (dpsosp.sklearn)
-    DPClassifier(epsilon=1).fit(X, y).score(X, y)
+    DPClassifier(epsilon=1, classes=[0, 1]).fit(X, y).score(X, y)   # the label set is public
 
 The result's entries are covered by the run's privacy guarantee, except
 r["diagnostics"] (clipped counts, timings), computed from the data without

@@ -77,6 +77,23 @@ def _records(X, name="X"):
     return np.ascontiguousarray(a)
 
 
+def _declared_width(records, n_features):
+    """The records at the declared feature count n_features (None: not declared). A sparse X is widened to it
+    (its shape may come from its largest index), and a record with an index at or above it is refused in words that
+    name no record; a dense X's width (the same for every record) must be it."""
+    if n_features is None:
+        return records
+    n_features = _count("n_features", n_features, 1, 2147483647)
+    if hasattr(records, "indptr"):
+        if records.nnz and int(records.indices.max()) >= n_features:
+            raise ValueError(f"X: a record has a feature index at or above n_features={n_features}; which record "
+                             "is not said, as a refusal must not depend on it")
+        return type(records)((records.data, records.indices, records.indptr), shape=(records.shape[0], n_features))
+    if records.shape[1] != n_features:
+        raise ValueError(f"n_features={n_features}: X has {records.shape[1]} columns (the width of every record)")
+    return records
+
+
 def _labels(y, n):
     if y is None:
         return None
@@ -114,14 +131,15 @@ def run(model, X=None, y=None, *, algo="spider-mf-adaptive", epsilon=None, delta
         seed=None, alpha_scale=None, batch_size=None, period=None, epochs=None, learning_rate=None, x0=None,
         max_steps=0, max_phase_length=None, threads=0, classes=None, hidden=None, rank=None, fit_intercept=False,
         overrides=None, noise_key=None, noise_key_file=None, noise="float", release_only=False, tail=None, o2=None,
-        accountant=None, sampling=None, bands=None, callback=None, data=None, stream=False):
+        accountant=None, sampling=None, bands=None, callback=None, data=None, stream=False, n_features=None):
     """Run an optimizer on the records X (n x p: numpy, pandas or scipy.sparse) with labels y; returns the
     report as a dict (the keys of `dpsosp run`'s JSON, docs/report.md). Everything but its 'diagnostics' is
     covered by the privacy guarantee, fixed before the run.
 
     epsilon defaults to 1 for a private algorithm; options an algorithm does not read are refused (in the words
     of the CLI, dpsosp.algorithm_table() lists what each reads). G and M: numbers, or 'auto' (the default of a
-    private run: private medians on 2% of the records, which the run then leaves unused; 1 for a non-private
+    private run: private medians on the first min(20000, max(min(500, n/10), n/50)) records, which the run then
+    leaves unused; 1 for a non-private
     run). accountant ('pld', the default, or 'rdp') calibrates and accounts the Poisson-sampled runs (dpsgd with
     epochs > 0, spider-mf-adaptive with sampling='poisson'); tail, o2, sampling ('poisson', the default beyond
     one epoch, or 'order') and bands are spider-mf-adaptive's (docs/parameters.md). seed keys the public randomness (sample order,
@@ -138,6 +156,11 @@ def run(model, X=None, y=None, *, algo="spider-mf-adaptive", epsilon=None, delta
 
     Instead of X and y, data='FILE' names a record file (write_records, `dpsosp convert`): loaded whole, or with
     stream=True read once, front to back, in the file's order, a few batches in memory (docs/data-formats.md).
+
+    The public shape (docs/privacy.md): what sizes a private run is declared, never read from the records. softmax
+    and mlp need classes=K (labels 0 .. K-1); a scipy.sparse X needs n_features=D (it is widened to D; an index at
+    or above D is refused); a sparse record file needs the count its header declares (dpsosp convert --features).
+    A dense X (numpy, pandas) has one width for every record; n_features, if given, must be it.
     """
     _check_model(model)
     if not isinstance(algo, str):
@@ -146,11 +169,10 @@ def run(model, X=None, y=None, *, algo="spider-mf-adaptive", epsilon=None, delta
         raise TypeError(f"data: expected a record file's path, got {data!r}")
     if not isinstance(stream, bool):
         raise TypeError(f"stream: expected True or False, got {stream!r}")
-    records = None if X is None else _records(X)
+    records = None if X is None else _declared_width(_records(X), n_features)
     labels = None if records is None else _labels(y, records.shape[0])
     if records is None and y is not None:
         raise ValueError("y: applies to X; a record file holds its labels")
-    classes_given = classes is not None
     classes, hidden, rank = _model_options(model, classes, hidden, rank)
     if callback is not None and not callable(callback):
         raise TypeError(f"callback: expected a callable callback(step, info), got {callback!r}")
@@ -179,16 +201,10 @@ def run(model, X=None, y=None, *, algo="spider-mf-adaptive", epsilon=None, delta
         None if tail is None else _real("tail", tail), None if o2 is None else bool(o2),
         None if accountant is None else str(accountant), None if sampling is None else str(sampling),
         None if bands is None else _count("bands", bands, 1, 1 << 20), callback,
-        None if data is None else os.fspath(data), stream)
+        None if data is None else os.fspath(data), stream,
+        0 if n_features is None else _count("n_features", n_features, 1, 2147483647))
     for message in result["warnings"]:
         warnings.warn(message, RunWarning, stacklevel=2)
-    if model in ("softmax", "mlp") and not classes_given and result["private"]:
-        # The class count taken from the labels (the largest + 1) shapes x: one record's label can change it.
-        caveat = (f"the class count {result['shape']['classes']} was taken from the labels (the largest label + 1): "
-                  "one record's label can change it, and with it d and the shape of x, which the guarantee does not "
-                  "cover; give classes= (public) to avoid it")
-        result["caveats"].append(caveat)
-        warnings.warn(caveat, PrivacyLeakWarning, stacklevel=2)
     return result
 
 

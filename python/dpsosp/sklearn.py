@@ -5,9 +5,12 @@
     clf.score(X_test, y_test), clf.epsilon_, clf.report_["guarantee"]
 
 Every fit is one private run: its guarantee (epsilon_, delta_, report_) covers
-coef_, intercept_ and every prediction, whatever the data. What the guarantee
-does not cover, and says so: the label set when `classes` is not given (taken
-from y, with a PrivacyLeakWarning) and report_["diagnostics"]. The privacy
+coef_, intercept_ and every prediction, whatever the data. What sizes the
+model is public (docs/privacy.md, "Public shape"): DPClassifier's classes
+must be given (classes='observed' takes them from y, which the guarantee does
+not cover: a PrivacyLeakWarning and a caveat in report_), and a sparse X needs
+n_features=D (the matrix is widened to D columns; predict then takes D).
+report_["diagnostics"] is not covered either, and says so. The privacy
 noise is keyed by a fresh secret key for every fit (noise_key fixes it, for
 tests); random_state seeds only the public randomness (the sample order), so
 two fits differ unless both are given. fit also takes the path of a record
@@ -36,6 +39,10 @@ __all__ = ["DPClassifier", "DPRegressor", "DPPCA"]
 # same data: with a fresh secret noise key for each fit (the default) the two
 # runs draw other noise, so their results differ. With noise_key and
 # random_state fixed every check passes (python/tests/test_sklearn.py).
+# classes='observed': the label set read from y, outside the guarantee.
+_OBSERVED = ("DPClassifier: classes='observed' took the classes from y, so the set of labels present in the data "
+             "(and with it the model's shape) is not covered by the privacy guarantee; pass classes=[...] (public) "
+             "to avoid it")
 _TWO_FITS = "two fits draw fresh secret noise (DP randomness); with noise_key and random_state fixed it passes"
 _XFAIL_FRESH_NOISE = {name: _TWO_FITS for name in (
     "check_fit_idempotent", "check_classifier_data_not_an_array", "check_regressor_data_not_an_array",
@@ -54,6 +61,7 @@ class _DPEstimator(BaseEstimator):
         if _is_path(X):
             extra.update(data=os.fspath(X), stream=bool(self.stream))
             X = None
+        extra.setdefault("n_features", self.n_features)
         seed = self.random_state
         if seed is not None and not isinstance(seed, numbers.Integral):
             seed = int(check_random_state(seed).randint(np.iinfo(np.int64).max))
@@ -66,8 +74,8 @@ class _DPEstimator(BaseEstimator):
         self.model_ = Model.from_result(self.report_)
         self.epsilon_ = self.report_["epsilon"]
         self.delta_ = self.report_["delta"]
-        if "data" in extra:
-            self.n_features_in_ = int(self.report_["shape"]["features"])
+        # The model's width: a record file's, or the declared n_features of a sparse X.
+        self.n_features_in_ = int(self.report_["shape"]["features"])
 
     def _records(self, X, reset):
         return self._validate_data(X, accept_sparse="csr", dtype=np.float64, reset=reset)
@@ -95,8 +103,10 @@ class DPClassifier(ClassifierMixin, _DPEstimator):
     """Differentially private classifier: logistic regression (2 classes), softmax regression (more), or the
     sigmoid-loss or mlp models of dpsosp, fitted by one private run.
 
-    model: "auto" (logistic for 2 classes, else softmax), "logistic", "sigmoid", "softmax" or "mlp" (hidden
-    units: hidden). classes: the labels, public (None: taken from y, which the guarantee does not cover).
+    model: "auto" (logistic for 2 classes of classes, else softmax), "logistic", "sigmoid", "softmax" or "mlp"
+    (hidden units: hidden). classes: the labels, public, required ('observed': taken from y, which the guarantee
+    does not cover: a PrivacyLeakWarning and a caveat in report_). n_features: the public feature count, required
+    for a sparse X (which is widened to it).
     algo, epsilon, delta, G, M, batch_size, epochs, learning_rate, max_steps, noise: as dpsosp.run (dpsgd by
     default: a single pass, batch n/10 up to 256; epochs=E for Poisson sampling). random_state: the public seed.
     noise_key: 16 secret bytes for a reproducible fit (keep them as secret as the data).
@@ -106,7 +116,8 @@ class DPClassifier(ClassifierMixin, _DPEstimator):
 
     def __init__(self, epsilon=1.0, delta=1e-6, *, model="auto", algo="dpsgd", fit_intercept=True, classes=None,
                  hidden=None, G=1.0, M=1.0, batch_size=None, epochs=None, learning_rate=None, max_steps=0,
-                 noise="float", random_state=None, noise_key=None, threads=0, stream=True):
+                 noise="float", random_state=None, noise_key=None, threads=0, stream=True, n_features=None):
+        self.n_features = n_features
         self.epsilon = epsilon
         self.delta = delta
         self.model = model
@@ -128,25 +139,29 @@ class DPClassifier(ClassifierMixin, _DPEstimator):
 
     def fit(self, X, y=None):
         from_file = _is_path(X)
+        observed = isinstance(self.classes, str) and self.classes == "observed"
+        if isinstance(self.classes, str) and not observed:
+            raise ValueError(f"classes: expected a list of the labels or 'observed', got {self.classes!r}")
         if from_file:
             _file_input("DPClassifier", X, y)
-            if self.classes is None:
+            if self.classes is None or observed:
                 raise ValueError("DPClassifier: a record file's labels are class indices; pass classes=[...] (the "
                                  "public labels, in the order of the indices)")
             classes = np.unique(np.asarray(self.classes))
         else:  # y=None is refused here, in scikit-learn's words
+            if self.classes is None:
+                raise ValueError("classes: the label set sizes the model and must be declared public: pass "
+                                 "classes=[...]; classes='observed' takes it from y, outside the guarantee")
             X, y = self._validate_data(X, y, accept_sparse="csr", dtype=np.float64)
             check_classification_targets(y)
-            if self.classes is None:
-                warnings.warn("DPClassifier: the classes were taken from y, so the set of labels present in the data "
-                              "is not covered by the privacy guarantee; pass classes=[...] (public) to avoid it",
-                              PrivacyLeakWarning, stacklevel=2)
+            if observed:
+                warnings.warn(_OBSERVED, PrivacyLeakWarning, stacklevel=2)
                 classes = np.unique(y)
             else:
                 classes = np.unique(np.asarray(self.classes))
-                unknown = ~np.isin(y, classes)
-                if unknown.any():
-                    raise ValueError(f"DPClassifier: label {y[np.argmax(unknown)]!r} of y is not one of classes")
+                if (~np.isin(y, classes)).any():  # the same words for any record (the public-shape rule)
+                    raise ValueError("DPClassifier: a label of y is not one of classes; which record is not said, "
+                                     "as a refusal must not depend on it")
         if classes.size < 2:
             raise ValueError(f"DPClassifier: needs 2 classes or more, got 1 class ({classes[0]!r}); pass "
                              "classes=[...] to name the others")
@@ -167,6 +182,8 @@ class DPClassifier(ClassifierMixin, _DPEstimator):
         self.classes_ = classes
         labels = None if from_file else np.searchsorted(classes, y).astype(np.float64)
         self._run(model, X, labels, fit_intercept=self.fit_intercept and model != "mlp", **extra)
+        if observed:
+            self.report_["caveats"].append(_OBSERVED)
         if model != "mlp":
             rows = 1 if model in ("logistic", "sigmoid") else classes.size
             self.coef_, self.intercept_ = _linear_parts(self.model_, self.n_features_in_, self.fit_intercept, rows)
@@ -200,7 +217,8 @@ class DPRegressor(RegressorMixin, _DPEstimator):
 
     def __init__(self, epsilon=1.0, delta=1e-6, *, model="cauchy", algo="dpsgd", fit_intercept=True, G=1.0, M=1.0,
                  batch_size=None, epochs=None, learning_rate=None, max_steps=0, noise="float", random_state=None,
-                 noise_key=None, threads=0, stream=True):
+                 noise_key=None, threads=0, stream=True, n_features=None):
+        self.n_features = n_features
         self.epsilon = epsilon
         self.delta = delta
         self.model = model
@@ -244,7 +262,8 @@ class DPPCA(TransformerMixin, _DPEstimator):
 
     def __init__(self, n_components=1, epsilon=1.0, delta=1e-6, *, algo="dpsgd", G=1.0, M=1.0,
                  batch_size=None, max_steps=0, noise="float", random_state=None, noise_key=None, threads=0,
-                 stream=True):
+                 stream=True, n_features=None):
+        self.n_features = n_features
         self.n_components = n_components
         self.epsilon = epsilon
         self.delta = delta

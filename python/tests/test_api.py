@@ -159,13 +159,106 @@ class Inputs(unittest.TestCase):
         plain = dpsosp.run("logistic", X, y, **common)
         frame = dpsosp.run("logistic", pd.DataFrame(X, columns=["a", "b", "c"]), pd.Series(y), **common)
         np.testing.assert_array_equal(frame["x"], plain["x"])
-        sparse = dpsosp.run("logistic", sp.csr_matrix(X), y, **common)
+        # A sparse X declares its width (n_features): its shape may come from its largest index.
+        with self.assertRaisesRegex(ValueError, "^n_features: a private run on sparse X .* pass n_features=D$"):
+            dpsosp.run("logistic", sp.csr_matrix(X), y, **common)
+        sparse = dpsosp.run("logistic", sp.csr_matrix(X), y, n_features=3, **common)
         # CSR and dense dot products may sum in another order (docs/models.md): ~1e-16 relative per step.
         np.testing.assert_allclose(sparse["x"], plain["x"], rtol=1e-9)
+        with self.assertRaisesRegex(ValueError, r"^n_features=4: X has 3 columns"):
+            dpsosp.run("logistic", X, y, n_features=4, **common)
         with self.assertRaisesRegex(ValueError, "column 'b' is not numeric"):
             dpsosp.run("logistic", pd.DataFrame({"a": [1.0, 2.0], "b": ["x", "y"]}), [0, 1])
         with self.assertRaisesRegex(ValueError, "expected a 2-d array"):
             dpsosp.run("logistic", np.ones(5), np.ones(5))
+
+
+# What a run releases (and may differ between neighbours): the iterates and what is computed from them.
+RELEASED = {"x", "trajectory", "steps", "o1_calls", "perturbations", "samples_used", "gradient_evaluations",
+            "phase_lengths", "termination", "certificate", "estimate", "warnings", "diagnostics"}
+
+
+class PublicShape(unittest.TestCase):
+    """docs/privacy.md, "Public shape": neighbouring datasets that differ in one record, changed in an extreme way
+    (a huge sparse index, a new class label), give the same report outside the release, or the same refusal."""
+
+    def neighbours_sparse(self, at):
+        import scipy.sparse as sp
+        X, y = logistic_data(n=3000, p=5)
+        X[np.abs(X) < 0.2] = 0
+        base = sp.csr_matrix(X)
+        other = sp.lil_matrix((3000, 100000))
+        other[:, :5] = X
+        other[at, :] = 0
+        other[at, 99999] = 0.5
+        return base, other.tocsr(), y  # scipy takes each matrix's width from its construction
+
+    def assert_same_outside_the_release(self, a, b):
+        self.assertEqual(set(a), set(b))
+        for key in sorted(set(a) - RELEASED):
+            self.assertEqual(a[key], b[key], f"{key} differs between neighbouring datasets")
+        self.assertNotEqual(list(a["x"]), list(b["x"]), "the test has no power")
+
+    def test_sparse_x_declares_its_width(self):
+        base, other, y = self.neighbours_sparse(2999)
+        common = dict(epsilon=1, G=1, M=1, seed=3, noise_key=KEY)
+        said = set()
+        for X in (base, other):
+            with self.assertRaises(ValueError) as e:
+                dpsosp.run("logistic", X, y, **common)
+            said.add(str(e.exception))
+        self.assertEqual(said, {"n_features: a private run on sparse X is sized by its feature count, which must be "
+                                "declared (public; a sparse matrix's width may come from its largest index): pass "
+                                "n_features=D"})
+        a, b = (dpsosp.run("logistic", X, y, n_features=200000, **common) for X in (base, other))
+        self.assertEqual((a["shape"]["features"], a["d"]), (200000, 200000))
+        self.assert_same_outside_the_release(a, b)
+        # An index at or above the declared count: refused, in the same words whichever record holds it.
+        said = set()
+        for at in (0, 2999):
+            with self.assertRaises(ValueError) as e:
+                dpsosp.run("logistic", self.neighbours_sparse(at)[1], y, n_features=5, **common)
+            said.add(str(e.exception))
+        self.assertEqual(said, {"X: a record has a feature index at or above n_features=5; which record is not said, "
+                                "as a refusal must not depend on it"})
+
+    def test_the_class_set_is_declared(self):
+        rng = np.random.default_rng(4)
+        X = rng.standard_normal((3000, 3)) / 3
+        y = rng.integers(0, 3, 3000).astype(float)
+        y2 = y.copy()
+        y2[1234] = 9  # a new class label
+        common = dict(epsilon=1, G=1, M=1, seed=3, noise_key=KEY)
+        for labels in (y, y2):
+            with self.assertRaisesRegex(ValueError, "^classes: a private softmax run is sized by its class count"):
+                dpsosp.run("softmax", X, labels, **common)
+        a, b = (dpsosp.run("softmax", X, labels, classes=10, **common) for labels in (y, y2))
+        self.assertEqual(a["shape"]["classes"], 10)
+        self.assert_same_outside_the_release(a, b)
+        said = set()
+        for at in (0, 2999):
+            y3 = y.copy()
+            y3[at] = 9
+            with self.assertRaises(ValueError) as e:
+                dpsosp.run("softmax", X, y3, classes=3, **common)
+            said.add(str(e.exception))
+        self.assertEqual(len(said), 1, said)
+        self.assertIn("a record's label is not an integer in [0, 3) (the classes); which record is not said",
+                      said.pop())
+
+    def test_a_key_file_others_can_read_is_refused(self):
+        X, y = logistic_data()
+        with tempfile.TemporaryDirectory() as tmp:
+            key = os.path.join(tmp, "k")
+            with open(key, "w") as f:
+                f.write(KEY.hex() + "\n")
+            os.chmod(key, 0o644)
+            with self.assertRaises(ValueError) as e:
+                dpsosp.run("logistic", X, y, noise_key_file=key)
+            self.assertEqual(str(e.exception), f"noise key file {key} is readable by others (mode 0644); chmod 600 {key}")
+            os.chmod(key, 0o600)
+            a = dpsosp.run("logistic", X, y, noise_key_file=key, seed=1)
+            self.assertEqual(list(a["x"]), list(dpsosp.run("logistic", X, y, noise_key=KEY, seed=1)["x"]))
 
 
 class Models(unittest.TestCase):

@@ -188,17 +188,19 @@ class PythonModule(unittest.TestCase):
             with self.assertRaisesRegex(ValueError, "a record file holds its labels"):
                 dpsosp.run("logistic", y=y, data=plain)
 
-    def test_a_class_count_from_the_labels_is_named_as_uncovered(self):
+    def test_a_private_class_count_is_declared_not_read_from_the_labels(self):
         rng = np.random.default_rng(2)
         X = rng.standard_normal((3000, 3)) / 3
         y = rng.integers(0, 3, 3000).astype(float)
-        with self.assertWarnsRegex(dpsosp.PrivacyLeakWarning, "the class count 3 was taken from the labels"):
-            r = dpsosp.run("softmax", X, y, epsilon=1, G=1, M=1, seed=1, noise_key=KEY)
-        self.assertTrue(any("class count 3" in c for c in r["caveats"]))
+        with self.assertRaisesRegex(ValueError, r"^classes: a private softmax run .* pass classes=K \(labels 0 .. K-1\)$"):
+            dpsosp.run("softmax", X, y, epsilon=1, G=1, M=1, seed=1, noise_key=KEY)
         with warnings.catch_warnings():
             warnings.simplefilter("error", dpsosp.PrivacyLeakWarning)
             r = dpsosp.run("softmax", X, y, epsilon=1, G=1, M=1, seed=1, noise_key=KEY, classes=3)
+        self.assertEqual(r["shape"]["classes"], 3)
         self.assertFalse(any("class count" in c for c in r["caveats"]))
+        # A non-private run may still take it from the labels (nothing is released under a guarantee).
+        self.assertEqual(dpsosp.run("softmax", X, y, algo="sgd", max_steps=3)["shape"]["classes"], 3)
 
     def test_privacy_figures_match_spec(self):
         self.assertAlmostEqual(dpsosp.privacy_tree(5, [1000, 500, 256], 1e-6)["epsilon_gdp"], 2.92160, places=5)

@@ -34,7 +34,10 @@ class EstimatorChecks(unittest.TestCase):
         from sklearn.utils.estimator_checks import check_estimator
         from dpsosp import DPPCA, DPClassifier, DPRegressor
         # With the noise key and the seed fixed, a fit is a function of its data: every check passes.
-        for est in (DPClassifier(noise_key=KEY, random_state=0), DPRegressor(noise_key=KEY, random_state=0),
+        # classes='observed': the checks fit on labels of their own; a sparse X without n_features is refused
+        # in words that say "sparse" (which the checks accept).
+        for est in (DPClassifier(noise_key=KEY, random_state=0, classes="observed"),
+                    DPRegressor(noise_key=KEY, random_state=0),
                     DPPCA(noise_key=KEY, random_state=0)):
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
@@ -43,7 +46,7 @@ class EstimatorChecks(unittest.TestCase):
             self.assertEqual(skipped, [], type(est).__name__)
         # With fresh secret noise for every fit (the default), the checks that compare two fits are skipped,
         # each with its reason (dpsosp.sklearn._XFAIL_FRESH_NOISE), and every other check passes.
-        for est in (DPClassifier(), DPRegressor(), DPPCA()):
+        for est in (DPClassifier(classes="observed"), DPRegressor(), DPPCA()):
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 check_estimator(est)
@@ -85,16 +88,22 @@ class Estimators(unittest.TestCase):
     def test_multiclass_softmax_and_the_label_set_warning(self):
         from dpsosp import DPClassifier, PrivacyLeakWarning
         X, y = blobs(classes=4, n=20000)
+        with self.assertRaisesRegex(ValueError, "^classes: the label set sizes the model and must be declared public"):
+            DPClassifier(epsilon=2, random_state=0, noise_key=KEY).fit(X, y)
         with self.assertWarnsRegex(PrivacyLeakWarning, "not covered by the privacy guarantee"):
-            clf = DPClassifier(epsilon=2, random_state=0, noise_key=KEY).fit(X, y)
+            clf = DPClassifier(epsilon=2, random_state=0, noise_key=KEY, classes="observed").fit(X, y)
+        self.assertTrue(any("classes='observed'" in c for c in clf.report_["caveats"]))
         self.assertEqual(clf.report_["model"], "softmax")
         self.assertEqual(clf.coef_.shape, (4, 4))
         proba = clf.predict_proba(X[:50])
         np.testing.assert_allclose(proba.sum(axis=1), 1, rtol=1e-12)
         np.testing.assert_array_equal(clf.classes_[proba.argmax(axis=1)], clf.predict(X[:50]))
         self.assertGreater(clf.score(X, y), 0.7)
-        with self.assertRaisesRegex(ValueError, "label 'fox' of y is not one of classes"):
+        with self.assertRaisesRegex(ValueError, "a label of y is not one of classes; which record is not said"):
             DPClassifier(classes=["cat", "dog"]).fit(X, y)
+        # "auto" picks the model from the declared classes, not from the labels y holds.
+        two = DPClassifier(classes=["cat", "dog", "emu", "fox", "gnu"], random_state=0, noise_key=KEY).fit(X, y)
+        self.assertEqual((two.report_["model"], two.report_["shape"]["classes"]), ("softmax", 5))
 
     def test_pandas_and_sparse_input(self):
         import pandas as pd
@@ -106,7 +115,9 @@ class Estimators(unittest.TestCase):
         frame = DPClassifier(**common).fit(pd.DataFrame(X, columns=list("abcd")), pd.Series(y))
         np.testing.assert_array_equal(frame.coef_, dense.coef_)
         self.assertEqual(list(frame.feature_names_in_), list("abcd"))
-        sparse = DPClassifier(**common).fit(sp.csr_matrix(X), y)
+        with self.assertRaisesRegex(ValueError, "sparse X .* pass n_features=D"):
+            DPClassifier(**common).fit(sp.csr_matrix(X), y)
+        sparse = DPClassifier(n_features=4, **common).fit(sp.csr_matrix(X), y)
         np.testing.assert_allclose(sparse.coef_, dense.coef_, rtol=1e-9)
         np.testing.assert_array_equal(sparse.predict(sp.csr_matrix(X)), dense.predict(X))
 

@@ -11,6 +11,7 @@
 
 #include "dpsosp/data.hpp"
 #include "dpsosp/data_layout.hpp"
+#include "dpsosp/error.hpp"
 #include "data/file_input.hpp"
 
 namespace dpsosp {
@@ -77,9 +78,11 @@ Dataset load_libsvm(const std::string& path, const LoadOptions& options) {
         fail(kFn, path, line_at(line_no),
              "feature index " + std::to_string(index) + " after index " + std::to_string(previous) +
                  ": indices must be strictly increasing (no duplicates)");
+      // Outside the declared shape: the same words whichever record it is
+      // (docs/privacy.md, "Public shape"), so neither the line nor the index.
       if (limit != 0 && index > limit)
-        fail(kFn, path, line_at(line_no),
-             "feature index " + std::to_string(index) + " exceeds the number of features " + std::to_string(limit));
+        throw Error("LibSVM file " + path + ": a record has a feature index above the declared feature count " +
+                    std::to_string(limit) + "; which record is not said, as a refusal must not depend on it");
       double value = 0.0;
       const ParseStatus status = parse_double(value_text, value);
       if (status != ParseStatus::kOk)

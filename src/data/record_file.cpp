@@ -151,6 +151,7 @@ void write_record_file(const Dataset& data, const std::string& path, const Recor
   info.labeled = data.has_labels();
   info.values = options.values;
   info.shuffle_seed = options.shuffle_seed;
+  info.features_declared = !info.sparse || options.features_declared;
   if (info.labeled) {
     info.label_min = data.labels().minCoeff();
     info.label_max = data.labels().maxCoeff();

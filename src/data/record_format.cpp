@@ -55,6 +55,7 @@ void encode_record_header(const RecordFileInfo& info, unsigned char* out) {
   if (info.sparse) flags |= kFlagSparse;
   if (info.labeled) flags |= kFlagLabeled;
   if (info.shuffle_seed) flags |= kFlagShuffled;
+  if (info.sparse && info.features_declared) flags |= kFlagDeclaredFeatures;
   put<std::uint32_t>(out, 12, flags);
   put<std::uint64_t>(out, 16, info.rows);
   put<std::uint64_t>(out, 24, info.cols);
@@ -79,10 +80,12 @@ RecordFileInfo decode_record_header(const unsigned char* in, std::uint64_t file_
     bad("record file version " + std::to_string(version) + ", this build reads version " +
         std::to_string(kRecordVersion));
   const auto flags = get<std::uint32_t>(in, 12);
-  if ((flags & ~std::uint32_t{kFlagSparse | kFlagLabeled | kFlagShuffled}) != 0)
+  if ((flags & ~std::uint32_t{kFlagSparse | kFlagLabeled | kFlagShuffled | kFlagDeclaredFeatures}) != 0)
     bad("unknown header flags " + std::to_string(flags));
   RecordFileInfo info;
   info.sparse = (flags & kFlagSparse) != 0;
+  if ((flags & kFlagDeclaredFeatures) != 0 && !info.sparse) bad("a dense file with the declared-features flag");
+  info.features_declared = !info.sparse || (flags & kFlagDeclaredFeatures) != 0;
   info.labeled = (flags & kFlagLabeled) != 0;
   info.rows = get<std::uint64_t>(in, 16);
   info.cols = get<std::uint64_t>(in, 24);

@@ -28,7 +28,9 @@ namespace dpsosp::detail {
 constexpr std::size_t kRecordHeaderBytes = 128;
 constexpr char kRecordMagic[8] = {'D', 'P', 'S', 'O', 'S', 'P', 'R', 'F'};
 constexpr std::uint32_t kRecordVersion = 1;
-enum RecordFlags : std::uint32_t { kFlagSparse = 1, kFlagLabeled = 2, kFlagShuffled = 4 };
+// kFlagDeclaredFeatures: sparse records whose feature count was declared
+// (dpsosp convert --features), not read from their largest index.
+enum RecordFlags : std::uint32_t { kFlagSparse = 1, kFlagLabeled = 2, kFlagShuffled = 4, kFlagDeclaredFeatures = 8 };
 
 /// The header's 128 bytes for info (little-endian).
 void encode_record_header(const RecordFileInfo& info, unsigned char* out);

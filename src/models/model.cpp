@@ -34,7 +34,6 @@ std::string format_number(double v) {
 }
 
 namespace {
-// "softmax: label of record 17 (0-based) is 2.5, expected an integer in [0, 10)"
 [[noreturn]] void bad_label(const Model& model, Index i, double label, const std::string& rule) {
   throw Error(model.name() + ": label of record " + std::to_string(i) + " (0-based) is " +
               format_number(label) + ", expected " + rule);
@@ -57,31 +56,35 @@ void check_has_labels(const Model& model, const Dataset& data, const IndexList* 
 }
 
 namespace {
-// Calls bad_label at the first checked label that `ok` refuses: record k is
-// data's k-th, or with rows its rows[k] (the message names k either way).
+// Refuses the first label that `ok` refuses (record k: data's k-th, or rows[k]).
+// Outside the label set (the model's, or the declared classes: the public shape,
+// docs/privacy.md) in words that name no record; otherwise (NaN) naming record k.
 template <class Ok>
 void check_each_label(const Model& model, const Dataset& data, const IndexList* rows, const std::string& rule,
-                      Ok ok) {
+                      bool label_set, Ok ok) {
   const Index count = rows ? static_cast<Index>(rows->size()) : data.rows();
   for (Index k = 0; k < count; ++k) {
     const double y = data.label(rows ? (*rows)[k] : k);
-    if (!ok(y)) bad_label(model, k, y, rule);
+    if (!ok(y) && !label_set) bad_label(model, k, y, rule);
+    if (!ok(y))
+      throw Error(model.name() + ": a record's label is not " + rule +
+                  "; which record is not said, as a refusal must not depend on it");
   }
 }
 }  // namespace
 
 void check_labels_finite(const Model& model, const Dataset& data, const IndexList* rows) {
-  check_each_label(model, data, rows, "a finite number", [](double y) { return std::isfinite(y); });
+  check_each_label(model, data, rows, "a finite number", false, [](double y) { return std::isfinite(y); });
 }
 
 void check_labels_binary(const Model& model, const Dataset& data, const IndexList* rows) {
-  check_each_label(model, data, rows, "0, 1, -1 or +1 (0 is read as -1)",
+  check_each_label(model, data, rows, "0, 1, -1 or +1 (0 is read as -1)", true,
                    [](double y) { return y == 0.0 || y == 1.0 || y == -1.0; });
 }
 
 void check_labels_class(const Model& model, const Dataset& data, Index classes, const IndexList* rows) {
   const double k = static_cast<double>(classes);
-  check_each_label(model, data, rows, "an integer in [0, " + std::to_string(classes) + ")",
+  check_each_label(model, data, rows, "an integer in [0, " + std::to_string(classes) + ") (the classes)", true,
                    [k](double y) { return y >= 0.0 && y < k && std::floor(y) == y; });
 }
 

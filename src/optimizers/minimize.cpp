@@ -95,7 +95,8 @@ Summary run_checked(const Model& model, const Dataset& records, const Vec& x0, c
     const Index m = estimate_records(records.rows());
     if (m == 0)
       throw Error("minimize: " + std::to_string(records.rows()) + " records are too few to estimate G or M "
-                  "privately (the estimate takes 2% of them, at least one); give G and M");
+                  "privately (the estimate takes min(20000, max(min(500, n/10), n/50)) of them, at least one); give G "
+                  "and M");
     ConstantsEstimate e;
     if (first_records) {  // streamed: the file's first m records
       const Dataset first = first_records(m);

@@ -53,6 +53,23 @@ std::string in_file_numbers(const std::string& message, Index first) {
   return message.substr(0, at + key.size()) + std::to_string(first + k) + message.substr(end);
 }
 
+// The header's label range against the model's label set (its fixed labels,
+// or the declared classes), before any noise: a label outside it is refused
+// then, in the model's words, which name no record. (A label inside the range
+// that the model refuses, such as 0.5 for logistic, is found as the records
+// are read.)
+void check_header_labels(const Model& model, const RecordFile& file) {
+  const RecordFileInfo& info = file.info();
+  if (!info.labeled) return;
+  Vec ends(2);
+  ends << info.label_min, info.label_max;
+  try {
+    model.validate(Dataset(SparseRowMatrix(2, static_cast<Eigen::Index>(info.cols)), std::move(ends)));
+  } catch (const Error& e) {
+    throw Error("minimize: " + file.path() + ": " + e.what());
+  }
+}
+
 std::string shown(double v) {
   char text[32];
   std::snprintf(text, sizeof text, "%.17g", v);
@@ -148,6 +165,7 @@ Summary minimize(const Model& model, const RecordFile& file, const Vec& x0, cons
       throw Error("minimize: a streamed run reads its records in the file's order (sample_order = file), not "
                   "the seed's");
     detail::check_start(model, x0);
+    check_header_labels(model, file);
     return group ? validate_records(model, file) : std::uint64_t{0};
   });
   auto plan = std::make_shared<detail::BatchPlan>();

@@ -15,14 +15,15 @@
 #include <Random123/uniform.hpp>
 #include <fcntl.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <immintrin.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <random>
 #include <sstream>
 
@@ -99,10 +100,32 @@ NoiseKey NoiseKey::from_hex(const std::string& text) {
 }
 
 NoiseKey NoiseKey::from_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("noise key file " + path + ": cannot open: " + std::strerror(errno));
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (text.size() > 4096) throw Error("noise key file " + path + ": too large for a key file (32 hexadecimal digits)");
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw Error("noise key file " + path + ": cannot open: " + std::strerror(errno));
+  struct FdCloser {
+    int fd;
+    ~FdCloser() { ::close(fd); }
+  } closer{fd};
+  // As ssh refuses a private key that others can read: the key is as secret
+  // as the data (checked on the open file, for root too).
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) throw Error("noise key file " + path + ": cannot stat: " + std::strerror(errno));
+  if ((S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode)) && (st.st_mode & 077) != 0) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    throw Error("noise key file " + path + " is " + ((st.st_mode & 044) != 0 ? "readable" : "accessible") +
+                " by others (mode " + mode + "); chmod 600 " + path);
+  }
+  std::string text;
+  char buffer[4097];
+  for (;;) {
+    const ssize_t got = ::read(fd, buffer, sizeof buffer);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) throw Error("noise key file " + path + ": cannot read: " + std::strerror(errno));
+    if (got == 0) break;
+    text.append(buffer, static_cast<std::size_t>(got));
+    if (text.size() > 4096) throw Error("noise key file " + path + ": too large for a key file (32 hexadecimal digits)");
+  }
   try {
     return from_hex(text);
   } catch (const Error& e) {

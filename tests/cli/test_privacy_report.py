@@ -121,8 +121,9 @@ class PrivateReport(unittest.TestCase):
                 path = self.csv("%s-%g.csv" % (model, big), model, extreme=big, at=1500)
                 for algo, extra in PRIVATE:
                     with self.subTest(model=model, big=big, algo=algo, extra=extra):
+                        classes = ["--classes", "3"] if MODELS[model] == "classes" else []
                         r = dpsosp("run", "--model", model, "--data", path, "--algo", algo, "--epsilon", "2",
-                                   "--seed", "1", "--no-certificate", *extra)
+                                   "--seed", "1", "--no-certificate", *classes, *extra)
                         self.assertEqual(r.returncode, 0, r.stderr)
                         j = json.loads(r.stdout)
                         self.assertTrue(all(v is not None and math.isfinite(v) for v in j["x"]), j["x"])
@@ -237,31 +238,40 @@ class PrivateReport(unittest.TestCase):
                 # The power is real: the diagnostics (not covered) tell the datasets apart.
                 self.assertNotEqual(a["diagnostics"]["clipped"], b["diagnostics"]["clipped"])
 
-    # A class count taken from the labels (the largest + 1) is data: a record
-    # labelled 3 among labels 0-2 changes d. The report and stderr say it is not
-    # covered; with --classes it is public and nothing is said.
-    def test_a_class_count_from_the_labels_is_named_as_uncovered(self):
+    # The class count sizes x, so a private run declares it (--classes): read
+    # from the labels (the largest + 1), one record labelled 3 among labels
+    # 0-2 would change d. Without it both neighbours are refused in the same
+    # line; with it their reports agree outside what the run releases; a label
+    # outside the declared classes is refused in words that name no record.
+    def test_the_class_count_is_declared_not_read_from_the_labels(self):
         d0 = self.csv("classes-0.csv", "softmax")
-        d1 = os.path.join(self.dir, "classes-1.csv")
-        with open(d0) as f, open(d1, "w") as g:
+        with open(d0) as f:
             rows = f.read().splitlines()
-            rows[17] = "3.0," + rows[17].split(",", 1)[1]
-            g.write("\n".join(rows) + "\n")
+        neighbours = []
+        for at in (17, 2999):
+            path = os.path.join(self.dir, "classes-%d.csv" % at)
+            with open(path, "w") as g:
+                g.write("\n".join(rows[:at] + ["3.0," + rows[at].split(",", 1)[1]] + rows[at + 1:]) + "\n")
+            neighbours.append(path)
         common = ["run", "--model", "softmax", "--epsilon", "1", "--G", "1", "--M", "1", "--seed", "1",
                   "--no-certificate", "--noise-key-file", KEY_FILE]
-        a, b = dpsosp(*common, "--data", d0), dpsosp(*common, "--data", d1)
-        self.assertNotEqual(json.loads(a.stdout)["d"], json.loads(b.stdout)["d"])  # the leak the caveat names
-        for r, k in ((a, 3), (b, 4)):
-            self.assertEqual(r.returncode, 0, r.stderr)
-            caveat = [c for c in json.loads(r.stdout)["caveats"] if "class count" in c]
-            self.assertEqual(caveat, ["the class count %d was taken from the labels (the largest label + 1): one "
-                                      "record's label can change it, and with it d and the shape of x, which the "
-                                      "guarantee does not cover; give --classes (public) to avoid it" % k])
-            self.assertIn("dpsosp: warning: the class count %d" % k, r.stderr)
-        given = dpsosp(*common, "--data", d1, "--classes", "4")
-        self.assertEqual(given.returncode, 0, given.stderr)
-        self.assertFalse([c for c in json.loads(given.stdout)["caveats"] if "class count" in c])
-        self.assertNotIn("class count", given.stderr)
+        refused = [dpsosp(*common, "--data", d) for d in (d0, *neighbours)]
+        for r in refused:
+            self.assertEqual(r.returncode, 1)
+            self.assertEqual(r.stdout, "")
+            self.assertEqual(r.stderr, "dpsosp: error: --classes: a private softmax run is sized by its class count, "
+                             "which must be declared (public), not read from the labels: give --classes K (labels "
+                             "0 .. K-1)\n")
+        a, b = (run_json(*common, "--data", d, "--classes", "4") for d in (d0, neighbours[0]))
+        self.assertEqual((a["d"], a["shape"]["classes"]), (4 * 3, 4))
+        for key in sorted(set(a) - RELEASED - {"diagnostics"}):
+            self.assertEqual(a[key], b[key], "%s differs between neighbouring datasets" % key)
+        self.assertFalse([c for c in a["caveats"] if "class count" in c])
+        outside = [dpsosp(*common, "--data", d, "--classes", "3") for d in neighbours]
+        self.assertEqual(outside[0].returncode, 1)
+        self.assertEqual(outside[0].stderr, outside[1].stderr.replace("classes-2999", "classes-17"))
+        self.assertIn("a record's label is not an integer in [0, 3) (the classes); which record is not said",
+                      outside[0].stderr)
 
     # With G and M estimated privately (the default, clip_estimate.hpp), the
     # estimates and what the run computes from them (the constants, the

@@ -72,15 +72,29 @@ class Stream(unittest.TestCase):
             return json.load(f)
 
     def test_convert_reports_what_it_wrote(self):
-        info = self.convert(self.svm, self.path("s.dpsr"), "--values", "float32")
+        info = self.convert(self.svm, self.path("s.dpsr"), "--values", "float32", "--features", "40")
         self.assertEqual((info["records"], info["features"], info["storage"], info["labeled"], info["values"]),
                          (6000, 40, "csr", True, "float32"))
+        self.assertTrue(info["features_declared"])
+        # Without --features the count is the largest index, read from the records: a private run refuses it.
+        undeclared = self.convert(self.svm, self.path("s-undeclared.dpsr"), "--values", "float32")
+        self.assertFalse(undeclared["features_declared"])
+        for extra in ([], ["--stream"], ["--features", "40"]):
+            r = dpsosp("run", "--model", "logistic", "--data", self.path("s-undeclared.dpsr"), *extra)
+            self.assertEqual(r.returncode, 1)
+            self.assertEqual(r.stderr, "dpsosp: error: --data %s: the feature count of these sparse records was read "
+                             "from their largest index when they were converted; a private run needs it declared "
+                             "(public): convert them again with dpsosp convert --features D\n"
+                             % self.path("s-undeclared.dpsr"))
+        # A wider declared count than the largest index is the model's width.
+        self.assertEqual(self.convert(self.svm, self.path("s-wide.dpsr"), "--features", "100")["features"], 100)
+        self.assertEqual(len(self.run_x(self.path("s-wide.dpsr"), "dpsgd", "--stream")["x"]), 100)
         self.assertEqual(info["bytes"], os.path.getsize(self.path("s.dpsr")))
 
     def test_streamed_run_gives_the_bits_of_a_loaded_run_in_file_order(self):
-        for source, name in ((self.csv, "d.dpsr"), (self.svm, "s.dpsr")):
+        for source, name, width in ((self.csv, "d.dpsr", []), (self.svm, "s.dpsr", ["--features", "40"])):
             records = self.path(name)
-            self.convert(source, records)
+            self.convert(source, records, *width)
             for algo in ALGORITHMS:
                 with self.subTest(data=name, algo=algo):
                     streamed = self.run_x(records, algo, "--stream")
@@ -88,7 +102,7 @@ class Stream(unittest.TestCase):
                     self.assertTrue(streamed["streamed"])
                     self.assertEqual(streamed["x"], self.run_x(records, algo, "--order", "file")["x"])
                     # The original text file in its own order: the same records.
-                    self.assertEqual(streamed["x"], self.run_x(source, algo, "--order", "file")["x"])
+                    self.assertEqual(streamed["x"], self.run_x(source, algo, "--order", "file", *width)["x"])
 
     def test_a_shuffled_file_streams_as_the_original_runs_with_that_seed(self):
         records = self.path("shuffled.dpsr")

@@ -46,7 +46,7 @@ class Mpi(unittest.TestCase):
         cls.svm = os.path.join(cls.dir, "s.svm")
         write_libsvm(cls.svm)
         cls.dense = ["--synthetic", "gaussian-mixture:n=8000,d=12,seed=1", "--model", "logistic"]
-        cls.sparse = ["--data", cls.svm, "--model", "logistic"]
+        cls.sparse = ["--data", cls.svm, "--model", "logistic", "--features", "50"]
 
     @classmethod
     def tearDownClass(cls):
@@ -88,7 +88,7 @@ class Mpi(unittest.TestCase):
 
     def test_streamed_shares_give_the_single_process_bits(self):
         out = os.path.join(self.dir, "r.json")
-        for name, source in (("dense", ["--synthetic", "gaussian-mixture:n=8000,d=12,seed=1"]), ("sparse", [self.svm])):
+        for name, source in (("dense", ["--synthetic", "gaussian-mixture:n=8000,d=12,seed=1"]), ("sparse", [self.svm, "--features", "50"])):
             records = os.path.join(self.dir, name + ".dpsr")
             self.assertEqual(dpsosp("convert", *source, records).returncode, 0)
             data = ["--data", records, "--model", "logistic", "--stream"]
@@ -103,7 +103,7 @@ class Mpi(unittest.TestCase):
         write_libsvm(other, seed=3)
         out = os.path.join(self.dir, "never.json")
         base = ["mpirun", "--oversubscribe"]
-        args = ["run", "--model", "logistic", "--seed", "1", "--out", out, "--data"]
+        args = ["run", "--model", "logistic", "--features", "50", "--seed", "1", "--out", out, "--data"]
         r = subprocess.run(base + ["-n", "1", BIN, *args, self.svm, ":", "-n", "2", BIN, *args, other],
                            capture_output=True, text=True, timeout=60, env=ENV)
         self.assertNotEqual(r.returncode, 0)

@@ -25,6 +25,13 @@ PRIVATE = [("spider-tree-adaptive", ["--alpha-scale", "3"]), ("spider-gauss-fixe
            ("dpsgd", ["--batch-size", "50", "--epochs", "2"]), ("spider-mf-adaptive", []),
            ("spider-mf-adaptive", ["--epochs", "3", "--sampling", "order"]),
            ("spider-mf-adaptive", ["--epochs", "3", "--bands", "4"])]
+# The same runs, the Poisson-sampled ones calibrated by RDP: where only the optimizer's
+# arithmetic on the records is under test (the accountant reads public sizes alone,
+# SPEC section 9), an RDP calibration costs a fifth of a PLD one (0.1 s against
+# 0.6 s of CPU, 28 of the extreme-record test's 112 runs). The PLD calibration is
+# checked by the epsilon and the neighbouring-dataset tests below.
+PRIVATE_RDP = [(algo, extra + ["--accountant", "rdp"] if "--epochs" in extra and "order" not in extra else extra)
+               for algo, extra in PRIVATE]
 MODELS = {"logistic": "binary", "sigmoid": "binary", "cauchy": "real", "phase-retrieval": "real", "pca": "none",
           "softmax": "classes", "mlp": "classes"}
 
@@ -119,7 +126,7 @@ class PrivateReport(unittest.TestCase):
         for model in MODELS:
             for big in (1e120, 1e300):
                 path = self.csv("%s-%g.csv" % (model, big), model, extreme=big, at=1500)
-                for algo, extra in PRIVATE:
+                for algo, extra in PRIVATE_RDP:
                     with self.subTest(model=model, big=big, algo=algo, extra=extra):
                         r = dpsosp("run", "--model", model, "--data", path, "--algo", algo, "--epsilon", "2",
                                    "--seed", "1", "--no-certificate", *extra)

@@ -27,7 +27,11 @@ struct DataSource {
   bool header = false;
   bool fit_intercept = false;
   std::string synthetic;
-  std::string classes, hidden, rank;  // ModelOptions, as given (empty = default)
+  std::string classes, hidden, rank;  // ModelOptions, as given (empty = default); classes: a count or names
+  std::string label;                  // CSV: --label NAME or 0-based index
+  std::vector<std::string> categorical, impute;  // CSV: --categorical COL=a|b, --impute zero|COL=VALUE
+  /// --classes a,b,c: the public class names (empty for a count or none).
+  std::vector<std::string> class_names() const;
   CLI::App* app = nullptr;            // to tell which options were given
   bool given(const std::string& option) const { return app != nullptr && app->count(option) > 0; }
 };

@@ -29,10 +29,47 @@ std::string model_of(const DataSource& s) {
   return "";
 }
 
+bool is_count(const std::string& text) {
+  return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// "a,b,c" (or "a|b|c" with sep '|') into trimmed items; each must be non-empty
+// and appear once.
+std::vector<std::string> split_names(const std::string& text, char sep, const std::string& option) {
+  std::vector<std::string> items;
+  std::size_t pos = 0;
+  for (;;) {
+    const std::size_t end = text.find(sep, pos);
+    std::string item = text.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+    const std::size_t a = item.find_first_not_of(" \t"), b = item.find_last_not_of(" \t");
+    item = a == std::string::npos ? "" : item.substr(a, b - a + 1);
+    if (item.empty()) throw Error(option + ": an empty name in " + quote_token(text));
+    if (std::find(items.begin(), items.end(), item) != items.end())
+      throw Error(option + ": " + quote_token(item) + " is named twice");
+    items.push_back(item);
+    if (end == std::string::npos) return items;
+    pos = end + 1;
+  }
+}
+
 ModelOptions model_options(const DataSource& s, const std::string& model) {
   ModelOptions o;
   const bool classifier = model == "softmax" || model == "mlp";
-  if (s.given("--classes")) {
+  if (s.given("--classes") && !is_count(s.classes)) {
+    // Class names: a CSV's labels mapped to their indices (0, 1, ... in this order).
+    const std::size_t k = s.class_names().size();
+    if (model == "logistic" || model == "sigmoid") {
+      if (k != 2)
+        throw Error("--classes: " + model + " takes 2 classes (the first is label 0, the second 1), got " +
+                    std::to_string(k) + " names");
+    } else if (!classifier) {
+      throw Error("--classes: class names apply to the logistic, sigmoid, softmax and mlp models, not " + model);
+    } else if (k < 2) {
+      throw Error("--classes: expected 2 class names or more (a,b,...), or a count >= 2, got " + quote_token(s.classes));
+    } else {
+      o.classes = static_cast<Index>(k);
+    }
+  } else if (s.given("--classes")) {
     if (!classifier) throw Error("--classes: applies to the softmax and mlp models, not " + model);
     o.classes = parse_count(s.classes, "--classes", 2, 1u << 30);
   }
@@ -85,10 +122,46 @@ FileFormat format_of(const DataSource& s, const std::string& path) {
   return s.format.empty() ? guess_file_format(path) : parse_file_format(s.format);
 }
 
+// --label, --classes NAMES, --categorical and --impute, into the CSV loader's options.
+void csv_table_options(const DataSource& s, bool labeled, LoadOptions& lo) {
+  if (s.given("--label")) {
+    if (s.label.empty()) throw Error("--label: empty (expected a column name or 0-based index)");
+    if (!labeled) throw Error("--label: the pca model takes no labels");
+    lo.label_column = s.label;
+  }
+  lo.class_names = s.class_names();
+  for (const std::string& item : s.categorical) {
+    const std::size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
+      throw Error("--categorical: expected COLUMN=a|b|c (the column's public categories), got " + quote_token(item));
+    const std::string column = item.substr(0, eq);
+    for (const CsvCategorical& c : lo.categorical)
+      if (c.column == column) throw Error("--categorical: column " + quote_token(column) + " is declared twice");
+    lo.categorical.push_back({column, split_names(item.substr(eq + 1), '|', "--categorical " + column)});
+  }
+  for (const std::string& item : s.impute) {
+    if (item == "zero") {
+      if (lo.impute_zero) throw Error("--impute zero: given twice");
+      lo.impute_zero = true;
+      continue;
+    }
+    const std::size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
+      throw Error("--impute: expected zero or COLUMN=VALUE, got " + quote_token(item));
+    lo.impute.push_back({item.substr(0, eq), item.substr(eq + 1)});
+  }
+}
+
 Dataset load_file(const DataSource& s, const std::string& path, const std::string& labels_path, bool labeled,
                   const std::string& source) {
   const FileFormat format = format_of(s, path);
   if (s.header && format != FileFormat::kCsv) throw Error("--header: applies to CSV files, not " + path);
+  for (const char* option : {"--label", "--categorical", "--impute"})
+    if (s.given(option) && format != FileFormat::kCsv)
+      throw Error(std::string(option) + ": applies to CSV files, not " + path);
+  if (!s.class_names().empty() && format != FileFormat::kCsv)
+    throw Error("--classes " + s.classes + ": class names map a CSV file's labels; " + path +
+                " holds class indices: give their count (--classes " + std::to_string(s.class_names().size()) + ")");
   if (!labels_path.empty() && format != FileFormat::kIdx)
     throw Error(source + ": a labels file applies to IDX data; " + path + " is not IDX");
   if (!labels_path.empty() && !labeled) throw Error(source + ": a labels file was given, but the pca model takes no labels");
@@ -97,6 +170,7 @@ Dataset load_file(const DataSource& s, const std::string& path, const std::strin
     LoadOptions lo;
     lo.header = s.header;
     lo.labeled = labeled;
+    if (format == FileFormat::kCsv) csv_table_options(s, labeled, lo);
     return load_dataset(path, format, lo);
   } catch (const std::bad_alloc&) {
     throw Error(source + ": out of memory loading the records");
@@ -111,16 +185,31 @@ void add_data_options(CLI::App& app, DataSource& s) {
   auto* data = app.add_option("--data", s.data_path, "Data file (CSV, LibSVM or IDX; any of them may be gzip-compressed; - = stdin, with --format)");
   app.add_option("--format", s.format, "csv | libsvm | idx (default: from the file name)");
   app.add_option("--labels", s.labels_path, "IDX labels file (default: the labels-idx1 file beside the images)");
-  app.add_flag("--header", s.header, "CSV: skip one header line (the first line must not be all numbers)");
+  app.add_flag("--header", s.header,
+               "CSV: the first line is a header (default: detected: a first line with a word in a numeric column, "
+               "or a column named by --label/--categorical/--impute)");
+  app.add_option("--label", s.label, "CSV: the label column, by header name or 0-based index (default: 0, the first)");
+  app.add_option("--categorical", s.categorical,
+                 "CSV: COLUMN=a|b|c: a categorical column and its public categories, one-hot encoded (repeatable)");
+  app.add_option("--impute", s.impute,
+                 "CSV: how a missing value (empty, NA, N/A, NaN) is filled: zero (numbers 0, categorical no "
+                 "category) or COLUMN=VALUE (repeatable; default: refused, naming line and column)");
   app.add_flag("--fit-intercept", s.fit_intercept,
                "A bias in each margin / logit (logistic, sigmoid, cauchy, phase-retrieval, softmax; docs/models.md)");
   auto* syn = app.add_option("--synthetic", s.synthetic,
                              "NAME:key=value,... with NAME in phase-retrieval, pca, gaussian-mixture");
   data->excludes(syn);
   syn->excludes(data);
-  app.add_option("--classes", s.classes, "softmax/mlp: number of classes, >= 2 (default: from the labels)");
+  app.add_option("--classes", s.classes,
+                 "softmax/mlp: number of classes, >= 2 (default: from the labels); or the public class names a,b,c "
+                 "of a CSV's label column (logistic/sigmoid: 2 names), each label mapped to its index");
   app.add_option("--hidden", s.hidden, "mlp: hidden units (default 32)");
   app.add_option("--rank", s.rank, "pca: rank r (default 1, or the synthetic spec's rank)");
+}
+
+std::vector<std::string> DataSource::class_names() const {
+  if (!given("--classes") || is_count(classes)) return {};
+  return split_names(classes, ',', "--classes");
 }
 
 double parse_real(const std::string& text, const std::string& option, Range range) {
@@ -148,6 +237,11 @@ LoadedProblem load_problem(const DataSource& s, std::optional<std::uint64_t> sam
   if (s.given("--format") && s.data_path.empty()) throw Error("--format: applies to --data files, not to --synthetic");
   if (s.given("--labels") && s.data_path.empty()) throw Error("--labels: applies to --data IDX files, not to --synthetic");
   if (s.given("--header") && s.data_path.empty()) throw Error("--header: applies to --data CSV files, not to --synthetic");
+  for (const char* option : {"--label", "--categorical", "--impute"})
+    if (s.given(option) && s.data_path.empty())
+      throw Error(std::string(option) + ": applies to --data CSV files, not to --synthetic");
+  if (!s.synthetic.empty() && !s.class_names().empty())
+    throw Error("--classes " + s.classes + ": class names map a CSV file's labels, not --synthetic ones");
   if (s.synthetic.empty() && s.data_path.empty()) throw Error("give the records with --data FILE or --synthetic SPEC");
   if (!s.data_path.empty() && s.model.empty()) throw Error("--model is required with --data (one of " + join(model_names()) + ")");
   if (!s.synthetic.empty()) {

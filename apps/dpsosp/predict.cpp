@@ -24,7 +24,13 @@ void setup_predict(CLI::App& app) {
       ->required();
   cmd->add_option("--format", args->source.format, "csv | libsvm | idx (default: from the file name)");
   cmd->add_option("--labels", args->source.labels_path, "IDX labels file (default: the one beside the images)");
-  cmd->add_flag("--header", args->source.header, "CSV: skip one header line");
+  cmd->add_flag("--header", args->source.header, "CSV: the first line is a header (default: detected, as for run)");
+  cmd->add_option("--label", args->source.label, "CSV: the label column, by header name or 0-based index (as for run)");
+  cmd->add_option("--classes", args->source.classes,
+                  "CSV: the class names a,b,c of the run (as for run): labels read through them, and each "
+                  "prediction printed as its name");
+  cmd->add_option("--categorical", args->source.categorical, "CSV: COLUMN=a|b|c, as for run (repeatable)");
+  cmd->add_option("--impute", args->source.impute, "CSV: zero or COLUMN=VALUE, as for run (repeatable)");
   cmd->add_flag("--no-labels", args->no_labels,
                 "The records have no label column (by default they are laid out as for run, label first, and the "
                 "accuracy or mean squared error is printed on stderr)");
@@ -47,6 +53,10 @@ void setup_predict(CLI::App& app) {
                   " features do not fit the point's " + point.model + " model (" + std::to_string(point.x.size()) +
                   " parameters)");
     const bool classifier = model->classes() > 0;
+    const std::vector<std::string> names = args->source.class_names();
+    if (!names.empty() && (!classifier || static_cast<Index>(names.size()) != model->classes()))
+      throw Error("--classes " + args->source.classes + ": " + std::to_string(names.size()) + " class names for a " +
+                  point.model + " model of " + std::to_string(model->classes()) + " classes");
     if (args->proba && !classifier) throw Error("--proba: " + point.model + " is not a classifier");
     const Vec predicted = predict(*model, point.x, data);
     RowMatrix proba;
@@ -57,8 +67,10 @@ void setup_predict(CLI::App& app) {
     text += "\n";
     char cell[40];
     for (Index i = 0; i < data.rows(); ++i) {
-      std::snprintf(cell, sizeof cell, classifier ? "%.0f" : "%.17g", predicted[static_cast<Eigen::Index>(i)]);
-      text += cell;
+      const double value = predicted[static_cast<Eigen::Index>(i)];
+      std::snprintf(cell, sizeof cell, classifier ? "%.0f" : "%.17g", value);
+      const bool named = !names.empty() && value >= 0 && value < static_cast<double>(names.size());
+      text += named ? names[static_cast<std::size_t>(value)] : std::string(cell);
       for (Eigen::Index k = 0; k < proba.cols(); ++k) {
         std::snprintf(cell, sizeof cell, ",%.17g", proba(static_cast<Eigen::Index>(i), k));
         text += cell;

@@ -97,7 +97,12 @@ py::dict diagnostics_dict(const Summary& s) {
   py::dict d;
   d["note"] = "computed from the private data without noise: NOT covered by the privacy guarantee; "
               "publish only where the data need no protection (release_only=True leaves this out)";
-  d["clipped"] = py::dict(py::arg("o1") = g.clipped_o1, py::arg("o2") = g.clipped_o2);
+  const Index checked = g.checked_o1 + g.checked_o2;
+  d["clipped"] = py::dict(py::arg("o1") = g.clipped_o1, py::arg("o2") = g.clipped_o2,
+                          py::arg("fraction") = checked > 0 ? py::object(py::float_(
+                                                                  static_cast<double>(g.clipped_o1 + g.clipped_o2) /
+                                                                  static_cast<double>(checked)))
+                                                            : py::object(py::none()));
   d["nonfinite"] = py::dict(py::arg("o1") = g.nonfinite_o1, py::arg("o2") = g.nonfinite_o2);
   d["gradient_evaluations"] = g.gradient_evaluations;
   d["seconds"] = g.seconds;

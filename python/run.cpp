@@ -21,7 +21,7 @@ namespace {
 // words with the field named as the keyword (the CLI names it --epsilon).
 [[noreturn]] void refuse_in_python_words(const Error& e) {
   static const std::pair<const char*, const char*> kFields[] = {
-      {"privacy.noise", "noise"}, {"privacy.epsilon", "epsilon"}, {"privacy", "epsilon"}};
+      {"privacy.noise", "noise"}, {"privacy.epsilon", "epsilon"}, {"privacy.delta", "delta"}, {"privacy", "epsilon"}};
   std::string m = e.what();
   const std::string prefix = "RunOptions: ";
   if (m.compare(0, prefix.size(), prefix) != 0) throw e;

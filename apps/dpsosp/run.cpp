@@ -64,12 +64,16 @@ void check_sizes_and_start(const RunArgs& a, const RunOptions& o, const LoadedPr
   try {
     o.Validate(p.rows());  // the rules that need n, in the library's words
   } catch (const Error& e) {
+    if (!a.given("--delta") && std::strstr(e.what(), "privacy.delta") != nullptr)
+      throw Error(std::string("--delta (the default, ") + a.delta + ") is not below 1/n for the " +
+                  std::to_string(p.rows()) + " records: give a smaller --delta, well below 1/n");
     refuse_in_cli_words(e);
   }
   x0 = a.given("--x0") ? parse_x0(a.x0, p) : Vec::Zero(static_cast<Eigen::Index>(p.model->dim()));
 }
 
 int do_run(const RunArgs& a) {
+  const auto started = std::chrono::steady_clock::now();
   // Everything that needs no data is checked first, so a typo fails at once.
   RunOptions o;
   o.algorithm = parse_algorithm(a.algo);
@@ -186,6 +190,10 @@ int do_run(const RunArgs& a) {
     if (a.given("--eval") && Processes::reports()) eval = load_eval_data(a.source, a.eval, a.eval_labels, *p.model);
   });
   const Index n = p.rows();
+  if (is_private_run && Processes::reports()) {  // public: delta and n
+    const std::string note = delta_note(o.privacy->delta, n);
+    if (!note.empty()) std::fprintf(stderr, "dpsosp: warning: %s\n", note.c_str());
+  }
 
   o.stop_flag = &stop_flag();
   // The run's length when it is known before it: max_steps, or Poisson's planned steps.
@@ -238,12 +246,20 @@ int do_run(const RunArgs& a) {
   j["target"] = {{"epsilon", number(o.privacy ? o.privacy->epsilon : std::numeric_limits<double>::infinity())},
                  {"delta", o.privacy ? o.privacy->delta : delta}};
   j["constants"] = {{"G", s.constants.G}, {"M", s.constants.M}, {"rho", s.constants.rho}, {"B", s.constants.B}};
+  std::string eval_figure;  // for the summary line
   if (eval) {  // before the certificate, which may take long on large models
     IndexList all(eval->rows());
     for (Index i = 0; i < eval->rows(); ++i) all[i] = i;
-    diagnostics["eval"] = {{"n", eval->rows()}, {"loss", number(p.model->mean_loss(s.x, *eval, all))},
-                           {"accuracy", number(p.model->accuracy(s.x, *eval))}};
+    const double loss = p.model->mean_loss(s.x, *eval, all), accuracy = p.model->accuracy(s.x, *eval);
+    diagnostics["eval"] = {{"n", eval->rows()}, {"loss", number(loss)}, {"accuracy", number(accuracy)}};
+    char text[96];
+    if (p.model->classes() > 0) std::snprintf(text, sizeof text, "--eval accuracy %.4f", accuracy);
+    else std::snprintf(text, sizeof text, "--eval loss %.4g", loss);
+    eval_figure = text;
   }
+  // Heavy clipping, for the data owner (a diagnostic: not with --release-only).
+  const std::string clipping = a.release_only ? "" : clipping_note(s);
+  if (!clipping.empty()) std::fprintf(stderr, "dpsosp: note: %s\n", clipping.c_str());
   // The certificate on --eval data is a diagnostic; on a synthetic problem's
   // known population it is computed from x and public parameters alone, so it
   // is part of the release.
@@ -283,6 +299,10 @@ int do_run(const RunArgs& a) {
     std::fprintf(stderr, "dpsosp: interrupted after %zu steps; the report so far was written\n",
                  static_cast<size_t>(s.steps));
     return 128 + signo;
+  }
+  if (!a.quiet) {
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    std::fprintf(stderr, "dpsosp: %s\n", run_summary_line(s, eval_figure, seconds, a.out).c_str());
   }
   return 0;
 }

@@ -28,7 +28,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
-from ._api import Model, PrivacyLeakWarning, run
+from ._api import Model, PrivacyLeakWarning, _is_frame, encode_table, run
 
 __all__ = ["DPClassifier", "DPRegressor", "DPPCA"]
 
@@ -70,7 +70,19 @@ class _DPEstimator(BaseEstimator):
             self.n_features_in_ = int(self.report_["shape"]["features"])
 
     def _records(self, X, reset):
-        return self._validate_data(X, accept_sparse="csr", dtype=np.float64, reset=reset)
+        return self._validate_data(self._table(X), accept_sparse="csr", dtype=np.float64, reset=reset)
+
+    def _table(self, X):
+        """A table (a DataFrame with string or missing values, or categorical= / impute= given) as numbers, by
+        dpsosp.encode_table's rules; other X as it is."""
+        categorical, impute = getattr(self, "categorical", None), getattr(self, "impute", None)
+        if categorical is None and impute is None:
+            if not _is_frame(X):
+                return X
+            if all(np.issubdtype(t, np.number) or np.issubdtype(t, np.bool_) for t in X.dtypes) and \
+                    not X.isna().to_numpy().any():
+                return X
+        return encode_table(X, categorical=categorical, impute=impute)
 
 
 def _is_path(X):
@@ -100,13 +112,18 @@ class DPClassifier(ClassifierMixin, _DPEstimator):
     algo, epsilon, delta, G, M, batch_size, epochs, learning_rate, max_steps, noise: as dpsosp.run (dpsgd by
     default: a single pass, batch n/10 up to 256; epochs=E for Poisson sampling). random_state: the public seed.
     noise_key: 16 secret bytes for a reproducible fit (keep them as secret as the data).
-    fit(X, y): X an array, or the path of a record file whose labels are the indices of classes (then required);
-    stream: read such a file once, front to back, in its order (True), or load it whole (False).
+    fit(X, y): X an array or a pandas DataFrame, or the path of a record file whose labels are the indices of
+    classes (then required); stream: read such a file once, front to back, in its order (True), or load it whole
+    (False). categorical={column: [public categories]} one-hot encodes those columns and impute ('zero' or
+    {column: value}) fills missing values, as dpsosp.encode_table (the same in predict).
     """
 
     def __init__(self, epsilon=1.0, delta=1e-6, *, model="auto", algo="dpsgd", fit_intercept=True, classes=None,
                  hidden=None, G=1.0, M=1.0, batch_size=None, epochs=None, learning_rate=None, max_steps=0,
-                 noise="float", random_state=None, noise_key=None, threads=0, stream=True):
+                 noise="float", random_state=None, noise_key=None, threads=0, stream=True, categorical=None,
+                 impute=None):
+        self.categorical = categorical
+        self.impute = impute
         self.epsilon = epsilon
         self.delta = delta
         self.model = model
@@ -135,7 +152,7 @@ class DPClassifier(ClassifierMixin, _DPEstimator):
                                  "public labels, in the order of the indices)")
             classes = np.unique(np.asarray(self.classes))
         else:  # y=None is refused here, in scikit-learn's words
-            X, y = self._validate_data(X, y, accept_sparse="csr", dtype=np.float64)
+            X, y = self._validate_data(self._table(X), y, accept_sparse="csr", dtype=np.float64)
             check_classification_targets(y)
             if self.classes is None:
                 warnings.warn("DPClassifier: the classes were taken from y, so the set of labels present in the data "
@@ -144,9 +161,9 @@ class DPClassifier(ClassifierMixin, _DPEstimator):
                 classes = np.unique(y)
             else:
                 classes = np.unique(np.asarray(self.classes))
-                unknown = ~np.isin(y, classes)
-                if unknown.any():
-                    raise ValueError(f"DPClassifier: label {y[np.argmax(unknown)]!r} of y is not one of classes")
+                if not np.isin(y, classes).all():  # in words that name no record
+                    raise ValueError(f"DPClassifier: a label of y is not one of the {classes.size} declared classes; "
+                                     "every label must be one of them")
         if classes.size < 2:
             raise ValueError(f"DPClassifier: needs 2 classes or more, got 1 class ({classes[0]!r}); pass "
                              "classes=[...] to name the others")
@@ -200,7 +217,9 @@ class DPRegressor(RegressorMixin, _DPEstimator):
 
     def __init__(self, epsilon=1.0, delta=1e-6, *, model="cauchy", algo="dpsgd", fit_intercept=True, G=1.0, M=1.0,
                  batch_size=None, epochs=None, learning_rate=None, max_steps=0, noise="float", random_state=None,
-                 noise_key=None, threads=0, stream=True):
+                 noise_key=None, threads=0, stream=True, categorical=None, impute=None):
+        self.categorical = categorical
+        self.impute = impute
         self.epsilon = epsilon
         self.delta = delta
         self.model = model
@@ -222,7 +241,7 @@ class DPRegressor(RegressorMixin, _DPEstimator):
         if _is_path(X):
             _file_input("DPRegressor", X, y)
         else:  # y=None is refused here, in scikit-learn's words
-            X, y = self._validate_data(X, y, accept_sparse="csr", dtype=np.float64, y_numeric=True)
+            X, y = self._validate_data(self._table(X), y, accept_sparse="csr", dtype=np.float64, y_numeric=True)
         if self.model != "cauchy":
             raise ValueError(f"DPRegressor: model: expected cauchy, got {self.model!r}")
         self._run(self.model, X, y, fit_intercept=self.fit_intercept)

@@ -74,6 +74,7 @@ class Keywords(unittest.TestCase):
             (dict(algo="dpsgd", max_phase_length=5), ["--algo", "dpsgd", "--max-phase-length", "5"],
              "max_phase_length", "--max-phase-length"),
             (dict(algo="adam"), ["--algo", "adam"], "", ""),
+            (dict(delta=0.01), ["--delta", "0.01"], "delta", "--delta"),  # not below 1/n (n = 2000)
         ]
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "d.csv")

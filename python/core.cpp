@@ -279,6 +279,18 @@ PYBIND11_MODULE(_core, m) {
       py::arg("fit_intercept"), py::arg("proba") = false,
       "Predictions (or, with proba, class probabilities) of the point x of a model on the records X.");
   m.def(
+      "scale_records",
+      [](const Eigen::Ref<const RowMatrix>& X, const std::vector<double>& lower, const std::vector<double>& upper,
+         bool normalize) {
+        Scaling s;
+        s.lower = lower;
+        s.upper = upper;
+        s.normalize = normalize;
+        return s.apply(make_dataset(X, std::nullopt)).dense();
+      },
+      py::arg("X"), py::arg("lower"), py::arg("upper"), py::arg("normalize"),
+      "The records on the unit scale of a run's scaling (clipped into the box, mapped onto [-1, 1]).");
+  m.def(
       "model_dim",
       [](const std::string& name, Index features, Index classes, Index hidden, Index rank, bool fit_intercept) {
         return model_for(name, features, classes, hidden, rank, fit_intercept)->dim();

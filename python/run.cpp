@@ -158,6 +158,32 @@ struct StepHooks {
 
 }  // namespace
 
+py::dict scaling_dict(const ScaledSummary& r) {
+  const Scaling& s = r.scaling;
+  py::dict d;
+  d["features"] = s.feature_source;
+  d["normalize"] = s.normalize;
+  if (s.maps_features()) {
+    d["lower"] = s.lower;
+    d["upper"] = s.upper;
+  }
+  if (s.has_target) {
+    d["target"] = py::dict(py::arg("lower") = s.y_lower, py::arg("upper") = s.y_upper,
+                           py::arg("source") = s.target_source);
+  } else {
+    d["target"] = py::none();
+  }
+  if (!s.composition.empty()) {
+    d["estimate"] = py::dict(py::arg("share") = s.share, py::arg("composition") = s.composition,
+                             py::arg("mu") = s.mu, py::arg("rho") = s.rho, py::arg("epsilon") = s.epsilon,
+                             py::arg("delta") = s.delta, py::arg("count_noise") = s.count_noise,
+                             py::arg("columns") = s.columns,
+                             py::arg("public_range") = std::vector<double>{-1048576.0, 1048576.0});
+  }
+  if (r.x_user) d["x_user"] = *r.x_user;
+  return d;
+}
+
 void bind_run(py::module_& m) {
   m.def(
       "run",
@@ -167,12 +193,14 @@ void bind_run(py::module_& m) {
          std::optional<Index> batch_size, std::optional<Index> period, std::optional<double> epochs,
          std::optional<double> learning_rate, std::optional<Vec> x0, Index max_steps,
          std::optional<Index> max_phase_length, int threads, Index classes, Index hidden, Index rank,
-         bool fit_intercept,
+         std::optional<bool> fit_intercept,
          const std::map<std::string, double>& overrides, const std::optional<py::bytes>& noise_key,
          const std::optional<std::string>& noise_key_file, bool release_only, const std::string& noise,
          std::optional<double> tail, std::optional<bool> o2, const std::optional<std::string>& accountant,
          const std::optional<std::string>& sampling, std::optional<Index> bands,
-         const py::object& callback, const std::optional<std::string>& data_file, bool stream) {
+         const py::object& callback, const std::optional<std::string>& data_file, bool stream,
+         const std::vector<std::pair<double, double>>& bounds, const std::optional<std::pair<double, double>>& y_bounds,
+         const std::string& scale, double scale_share, bool normalize) {
         RunOptions o;
         o.algorithm = parse_algorithm(algo);
         // The same rules, in the same words, as the CLI's (before any copy).
@@ -272,7 +300,10 @@ void bind_run(py::module_& m) {
         model_options.classes = classes;
         model_options.hidden = hidden;
         model_options.rank = rank;
-        model_options.fit_intercept = fit_intercept;
+        // An intercept by default where the model takes one and wants it (the CLI's rule).
+        model_options.fit_intercept = fit_intercept.value_or(
+            model_name == "logistic" || model_name == "sigmoid" || model_name == "softmax" || model_name == "linear" ||
+            model_name == "cauchy");
         std::unique_ptr<Model> model;
         try {
           model = file ? make_model(model_name, file->info(), model_options)
@@ -284,19 +315,41 @@ void bind_run(py::module_& m) {
           throw;
         }
         const Vec start = x0 ? *x0 : Vec::Zero(static_cast<Eigen::Index>(model->dim()));
+        // The scale (scaling.hpp): declared bounds, or the private estimate
+        // (scale='auto', the default for the models that take it on loaded records).
+        if (scale != "auto" && scale != "private" && scale != "none")
+          throw Error("scale: expected 'auto', 'private' or 'none', got '" + scale + "'");
+        ScalingOptions so;
+        so.target = scales_target(model_name);
+        for (const auto& [lo, hi] : bounds) so.bounds.push_back({lo, hi});
+        if (y_bounds) so.y_bounds = Interval{y_bounds->first, y_bounds->second};
+        so.share = scale_share;
+        so.normalize = normalize;
+        if (scale == "private" && (file || !scales_by_default(model_name)))
+          throw Error("scale='private': applies to loaded records of the logistic, sigmoid, softmax, mlp, linear and "
+                      "cauchy models");
+        so.estimate_features = scale == "private" || (scale == "auto" && !file && scales_by_default(model_name));
+        so.estimate_target = so.estimate_features && so.target;
+        if (file && so.any())
+          throw Error("stream=True: the records are read once, as they are; bounds, y_bounds and normalize apply to "
+                      "loaded records");
+        so.Validate(model->features());
         StepHooks hooks{callback};
         o.on_step = [&hooks](const Iteration& it) { return hooks(it); };
-        Summary s;
+        ScaledSummary scaled;
         {
           py::gil_scoped_release release;
-          s = file ? minimize(*model, *file, start, o) : minimize(*model, data, start, o);
+          if (file) scaled.summary = minimize(*model, *file, start, o);
+          else scaled = minimize_scaled(*model, data, start, o, so);
         }
+        Summary& s = scaled.summary;
         if (hooks.interrupted) s.termination = Termination::kInterrupted;
         py::dict result = summary_dict(s);
         result["model"] = model->name();
         result["n"] = n;
         result["d"] = model->dim();
         result["shape"] = shape_dict(*model);
+        if (so.any()) result["scaling"] = scaling_dict(scaled);
         result["target"] = py::dict(py::arg("epsilon") = o.privacy ? o.privacy->epsilon
                                                                    : std::numeric_limits<double>::infinity(),
                                     py::arg("delta") = o.privacy ? o.privacy->delta : delta);
@@ -321,7 +374,8 @@ void bind_run(py::module_& m) {
       py::arg("overrides"), py::arg("noise_key"), py::arg("noise_key_file"), py::arg("release_only"),
       py::arg("noise"), py::arg("tail"), py::arg("o2"), py::arg("accountant"), py::arg("sampling"), py::arg("bands"),
       py::arg("callback"),
-      py::arg("data"), py::arg("stream"),
+      py::arg("data"), py::arg("stream"), py::arg("bounds"), py::arg("y_bounds"), py::arg("scale"),
+      py::arg("scale_share"), py::arg("normalize"),
       "The run behind dpsosp.run (which checks its keywords and converts X and y first).");
 }
 

@@ -25,7 +25,11 @@ struct DataSource {
   std::string format;       // empty = guess from the file name
   std::string labels_path;  // IDX labels file
   bool header = false;
-  bool fit_intercept = false;
+  bool fit_intercept = false;     // --fit-intercept given
+  bool no_fit_intercept = false;  // --no-fit-intercept given
+  /// run: an intercept unless --no-fit-intercept for the models that take one
+  /// and want it (logistic, sigmoid, softmax, linear, cauchy; not --synthetic).
+  bool intercept_by_default = false;
   std::string synthetic;
   std::string classes, hidden, rank;  // ModelOptions, as given (empty = default)
   CLI::App* app = nullptr;            // to tell which options were given

@@ -44,7 +44,11 @@ ModelOptions model_options(const DataSource& s, const std::string& model) {
     if (model != "pca") throw Error("--rank: applies to the pca model, not " + model);
     o.rank = parse_count(s.rank, "--rank", 1, 1u << 30);
   }
+  if (s.fit_intercept && s.no_fit_intercept) throw Error("--no-fit-intercept: cannot be given with --fit-intercept");
   o.fit_intercept = s.fit_intercept;
+  if (!s.fit_intercept && !s.no_fit_intercept && s.intercept_by_default && s.synthetic.empty())
+    o.fit_intercept = model == "logistic" || model == "sigmoid" || model == "softmax" || model == "linear" ||
+                      model == "cauchy";
   return o;
 }
 
@@ -113,7 +117,9 @@ void add_data_options(CLI::App& app, DataSource& s) {
   app.add_option("--labels", s.labels_path, "IDX labels file (default: the labels-idx1 file beside the images)");
   app.add_flag("--header", s.header, "CSV: skip one header line (the first line must not be all numbers)");
   app.add_flag("--fit-intercept", s.fit_intercept,
-               "A bias in each margin / logit (logistic, sigmoid, cauchy, phase-retrieval, softmax; docs/models.md)");
+               "A bias in each margin / logit (logistic, sigmoid, linear, cauchy, phase-retrieval, softmax; "
+               "docs/models.md); run's default for --data with logistic, sigmoid, softmax, linear and cauchy");
+  app.add_flag("--no-fit-intercept", s.no_fit_intercept, "No bias (turns run's default intercept off)");
   auto* syn = app.add_option("--synthetic", s.synthetic,
                              "NAME:key=value,... with NAME in phase-retrieval, pca, gaussian-mixture");
   data->excludes(syn);

@@ -40,7 +40,11 @@ void setup_predict(CLI::App& app) {
       throw Error("--point " + args->point + ": no \"model\" and \"shape\" (expected a result of dpsosp run or a "
                   "model file of dpsosp.save)");
     const bool labeled = !args->no_labels && point.model != "pca";
-    const Dataset data = load_data_file(args->source, labeled);
+    const Dataset raw = load_data_file(args->source, labeled);
+    // A point fitted on the unit scale (scaling.hpp) predicts raw records
+    // through the same map, and a regression's value in the user's units.
+    const Dataset data = point.scaling ? point.scaling->apply(raw) : raw;
+    const auto user = [&](double v) { return point.scaling ? point.scaling->target_to_user(v) : v; };
     const auto model = make_model(point.model, data.cols(), *point.shape);
     if (model->features() != data.cols() || model->dim() != static_cast<Index>(point.x.size()))
       throw Error("--data " + args->source.data_path + ": records of " + std::to_string(data.cols()) +
@@ -48,7 +52,9 @@ void setup_predict(CLI::App& app) {
                   " parameters)");
     const bool classifier = model->classes() > 0;
     if (args->proba && !classifier) throw Error("--proba: " + point.model + " is not a classifier");
-    const Vec predicted = predict(*model, point.x, data);
+    Vec predicted = predict(*model, point.x, data);
+    if (!classifier)
+      for (Eigen::Index i = 0; i < predicted.size(); ++i) predicted[i] = user(predicted[i]);
     RowMatrix proba;
     if (args->proba) proba = predict_proba(*model, point.x, data);
     std::string text = "prediction";
@@ -73,7 +79,7 @@ void setup_predict(CLI::App& app) {
                    static_cast<std::size_t>(data.rows()));
     } else {
       double sum = 0;
-      for (Index i = 0; i < data.rows(); ++i) sum += std::pow(predicted[static_cast<Eigen::Index>(i)] - data.label(i), 2);
+      for (Index i = 0; i < data.rows(); ++i) sum += std::pow(predicted[static_cast<Eigen::Index>(i)] - raw.label(i), 2);
       std::fprintf(stderr, "dpsosp: mean squared error %.6g on %zu records\n", sum / static_cast<double>(data.rows()),
                    static_cast<std::size_t>(data.rows()));
     }

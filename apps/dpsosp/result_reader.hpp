@@ -8,6 +8,7 @@
 #include <string>
 
 #include "dpsosp/model.hpp"
+#include "dpsosp/scaling.hpp"
 #include "dpsosp/types.hpp"
 
 namespace dpsosp::cli {
@@ -18,6 +19,8 @@ struct PointFile {
   bool from_json = false;
   std::string model;                 ///< "model" of a JSON file (empty when absent)
   std::optional<ModelOptions> shape;  ///< its "shape" (classes, hidden, rank, fit_intercept), if it has one
+  /// its "scaling" (the map onto the unit scale that x was fitted on), if it has one
+  std::optional<Scaling> scaling;
 };
 
 /// Parses the text of a point file. `what` prefixes every message (e.g.

@@ -13,6 +13,7 @@
 #include "processes.hpp"
 #include "progress.hpp"
 #include "result_reader.hpp"
+#include "scale_options.hpp"
 #include "stop_signal.hpp"
 
 namespace dpsosp::cli {
@@ -35,6 +36,7 @@ struct RunArgs {
   bool trajectory = false, quiet = false;
   bool stream = false;  // --stream: read a record file once, front to back (stream_source.cpp)
   std::string order;    // --order seed|file
+  ScaleArgs scaling;  // --bounds, --y-bounds, --scale, --scale-share, --normalize (scale_options.cpp)
   std::vector<std::string> overrides;
   bool given(const std::string& option) const { return app->count(option) > 0; }
 };
@@ -186,6 +188,7 @@ int do_run(const RunArgs& a) {
     if (a.given("--eval") && Processes::reports()) eval = load_eval_data(a.source, a.eval, a.eval_labels, *p.model);
   });
   const Index n = p.rows();
+  const ScalingOptions so = scaling_options(a.scaling, a.source, p);
 
   o.stop_flag = &stop_flag();
   // The run's length when it is known before it: max_steps, or Poisson's planned steps.
@@ -204,7 +207,11 @@ int do_run(const RunArgs& a) {
     return true;
   };
   StopOnSignal stop_on_signal(Processes::reports());  // until the report is written
-  const Summary s = p.records ? minimize(*p.model, *p.records, x0, o) : minimize(*p.model, p.data, x0, o);
+  ScaledSummary scaled;
+  if (p.records) scaled.summary = minimize(*p.model, *p.records, x0, o);
+  else scaled = minimize_scaled(*p.model, p.data, x0, o, so);
+  const Summary& s = scaled.summary;
+  if (eval && so.any()) eval = scaled.scaling.apply(*eval);
   progress.reset();  // ends the line
   const bool interrupted = s.interrupted() || stop_requested_by_signal();
   if (!Processes::reports()) return interrupted ? 128 + stop_signal_number() : 0;
@@ -237,12 +244,24 @@ int do_run(const RunArgs& a) {
   diagnostics["load_seconds"] = p.load_seconds;
   j["target"] = {{"epsilon", number(o.privacy ? o.privacy->epsilon : std::numeric_limits<double>::infinity())},
                  {"delta", o.privacy ? o.privacy->delta : delta}};
+  if (so.any()) j["scaling"] = scaling_json(scaled);
   j["constants"] = {{"G", s.constants.G}, {"M", s.constants.M}, {"rho", s.constants.rho}, {"B", s.constants.B}};
   if (eval) {  // before the certificate, which may take long on large models
     IndexList all(eval->rows());
     for (Index i = 0; i < eval->rows(); ++i) all[i] = i;
     diagnostics["eval"] = {{"n", eval->rows()}, {"loss", number(p.model->mean_loss(s.x, *eval, all))},
                            {"accuracy", number(p.model->accuracy(s.x, *eval))}};
+    if (so.target && eval->has_labels() && eval->rows() > 1) {  // R^2 in the user's units
+      const Vec predicted = predict(*p.model, s.x, *eval);
+      double mean = 0, res = 0, tot = 0;
+      const auto y = [&](Index i) { return scaled.scaling.target_to_user(eval->label(i)); };
+      for (Index i = 0; i < eval->rows(); ++i) mean += y(i) / static_cast<double>(eval->rows());
+      for (Index i = 0; i < eval->rows(); ++i) {
+        res += std::pow(scaled.scaling.target_to_user(predicted[i]) - y(i), 2);
+        tot += std::pow(y(i) - mean, 2);
+      }
+      diagnostics["eval"]["r2"] = number(tot > 0 ? 1 - res / tot : std::numeric_limits<double>::quiet_NaN());
+    }
   }
   // The certificate on --eval data is a diagnostic; on a synthetic problem's
   // known population it is computed from x and public parameters alone, so it
@@ -294,6 +313,8 @@ void setup_run(CLI::App& app) {
   auto* run = app.add_subcommand("run", "Run an optimizer on a dataset and write a JSON report");
   args->app = run;
   add_data_options(*run, args->source);
+  args->source.intercept_by_default = true;
+  add_scale_options(*run, args->scaling);
   run->add_option("--algo", args->algo, "Algorithm: " + [] {
     std::string list;
     for (const auto& n : algorithm_names()) list += (list.empty() ? "" : ", ") + n;

@@ -14,9 +14,14 @@ two fits differ unless both are given. fit also takes the path of a record
 file (dpsosp.write_records, `dpsosp convert`) in place of X and y: read once,
 front to back, in the file's order (stream=True, the default), or loaded whole
 (stream=False); its labels must be the class indices (0 .. K-1, or 0/1 and
--1/+1 for two classes) of the public classes=[...]. Scale the features so that a record's
-norm is about 1 or less (G, the clipping bound, is 1 by default: larger
-gradients are clipped, which keeps the guarantee and costs accuracy).
+-1/+1 for two classes) of the public classes=[...].
+
+The defaults are the CLI's (`dpsosp run`): spider-mf-adaptive, G and M
+estimated privately, one pass, an intercept, and the records' scale estimated
+privately from scale_share of the budget (scale="auto": raw tables work as they
+are; bounds=(lo, hi) or one pair per feature, and DPRegressor's y_bounds, are
+public bounds that cost no budget). coef_, intercept_ and predict are in the
+user's units (docs/own-table.md).
 """
 import numbers
 import os
@@ -51,7 +56,8 @@ class _DPEstimator(BaseEstimator):
         return {"poor_score": True, "non_deterministic": fresh, "_xfail_checks": _XFAIL_FRESH_NOISE if fresh else {}}
 
     def _run(self, model, X, y, **extra):
-        if _is_path(X):
+        from_file = _is_path(X)
+        if from_file:
             extra.update(data=os.fspath(X), stream=bool(self.stream))
             X = None
         seed = self.random_state
@@ -60,7 +66,12 @@ class _DPEstimator(BaseEstimator):
         options = dict(algo=self.algo, epsilon=self.epsilon, delta=self.delta, G=self.G, M=self.M, seed=seed,
                        batch_size=self.batch_size, epochs=getattr(self, "epochs", None),
                        learning_rate=getattr(self, "learning_rate", None), max_steps=self.max_steps,
-                       threads=self.threads, noise=self.noise, noise_key=self.noise_key)
+                       threads=self.threads, noise=self.noise, noise_key=self.noise_key,
+                       bounds=getattr(self, "bounds", None), y_bounds=getattr(self, "y_bounds", None),
+                       scale=getattr(self, "scale", None), scale_share=getattr(self, "scale_share", None),
+                       normalize=getattr(self, "normalize", None))
+        if from_file and self.stream and options["scale"] == "auto":
+            options["scale"] = "none"  # a streamed file is read once, as it is
         options.update(extra)
         self.report_ = run(model, X, y, **{k: v for k, v in options.items() if v is not None})
         self.model_ = Model.from_result(self.report_)
@@ -84,8 +95,9 @@ def _file_input(who, X, y):
 
 
 def _linear_parts(model, n_features, fit_intercept, rows):
-    """coef_ (rows x p) and intercept_ (rows) from x = [W (rows x p), c (rows)] (docs/models.md)."""
-    x = model.x
+    """coef_ (rows x p) and intercept_ (rows) from x = [W (rows x p), c (rows)] (docs/models.md), in the user's
+    units where the run scaled the records (Model.x_user), else on the records as given to predict."""
+    x = model.x if model.x_user is None else model.x_user
     coef = x[: rows * n_features].reshape(rows, n_features)
     intercept = x[rows * n_features:] if fit_intercept else np.zeros(rows)
     return coef.copy(), np.asarray(intercept, dtype=np.float64).copy()
@@ -97,16 +109,18 @@ class DPClassifier(ClassifierMixin, _DPEstimator):
 
     model: "auto" (logistic for 2 classes, else softmax), "logistic", "sigmoid", "softmax" or "mlp" (hidden
     units: hidden). classes: the labels, public (None: taken from y, which the guarantee does not cover).
-    algo, epsilon, delta, G, M, batch_size, epochs, learning_rate, max_steps, noise: as dpsosp.run (dpsgd by
-    default: a single pass, batch n/10 up to 256; epochs=E for Poisson sampling). random_state: the public seed.
+    algo, epsilon, delta, G, M, batch_size, epochs, learning_rate, max_steps, noise, bounds, scale, scale_share,
+    normalize: as dpsosp.run, with its defaults (the CLI's: spider-mf-adaptive, one pass, G and M estimated
+    privately, the scale estimated privately). random_state: the public seed.
     noise_key: 16 secret bytes for a reproducible fit (keep them as secret as the data).
     fit(X, y): X an array, or the path of a record file whose labels are the indices of classes (then required);
     stream: read such a file once, front to back, in its order (True), or load it whole (False).
     """
 
-    def __init__(self, epsilon=1.0, delta=1e-6, *, model="auto", algo="dpsgd", fit_intercept=True, classes=None,
-                 hidden=None, G=1.0, M=1.0, batch_size=None, epochs=None, learning_rate=None, max_steps=0,
-                 noise="float", random_state=None, noise_key=None, threads=0, stream=True):
+    def __init__(self, epsilon=1.0, delta=1e-6, *, model="auto", algo="spider-mf-adaptive", fit_intercept=True,
+                 classes=None, hidden=None, G="auto", M="auto", batch_size=None, epochs=None, learning_rate=None,
+                 max_steps=0, noise="float", random_state=None, noise_key=None, threads=0, stream=True, bounds=None,
+                 scale="auto", scale_share=0.25, normalize=False):
         self.epsilon = epsilon
         self.delta = delta
         self.model = model
@@ -125,6 +139,10 @@ class DPClassifier(ClassifierMixin, _DPEstimator):
         self.noise_key = noise_key
         self.threads = threads
         self.stream = stream
+        self.bounds = bounds
+        self.scale = scale
+        self.scale_share = scale_share
+        self.normalize = normalize
 
     def fit(self, X, y=None):
         from_file = _is_path(X)
@@ -189,18 +207,23 @@ class DPClassifier(ClassifierMixin, _DPEstimator):
         if not hasattr(self, "coef_"):
             raise AttributeError("decision_function: the mlp model has no linear decision function")
         X = self._records(X, reset=False)
+        if self.model_.x_user is None and self.model_.scaling:  # normalize: coef_ are the unit records'
+            X = self.model_._unit(X.toarray() if hasattr(X, "toarray") else X)
         scores = X @ self.coef_.T + self.intercept_
         return scores[:, 0] if scores.shape[1] == 1 else scores
 
 
 class DPRegressor(RegressorMixin, _DPEstimator):
-    """Differentially private robust regression: the Cauchy loss log(1 + r^2/2) of the residual r (bounded
-    influence; model="cauchy"), fitted by one private run; predict gives <x, coef_> + intercept_. The options are
-    DPClassifier's."""
+    """Differentially private regression: least squares with the Huber loss (model="linear", the default: the
+    target clipped into its bounds, y_bounds or estimated privately, and mapped onto [-1, 1], where the loss is
+    squared and its gradient bounded) or the Cauchy loss log(1 + r^2/2) (model="cauchy"), fitted by one private
+    run; predict gives <x, coef_> + intercept_ in the user's units. The options are DPClassifier's, and
+    y_bounds=(lo, hi): the target's public bounds."""
 
-    def __init__(self, epsilon=1.0, delta=1e-6, *, model="cauchy", algo="dpsgd", fit_intercept=True, G=1.0, M=1.0,
-                 batch_size=None, epochs=None, learning_rate=None, max_steps=0, noise="float", random_state=None,
-                 noise_key=None, threads=0, stream=True):
+    def __init__(self, epsilon=1.0, delta=1e-6, *, model="linear", algo="spider-mf-adaptive", fit_intercept=True,
+                 G="auto", M="auto", batch_size=None, epochs=None, learning_rate=None, max_steps=0, noise="float",
+                 random_state=None, noise_key=None, threads=0, stream=True, bounds=None, y_bounds=None, scale="auto",
+                 scale_share=0.25, normalize=False):
         self.epsilon = epsilon
         self.delta = delta
         self.model = model
@@ -217,14 +240,19 @@ class DPRegressor(RegressorMixin, _DPEstimator):
         self.noise_key = noise_key
         self.threads = threads
         self.stream = stream
+        self.bounds = bounds
+        self.y_bounds = y_bounds
+        self.scale = scale
+        self.scale_share = scale_share
+        self.normalize = normalize
 
     def fit(self, X, y=None):
         if _is_path(X):
             _file_input("DPRegressor", X, y)
         else:  # y=None is refused here, in scikit-learn's words
             X, y = self._validate_data(X, y, accept_sparse="csr", dtype=np.float64, y_numeric=True)
-        if self.model != "cauchy":
-            raise ValueError(f"DPRegressor: model: expected cauchy, got {self.model!r}")
+        if self.model not in ("linear", "cauchy"):
+            raise ValueError(f"DPRegressor: model: expected linear or cauchy, got {self.model!r}")
         self._run(self.model, X, y, fit_intercept=self.fit_intercept)
         coef, intercept = _linear_parts(self.model_, self.n_features_in_, self.fit_intercept, 1)
         self.coef_, self.intercept_ = coef[0], float(intercept[0])

@@ -300,7 +300,7 @@ Vec Model::mean_hvp(const Vec& x, const Dataset& data, const IndexList& idx, con
 }
 
 std::vector<std::string> model_names() {
-  return {"logistic", "sigmoid", "cauchy", "phase-retrieval", "pca", "softmax", "mlp"};
+  return {"logistic", "sigmoid", "cauchy", "phase-retrieval", "pca", "softmax", "mlp", "linear"};
 }
 
 namespace {
@@ -356,6 +356,7 @@ std::unique_ptr<Model> make_model(const std::string& name, Index features, const
   if (name == "logistic") return detail::make_logistic(features, bias);
   if (name == "sigmoid") return detail::make_sigmoid(features, bias);
   if (name == "cauchy") return detail::make_cauchy(features, bias);
+  if (name == "linear") return detail::make_linear(features, bias);
   if (name == "phase-retrieval") return detail::make_phase_retrieval(features, bias);
   if (name == "pca") {
     check_size(name, p * static_cast<double>(options.rank));

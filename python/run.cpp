@@ -163,6 +163,7 @@ py::dict scaling_dict(const ScaledSummary& r) {
   py::dict d;
   d["features"] = s.feature_source;
   d["normalize"] = s.normalize;
+  d["public_constants"] = s.public_constants;
   if (s.maps_features()) {
     d["lower"] = s.lower;
     d["upper"] = s.upper;

@@ -87,6 +87,7 @@ nlohmann::json scaling_json(const ScaledSummary& r) {
     j["lower"] = s.lower;
     j["upper"] = s.upper;
   }
+  j["public_constants"] = s.public_constants;
   j["target"] = s.has_target ? nlohmann::json{{"lower", s.y_lower}, {"upper", s.y_upper}, {"source", s.target_source}}
                              : nlohmann::json(nullptr);
   if (!s.composition.empty()) {

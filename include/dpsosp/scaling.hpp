@@ -15,7 +15,8 @@
 //     [0, 2^-20), [2^-20, 2^-19), ..., [2^19, 2^20] (values beyond 2^20 count in
 //     the top bin: the public range is [-2^20, 2^20], about +-1.05e6) with
 //     Gaussian noise sigma on every count. S_c = the upper edge of the bin that
-//     holds the 98% point of the counts above 3 sigma (S_c = 1 where none is).
+//     holds the 98% point of the counts above 4 sigma; where none is, the upper
+//     edge of the two adjacent octaves with the largest noisy count.
 //  2. location and spread: a histogram of x_c clipped into [-S_c, S_c] on 16
 //     equal bins with the same noise; [lower_c, upper_c] = the 2% and 98%
 //     points (linear within a bin) of the counts above 2.5 sigma ([-S_c, S_c]
@@ -24,6 +25,10 @@
 // columns of a histogram: L2 sensitivity sqrt(2C). The two histograms are
 // Gaussian mechanisms of (sqrt(2C) / sigma)-GDP each, (2 sqrt(C) / sigma)-GDP
 // together; sigma = 2 sqrt(C) / mu_s makes the estimate mu_s-GDP.
+//
+// On the unit box a record's gradient and curvature have public bounds (the
+// model's loss slope and curvature bounds times ||[z, 1]||, ||[z, 1]||^2): the
+// private G and M estimates are capped at them.
 //
 // Composition with the run (exact where the run is GDP): with mu the GDP mu
 // of the target (eps, delta) and share s, the estimate takes mu_s = sqrt(s) mu
@@ -94,10 +99,14 @@ struct Scaling {
   double count_noise = 0;    ///< the counts' noise standard deviation
   Index columns = 0;         ///< columns estimated
   std::string composition;   ///< "gdp", "zcdp" or "basic"; empty without an estimate
+  /// G and M came from the public rule of the unit box (too few records for
+  /// their private estimate), not from an estimate.
+  bool public_constants = false;
   /// The unit-scale records: features clipped into the box and mapped onto
   /// [-1, 1], normalized if asked, labels mapped where has_target.
   Dataset apply(const Dataset& data) const;
-  /// A unit-scale prediction of the target in the user's units.
+  /// A unit-scale prediction of the target in the user's units, clamped into
+  /// the target's box (public).
   double target_to_user(double v) const;
   bool maps_features() const { return !lower.empty(); }
 };
@@ -120,7 +129,7 @@ struct ScaledSummary {
   /// x in the user's units where the model is linear in its records (margin
   /// models and softmax with an intercept, no normalize): the same layout as x,
   /// whose predictions on a raw record inside the box are x's on its unit
-  /// record. Unset otherwise.
+  /// record (a regression's before the clamp into the target's box). Unset otherwise.
   std::optional<Vec> x_user;
 };
 

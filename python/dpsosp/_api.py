@@ -272,7 +272,7 @@ class Model:
         p = _core.predict(self.model, self._unit(X), self.x, *self._shape_args(), proba=False)
         t = (self.scaling or {}).get("target")
         if t:
-            p = 0.5 * (t["lower"] + t["upper"]) + 0.5 * (t["upper"] - t["lower"]) * p
+            p = 0.5 * (t["lower"] + t["upper"]) + 0.5 * (t["upper"] - t["lower"]) * np.clip(p, -1.0, 1.0)
         return p
 
     def predict_proba(self, X):

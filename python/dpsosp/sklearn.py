@@ -45,6 +45,11 @@ _TWO_FITS = "two fits draw fresh secret noise (DP randomness); with noise_key an
 _XFAIL_FRESH_NOISE = {name: _TWO_FITS for name in (
     "check_fit_idempotent", "check_classifier_data_not_an_array", "check_regressor_data_not_an_array",
     "check_classifiers_classes", "check_supervised_y_2d", "check_regressors_int")}
+# check_classifiers_classes asks that a fit at epsilon 1 on iris (150 records, 3 classes) predicts every
+# class: the default run (its budget shared with the private scale estimate) does on most keys, not all
+# (docs/own-table.md: small tables at epsilon 1).
+_XFAIL_SMALL_N = {"check_classifiers_classes": "at epsilon 1 on 150 records a private fit may leave one of "
+                                               "three classes unpredicted (docs/own-table.md)"}
 
 
 class _DPEstimator(BaseEstimator):
@@ -53,7 +58,8 @@ class _DPEstimator(BaseEstimator):
     def _more_tags(self):
         # A private fit is randomised; on the checks' tiny data it is noisy.
         fresh = self.noise_key is None
-        return {"poor_score": True, "non_deterministic": fresh, "_xfail_checks": _XFAIL_FRESH_NOISE if fresh else {}}
+        return {"poor_score": True, "non_deterministic": fresh,
+                "_xfail_checks": {**_XFAIL_SMALL_N, **(_XFAIL_FRESH_NOISE if fresh else {})}}
 
     def _run(self, model, X, y, **extra):
         from_file = _is_path(X)
@@ -207,9 +213,16 @@ class DPClassifier(ClassifierMixin, _DPEstimator):
         if not hasattr(self, "coef_"):
             raise AttributeError("decision_function: the mlp model has no linear decision function")
         X = self._records(X, reset=False)
-        if self.model_.x_user is None and self.model_.scaling:  # normalize: coef_ are the unit records'
-            X = self.model_._unit(X.toarray() if hasattr(X, "toarray") else X)
-        scores = X @ self.coef_.T + self.intercept_
+        if self.model_.scaling:
+            # As predict: the records mapped (clipped into the box) as the run mapped them, and x on that scale;
+            # coef_ and intercept_ (the user's units) give the same scores for records inside the box.
+            rows = self.coef_.shape[0]
+            p = self.n_features_in_
+            x = self.model_.x
+            W, b = x[: rows * p].reshape(rows, p), (x[rows * p:] if self.fit_intercept else np.zeros(rows))
+            scores = self.model_._unit(X.toarray() if hasattr(X, "toarray") else X) @ W.T + b
+        else:
+            scores = X @ self.coef_.T + self.intercept_
         return scores[:, 0] if scores.shape[1] == 1 else scores
 
 

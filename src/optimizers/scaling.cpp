@@ -16,7 +16,7 @@ constexpr int kLowExponent = -20, kHighExponent = 20;  // the octave grid: publi
 constexpr int kOctaveBins = kHighExponent - kLowExponent + 1;
 constexpr int kLinearBins = 16;
 constexpr double kQuantile = 0.02;           // the box spans the 2% to 98% points
-constexpr double kMagnitudeThreshold = 3.0;  // counts kept: above 3 sigma (octaves), 2.5 sigma (linear)
+constexpr double kMagnitudeThreshold = 4.0;  // counts kept: above 4 sigma (octaves), 2.5 sigma (linear)
 constexpr double kLinearThreshold = 2.5;
 
 bool valid(const Interval& b) { return std::isfinite(b.lower) && std::isfinite(b.upper) && b.lower < b.upper; }
@@ -127,7 +127,14 @@ std::vector<ColumnBox> estimate_boxes(const RowMatrix& columns, double count_noi
       while (k + 1 < kOctaveBins && octave_edges[static_cast<std::size_t>(k + 1)] < S) ++k;
       S = octave_edges[static_cast<std::size_t>(k + 1)];
     } else {
-      S = 1.0;
+      // No count above the threshold: the upper edge of the pair of adjacent
+      // octaves with the largest noisy count (where the bulk most likely is).
+      int best = 0;
+      for (int k = 1; k + 1 < kOctaveBins; ++k)
+        if (counts[static_cast<std::size_t>(k)] + counts[static_cast<std::size_t>(k + 1)] >
+            counts[static_cast<std::size_t>(best)] + counts[static_cast<std::size_t>(best + 1)])
+          best = k;
+      S = octave_edges[static_cast<std::size_t>(best + 2)];
     }
     std::vector<double> edges(kLinearBins + 1);
     for (int k = 0; k <= kLinearBins; ++k) edges[static_cast<std::size_t>(k)] = -S + 2.0 * S * k / kLinearBins;
@@ -192,7 +199,8 @@ Dataset Scaling::apply(const Dataset& data) const {
 
 double Scaling::target_to_user(double v) const {
   if (!has_target) return v;
-  return 0.5 * (y_lower + y_upper) + 0.5 * (y_upper - y_lower) * v;
+  // The target's box is public: a prediction outside it is clamped into it.
+  return 0.5 * (y_lower + y_upper) + 0.5 * (y_upper - y_lower) * std::clamp(v, -1.0, 1.0);
 }
 
 std::optional<Vec> user_units_point(const Model& model, const Vec& x, const Scaling& s) {
@@ -321,6 +329,36 @@ ScaledSummary minimize_scaled(const Model& model, const Dataset& data, const Vec
     s.target_source = "declared";
   }
   const Dataset unit = s.apply(data);
+  // On the unit box a record's gradient and curvature have public bounds: the
+  // estimates of G and M are capped at them (post-processing of the estimate).
+  if (s.maps_features() || s.normalize) {
+    const double r2 = (s.normalize ? 1.0 : static_cast<double>(p)) + (model.options().fit_intercept ? 1.0 : 0.0);
+    const std::string& m = model.name();
+    double slope = 0, curvature = 0;  // bounds of |phi'| (or ||p - e_y||) and phi''
+    if (m == "logistic") slope = 1, curvature = 0.25;
+    else if (m == "sigmoid") slope = 0.25, curvature = 0.1;
+    else if (m == "softmax") slope = std::sqrt(2.0), curvature = 0.5;
+    else if (m == "linear") slope = 1, curvature = 1;
+    else if (m == "cauchy") slope = std::sqrt(0.5), curvature = 1;
+    if (slope > 0 && (!scales_target(m) || s.has_target)) {
+      o.estimate.G_cap = slope * std::sqrt(r2);
+      o.estimate.M_cap = curvature * r2;
+      // Where the estimate's records are too few for its noise (fewer than 4
+      // times the counts' noise at the run's mu: small n, small eps), the
+      // public rule instead: G = G_cap / 2, M = M_cap / 4 (docs/parameters.md).
+      if (is_private && o.estimate.any() && o.privacy->noise == NoiseMode::kFloat && !o.poisson()) {
+        const double mu_r = privacy::gdp_mu(o.privacy->epsilon, o.privacy->delta);
+        const int rounds = kEstimateRounds * ((o.estimate.G ? 1 : 0) + (o.estimate.M ? 1 : 0));
+        const double noise = std::sqrt(static_cast<double>(rounds)) / mu_r;
+        if (static_cast<double>(estimate_records(data.rows())) < 4.0 * noise) {
+          if (o.estimate.G) o.constants.G = 0.5 * o.estimate.G_cap;
+          if (o.estimate.M) o.constants.M = 0.25 * o.estimate.M_cap;
+          o.estimate = ConstantsEstimateOptions{};
+          s.public_constants = true;
+        }
+      }
+    }
+  }
   const bool supplied = options.noise_key.has_value();
   out.summary = minimize(model, unit, x0, o);
   if (!supplied) out.summary.noise_key_source = "generated";

@@ -329,7 +329,8 @@ void bind_run(py::module_& m) {
         if (scale == "private" && (file || !scales_by_default(model_name)))
           throw Error("scale='private': applies to loaded records of the logistic, sigmoid, softmax, mlp, linear and "
                       "cauchy models");
-        so.estimate_features = scale == "private" || (scale == "auto" && !file && scales_by_default(model_name));
+        // Record files (data=FILE) are prepared data: scale='auto' leaves them as they are.
+        so.estimate_features = scale == "private" || (scale == "auto" && !data_file && scales_by_default(model_name));
         so.estimate_target = so.estimate_features && so.target;
         if (file && so.any())
           throw Error("stream=True: the records are read once, as they are; bounds, y_bounds and normalize apply to "

@@ -108,7 +108,7 @@ void add_scale_options(CLI::App& app, ScaleArgs& a) {
   app.add_option("--y-bounds", a.y_bounds, "linear, cauchy: public target bounds LO:HI");
   app.add_option("--scale", a.scale,
                   "auto: features (and a regression's target) without bounds are scaled by a private estimate for "
-                  "--data tables (not IDX) of logistic, sigmoid, softmax, mlp, linear, cauchy; private: always; "
+                  "--data tables (CSV, LibSVM; not IDX or record files) of logistic, sigmoid, softmax, mlp, linear, cauchy; private: always; "
                   "none: records as they are (docs/own-table.md)")
       ->capture_default_str();
   app.add_option("--scale-share", a.scale_share,
@@ -136,11 +136,13 @@ ScalingOptions scaling_options(const ScaleArgs& a, const DataSource& source, con
   bool table = !source.data_path.empty() && !p.records && scales_by_default(kind_name);
   if (table && source.format.empty() && source.data_path != "-") {
     try {
-      table = guess_file_format(source.data_path) != FileFormat::kIdx;
+      const FileFormat f = guess_file_format(source.data_path);
+      table = f != FileFormat::kIdx && f != FileFormat::kRecords;
     } catch (const Error&) {
     }
   }
-  if (source.format == "idx") table = false;
+  // IDX images have their format's range; record files (dpsosp convert) are prepared data.
+  if (source.format == "idx" || source.format == "records") table = false;
   if (a.scale == "private" && (p.records || !scales_by_default(kind_name)))
     throw Error("--scale private: applies to loaded --data records of the logistic, sigmoid, softmax, mlp, linear "
                 "and cauchy models");

@@ -146,6 +146,16 @@ bool scales_by_default(const std::string& model);
 ScaledSummary minimize_scaled(const Model& model, const Dataset& data, const Vec& x0, const RunOptions& options,
                               const ScalingOptions& scaling);
 
+/// The public noise rule (docs/parameters.md, "Noise that swamps the
+/// signal"): one pass's mean of clipped gradients (norm at most G) gets noise
+/// of norm about G sqrt(d) / (n mu); at sqrt(d) / (n mu) >= kNoiseSwamps a run
+/// rarely beats guessing (measured on docs/own-table.md's tables).
+constexpr double kNoiseSwamps = 0.15;
+double noise_to_signal(Index n, Index d, double mu);
+/// The warning (Summary::warnings) where the rule says so; empty otherwise.
+/// A function of n, d and the run's target alone: public.
+std::string noise_warning(Index n, Index d, const RunOptions& run);
+
 /// x in the user's units (ScaledSummary::x_user) or unset.
 std::optional<Vec> user_units_point(const Model& model, const Vec& x, const Scaling& scaling);
 

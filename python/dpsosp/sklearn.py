@@ -76,8 +76,6 @@ class _DPEstimator(BaseEstimator):
                        bounds=getattr(self, "bounds", None), y_bounds=getattr(self, "y_bounds", None),
                        scale=getattr(self, "scale", None), scale_share=getattr(self, "scale_share", None),
                        normalize=getattr(self, "normalize", None))
-        if from_file and self.stream and options["scale"] == "auto":
-            options["scale"] = "none"  # a streamed file is read once, as it is
         options.update(extra)
         self.report_ = run(model, X, y, **{k: v for k, v in options.items() if v is not None})
         self.model_ = Model.from_result(self.report_)

@@ -175,11 +175,10 @@ class PythonModule(unittest.TestCase):
             plain, shuffled = os.path.join(d, "plain.dpsr"), os.path.join(d, "shuffled.dpsr")
             dpsosp.write_records(plain, X, y)
             dpsosp.write_records(shuffled, X, y, shuffle_seed=9)
-            arrays = dpsosp.run("logistic", X, y, **common)
-            # Loaded whole: the seed's order, as for arrays (the same private scale too).
-            np.testing.assert_array_equal(dpsosp.run("logistic", data=plain, **common)["x"], arrays["x"])
-            # A streamed file is read once, as it is: compared with arrays as they are.
+            # A record file is prepared data, run as it is (scale='auto' maps arrays, not record files).
             arrays = dpsosp.run("logistic", X, y, scale="none", **common)
+            # Loaded whole: the seed's order, as for arrays.
+            np.testing.assert_array_equal(dpsosp.run("logistic", data=plain, **common)["x"], arrays["x"])
             # Streamed in the file's order, which the shuffle seed made the seed's.
             streamed = dpsosp.run("logistic", data=shuffled, stream=True, **common)
             np.testing.assert_array_equal(streamed["x"], arrays["x"])

@@ -152,9 +152,8 @@ class Estimators(unittest.TestCase):
             same = dict(random_state=4, noise_key=KEY)
             for stream in (True, False):
                 clf = DPClassifier(classes=classes, stream=stream, **same).fit(labeled)
-                # A streamed file is read as it is: compared with arrays as they are.
-                scale = dict(scale="none") if stream else {}
-                want = DPClassifier(classes=classes, **same, **scale).fit(X, names)
+                # A record file is run as it is: compared with arrays as they are.
+                want = DPClassifier(classes=classes, scale="none", **same).fit(X, names)
                 if stream:  # the file's order is the seed's: the same bits
                     np.testing.assert_array_equal(clf.coef_, want.coef_)
                 self.assertEqual(clf.n_features_in_, 4)

@@ -12,13 +12,6 @@
 namespace dpsosp {
 namespace {
 
-constexpr int kLowExponent = -20, kHighExponent = 20;  // the octave grid: public range [-2^20, 2^20]
-constexpr int kOctaveBins = kHighExponent - kLowExponent + 1;
-constexpr int kLinearBins = 16;
-constexpr double kQuantile = 0.02;           // the box spans the 2% to 98% points
-constexpr double kMagnitudeThreshold = 4.0;  // counts kept: above 4 sigma (octaves), 2.5 sigma (linear)
-constexpr double kLinearThreshold = 2.5;
-
 bool valid(const Interval& b) { return std::isfinite(b.lower) && std::isfinite(b.upper) && b.lower < b.upper; }
 
 std::string show(double v) {
@@ -27,63 +20,24 @@ std::string show(double v) {
   return buf;
 }
 
-int octave_bin(double v) {
-  const double a = std::abs(v);
-  if (!(a >= std::ldexp(1.0, kLowExponent))) return 0;
-  const int e = std::ilogb(a);  // a in [2^e, 2^(e+1))
-  return std::min(kOctaveBins - 1, e - kLowExponent + 1);
-}
-double octave_upper_edge(int bin) { return std::ldexp(1.0, kLowExponent + bin); }
-
-// Noisy counts of one histogram column by column (the whole matrix one
-// release): Gaussian in float mode, discrete Gaussian of scale s in secure mode.
-class Noise {
- public:
-  Noise(const NoiseKey& key, double sigma, bool secure, std::uint64_t scale, std::uint32_t release)
-      : key_(key), stream_(key, StreamPurpose::kScaling, release), sigma_(sigma), secure_(secure), scale_(scale),
-        release_(release) {}
-  void add(std::vector<double>& counts) {
-    if (secure_) {
-      std::vector<double> z(counts.size());
-      fill_discrete_gaussian(key_, StreamPurpose::kScaling, 100 + release_ * 100000 + next_++, scale_, z.data(),
-                             z.size(), 1);
-      for (std::size_t k = 0; k < counts.size(); ++k) counts[k] += z[k];
-    } else if (sigma_ > 0) {
-      for (double& c : counts) c += sigma_ * stream_.next();
-    }
-  }
-
- private:
-  NoiseKey key_;
-  GaussianStream stream_;
-  double sigma_;
-  bool secure_;
-  std::uint64_t scale_;
-  std::uint32_t release_, next_ = 0;
-};
-
-// The q-point of the kept counts (above threshold; linear within a bin of
-// edges[k], edges[k + 1]); -1 when none is kept.
-double kept_quantile(const std::vector<double>& counts, const std::vector<double>& edges, double threshold,
-                     double q, bool* any) {
-  double total = 0;
-  for (double c : counts) total += c > threshold ? c : 0.0;
-  *any = total > 0;
-  if (!*any) return 0;
-  const double target = q * total;
-  double cum = 0;
-  for (std::size_t k = 0; k < counts.size(); ++k) {
-    const double c = counts[k] > threshold ? counts[k] : 0.0;
-    if (c > 0 && cum + c >= target) {
-      const double f = std::clamp((target - cum) / c, 0.0, 1.0);
-      return edges[k] + f * (edges[k + 1] - edges[k]);
-    }
-    cum += c;
-  }
-  return edges.back();
-}
-
 }  // namespace
+
+double noise_to_signal(Index n, Index d, double mu) {
+  return std::sqrt(static_cast<double>(d)) / (static_cast<double>(n) * mu);
+}
+
+std::string noise_warning(Index n, Index d, const RunOptions& run) {
+  if (!run.is_private_run()) return {};
+  const double mu = privacy::gdp_mu(run.privacy->epsilon, run.privacy->delta);
+  const double r = noise_to_signal(n, d, mu);
+  if (r < kNoiseSwamps) return {};
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.2f", r);
+  return "the calibrated noise is likely to swamp the signal: sqrt(d) / (n mu) = " + std::string(buf) + " >= " +
+         std::to_string(kNoiseSwamps).substr(0, 4) + " for n = " + std::to_string(n) + ", d = " + std::to_string(d) +
+         " at the run's mu = " + std::to_string(mu).substr(0, 5) +
+         " (expect little better than guessing; more records or a larger epsilon help)";
+}
 
 void ScalingOptions::Validate(Index features) const {
   if (!bounds.empty() && bounds.size() != 1 && static_cast<Index>(bounds.size()) != features)
@@ -102,65 +56,6 @@ void ScalingOptions::Validate(Index features) const {
 bool scales_target(const std::string& model) { return model == "linear" || model == "cauchy"; }
 bool scales_by_default(const std::string& model) {
   return model == "logistic" || model == "sigmoid" || model == "softmax" || model == "mlp" || scales_target(model);
-}
-
-std::vector<ColumnBox> estimate_boxes(const RowMatrix& columns, double count_noise, bool secure,
-                                      std::uint64_t discrete_scale, const NoiseKey& key) {
-  const Eigen::Index n = columns.rows(), C = columns.cols();
-  std::vector<ColumnBox> boxes(static_cast<std::size_t>(C));
-  Noise first(key, count_noise, secure, discrete_scale, 0), second(key, count_noise, secure, discrete_scale, 1);
-  std::vector<double> octave_edges(kOctaveBins + 1);
-  octave_edges[0] = 0;
-  for (int k = 0; k < kOctaveBins; ++k) octave_edges[k + 1] = octave_upper_edge(k);
-  // Exact counts (count_noise = 0) keep every nonzero count.
-  const double t1 = count_noise > 0 ? kMagnitudeThreshold * count_noise : 0.5;
-  const double t2 = count_noise > 0 ? kLinearThreshold * count_noise : 0.5;
-  for (Eigen::Index c = 0; c < C; ++c) {
-    std::vector<double> counts(kOctaveBins, 0.0);
-    for (Eigen::Index i = 0; i < n; ++i) counts[static_cast<std::size_t>(octave_bin(columns(i, c)))] += 1;
-    first.add(counts);
-    bool found = false;
-    double S = kept_quantile(counts, octave_edges, t1, 1 - kQuantile, &found);
-    if (found) {
-      // The upper edge of the bin holding the point.
-      int k = 0;
-      while (k + 1 < kOctaveBins && octave_edges[static_cast<std::size_t>(k + 1)] < S) ++k;
-      S = octave_edges[static_cast<std::size_t>(k + 1)];
-    } else {
-      // No count above the threshold: the upper edge of the pair of adjacent
-      // octaves with the largest noisy count (where the bulk most likely is).
-      int best = 0;
-      for (int k = 1; k + 1 < kOctaveBins; ++k)
-        if (counts[static_cast<std::size_t>(k)] + counts[static_cast<std::size_t>(k + 1)] >
-            counts[static_cast<std::size_t>(best)] + counts[static_cast<std::size_t>(best + 1)])
-          best = k;
-      S = octave_edges[static_cast<std::size_t>(best + 2)];
-    }
-    std::vector<double> edges(kLinearBins + 1);
-    for (int k = 0; k <= kLinearBins; ++k) edges[static_cast<std::size_t>(k)] = -S + 2.0 * S * k / kLinearBins;
-    std::vector<double> linear(kLinearBins, 0.0);
-    for (Eigen::Index i = 0; i < n; ++i) {
-      const double v = std::clamp(columns(i, c), -S, S);
-      const int k = std::clamp(static_cast<int>(std::floor((v + S) / (2.0 * S) * kLinearBins)), 0, kLinearBins - 1);
-      linear[static_cast<std::size_t>(k)] += 1;
-    }
-    second.add(linear);
-    bool any = false;
-    double lo = kept_quantile(linear, edges, t2, kQuantile, &any);
-    double hi = kept_quantile(linear, edges, t2, 1 - kQuantile, &any);
-    if (!any) {
-      lo = -S;
-      hi = S;
-    }
-    const double width = 2.0 * S / kLinearBins;
-    if (hi - lo < width) {
-      const double mid = std::clamp(0.5 * (lo + hi), -S + 0.5 * width, S - 0.5 * width);
-      lo = mid - 0.5 * width;
-      hi = mid + 0.5 * width;
-    }
-    boxes[static_cast<std::size_t>(c)] = {lo, hi, found};
-  }
-  return boxes;
 }
 
 Dataset Scaling::apply(const Dataset& data) const {
@@ -382,6 +277,10 @@ ScaledSummary minimize_scaled(const Model& model, const Dataset& data, const Vec
     }
   }
   out.x_user = user_units_point(model, out.summary.x, s);
+  if (is_private) {
+    const std::string w = noise_warning(data.rows(), model.dim(), o);
+    if (!w.empty()) out.summary.warnings.push_back(w);
+  }
   return out;
 }
 

@@ -12,7 +12,8 @@ def bad(name):
 
 
 OK = bad("ok.csv")
-LOGISTIC = ["run", "--model", "logistic", "--data", OK, "--seed", "1", "--epsilon", "2"]
+# --no-fit-intercept: x has one entry per feature (2), as the x0 cases expect.
+LOGISTIC = ["run", "--model", "logistic", "--data", OK, "--seed", "1", "--epsilon", "2", "--no-fit-intercept"]
 SOFTMAX = ["run", "--model", "softmax", "--seed", "1"]
 PR = ["run", "--synthetic", "phase-retrieval:n=20000,d=4,seed=1", "--seed", "1", "--max-steps", "3"]
 CERTIFY = ["certify", "--model", "logistic", "--data", OK]
@@ -106,7 +107,7 @@ CASES = [
     ("--release-only with --eval", [*LOGISTIC, "--eval", OK, "--release-only"], "--release-only"),
     ("keygen over an existing file", ["keygen", "--out", OK], "never replaces a key"),
     # --- model and algorithm ---
-    ("unknown model", ["run", "--model", "linear", "--data", OK], "unknown model 'linear'"),
+    ("unknown model", ["run", "--model", "lasso", "--data", OK], "unknown model 'lasso'"),
     ("no --model with --data", ["run", "--data", OK], "--model is required"),
     ("unknown algo", [*LOGISTIC, "--algo", "adam"], "unknown algorithm 'adam'"),
     ("no data source", ["run", "--model", "logistic"], "--data FILE or --synthetic"),
@@ -130,7 +131,7 @@ CASES = [
     # --- too few records ---
     ("too few records for O1", ["run", "--model", "logistic", "--data", bad("tiny.csv"), "--alpha-scale", "0.01",
                                 "--G", "1", "--M", "1", "--algo", "spider-tree-adaptive"], "cannot fill one O1 batch"),
-    ("too few records to estimate G", ["run", "--model", "logistic", "--data", bad("tiny.csv")],
+    ("too few records to estimate G", ["run", "--model", "logistic", "--data", bad("tiny.csv"), "--scale", "none"],
      "too few to estimate G or M privately"),
     ("G auto for a non-private run", ["run", "--model", "logistic", "--data", bad("tiny.csv"), "--algo", "sgd",
                                       "--G", "auto"], "--G auto: the constants are estimated privately for private runs only"),

@@ -38,11 +38,13 @@ KNOWN = {"x", "algo", "private", "guarantee", "epsilon", "delta", "mu", "sigma",
          "interrupted", "trajectory", "caveats", "model", "n", "d", "target", "constants", "certificate",
          "certificate_source", "certificate_error", "certificate_skipped", "diagnostics", "noise", "grid",
          "horizon", "column_norm", "buffers", "bands", "sampling_rate", "cycles", "estimate", "sample_order", "processes", "streamed", "warnings",
-         "shape"}
+         "shape", "scaling"}
 # The released iterates and what is computed from them (with public sizes):
 # covered by the guarantee, so they may differ between neighbouring datasets.
 RELEASED = {"x", "trajectory", "steps", "o1_calls", "perturbations", "samples_used", "gradient_evaluations",
-            "phase_lengths", "termination", "certificate", "estimate", "warnings"}
+            "phase_lengths", "termination", "certificate", "estimate", "warnings",
+            # the private box of the records (include/dpsosp/scaling.hpp), covered by the guarantee
+            "scaling"}
 
 
 def dpsosp(*args, timeout=300):
@@ -187,10 +189,13 @@ class PrivateReport(unittest.TestCase):
     def test_only_released_fields_differ_between_neighbouring_datasets(self):
         d0 = self.csv("neighbour-0.csv", "logistic")
         d1 = self.csv("neighbour-1.csv", "logistic", extreme=100.0 / math.sqrt(3), at=1234, mislabel=True)
-        for algo, extra in PRIVATE:
-            with self.subTest(algo=algo, extra=extra):
+        # --scale none: the records as they are (the extreme one is clipped as a gradient); auto (the
+        # default): the private box of the records, a released field, clips it into the box first.
+        for (algo, extra), scale in [(p, s) for p in PRIVATE for s in ("none", "auto")]:
+            with self.subTest(algo=algo, extra=extra, scale=scale):
                 common = ["--model", "logistic", "--algo", algo, "--epsilon", "2", "--G", "5", "--M", "1",
-                          "--seed", "9", "--noise-key-file", KEY_FILE, "--trajectory", *extra]
+                          "--seed", "9", "--noise-key-file", KEY_FILE, "--trajectory", "--scale", scale,
+                          *(["--no-fit-intercept"] if scale == "none" else []), *extra]
                 a = run_json("run", "--data", d0, *common)
                 b = run_json("run", "--data", d1, *common)
                 self.assertEqual(set(a) - KNOWN, set(), "a report key no test classifies")
@@ -199,7 +204,10 @@ class PrivateReport(unittest.TestCase):
                     self.assertEqual(a[key], b[key], "%s differs between neighbouring datasets" % key)
                 self.assertNotEqual(a["x"], b["x"], "the test has no power: the record changed nothing")
                 # The power is real: the diagnostics (not covered) tell the datasets apart.
-                self.assertNotEqual(a["diagnostics"]["clipped"], b["diagnostics"]["clipped"])
+                if scale == "none":
+                    self.assertNotEqual(a["diagnostics"]["clipped"], b["diagnostics"]["clipped"])
+                else:
+                    self.assertEqual(a["scaling"]["estimate"], b["scaling"]["estimate"])
 
     # A class count taken from the labels (the largest + 1) is data: a record
     # labelled 3 among labels 0-2 changes d. The report and stderr say it is not

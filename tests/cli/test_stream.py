@@ -66,7 +66,7 @@ class Stream(unittest.TestCase):
     def run_x(self, data, algo, *extra):
         out = self.path("r.json")
         r = dpsosp("run", "--model", "logistic", "--data", data, "--algo", algo, "--seed", 5,
-                   "--noise-key-file", KEY_FILE, "--out", out, *extra)
+                   "--noise-key-file", KEY_FILE, "--out", out, "--scale", "none", *extra)
         self.assertEqual(r.returncode, 0, r.stderr)
         with open(out) as f:
             return json.load(f)

@@ -11,16 +11,19 @@
 //
 // The private estimate (per column c of the C columns estimated: the features
 // without declared bounds, and the target):
-//  1. magnitude: a histogram of |x_c| on the public octave grid
-//     [0, 2^-20), [2^-20, 2^-19), ..., [2^19, 2^20] (values beyond 2^20 count in
-//     the top bin: the public range is [-2^20, 2^20], about +-1.05e6) with
-//     Gaussian noise sigma on every count. S_c = the upper edge of the bin that
-//     holds the 98% point of the counts above 4 sigma; where none is, the upper
-//     edge of the two adjacent octaves with the largest noisy count.
-//  2. location and spread: a histogram of x_c clipped into [-S_c, S_c] on 16
-//     equal bins with the same noise; [lower_c, upper_c] = the 2% and 98%
-//     points (linear within a bin) of the counts above 2.5 sigma ([-S_c, S_c]
-//     where none is), at least one bin wide.
+//  1. magnitude and sign: a histogram of x_c on the public signed octave grid
+//     (for each sign: [0, 2^-20), [2^-20, 2^-19), ..., [2^19, 2^20]; values
+//     beyond 2^20 count in the top bin: the public range is [-2^20, 2^20],
+//     about +-1.05e6) with Gaussian noise sigma on every count. S_c = the upper
+//     edge of the octave that holds the 98% point of |x_c| over the counts
+//     above 4 sigma, and the sides (x >= 0, x < 0) of those counts; where no
+//     count is above it, the pair of adjacent octaves (on either side) with
+//     the largest noisy count gives S_c and the side.
+//  2. location and spread: a histogram of x_c clipped into [a, b] (the sides
+//     found: [0, S_c], [-S_c, 0] or [-S_c, S_c]) on 16 equal bins with the same
+//     noise; [lower_c, upper_c] = the 2% and 98% points (linear within a bin)
+//     of the counts above 2.5 sigma ([a, b] where those hold under half of the
+//     n records, n public), at least a bin wide.
 // Replacing one record moves one count down and one up in each of the C
 // columns of a histogram: L2 sensitivity sqrt(2C). The two histograms are
 // Gaussian mechanisms of (sqrt(2C) / sigma)-GDP each, (2 sqrt(C) / sigma)-GDP

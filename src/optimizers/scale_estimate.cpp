@@ -85,11 +85,22 @@ std::vector<ColumnBox> estimate_boxes(const RowMatrix& columns, double count_noi
   const double t1 = count_noise > 0 ? kMagnitudeThreshold * count_noise : 0.5;
   const double t2 = count_noise > 0 ? kLinearThreshold * count_noise : 0.5;
   for (Eigen::Index c = 0; c < C; ++c) {
-    std::vector<double> counts(kOctaveBins, 0.0);
-    for (Eigen::Index i = 0; i < n; ++i) counts[static_cast<std::size_t>(octave_bin(columns(i, c)))] += 1;
+    // One histogram over the signed octaves: [0, K) for x >= 0, [K, 2K) for x < 0.
+    std::vector<double> counts(2 * kOctaveBins, 0.0);
+    for (Eigen::Index i = 0; i < n; ++i) {
+      const double v = columns(i, c);
+      counts[static_cast<std::size_t>(octave_bin(v) + (v < 0 ? kOctaveBins : 0))] += 1;
+    }
     first.add(counts);
+    std::vector<double> magnitude(kOctaveBins, 0.0);
+    bool positive = false, negative = false;
+    for (int k = 0; k < kOctaveBins; ++k) {
+      const double p = counts[static_cast<std::size_t>(k)], q = counts[static_cast<std::size_t>(k + kOctaveBins)];
+      if (p > t1) magnitude[static_cast<std::size_t>(k)] += p, positive = true;
+      if (q > t1) magnitude[static_cast<std::size_t>(k)] += q, negative = true;
+    }
     bool found = false;
-    double S = kept_quantile(counts, octave_edges, t1, 1 - kQuantile, &found);
+    double S = kept_quantile(magnitude, octave_edges, 0.0, 1 - kQuantile, &found);
     if (found) {
       // The upper edge of the bin holding the point.
       int k = 0;
@@ -97,33 +108,44 @@ std::vector<ColumnBox> estimate_boxes(const RowMatrix& columns, double count_noi
       S = octave_edges[static_cast<std::size_t>(k + 1)];
     } else {
       // No count above the threshold: the upper edge of the pair of adjacent
-      // octaves with the largest noisy count (where the bulk most likely is).
+      // octaves, on either side, with the largest noisy count (where the bulk
+      // most likely is), and that side's sign.
       int best = 0;
-      for (int k = 1; k + 1 < kOctaveBins; ++k)
-        if (counts[static_cast<std::size_t>(k)] + counts[static_cast<std::size_t>(k + 1)] >
-            counts[static_cast<std::size_t>(best)] + counts[static_cast<std::size_t>(best + 1)])
-          best = k;
-      S = octave_edges[static_cast<std::size_t>(best + 2)];
+      const auto pair = [&](int k) {
+        const int side = k >= kOctaveBins - 1 ? kOctaveBins : 0, j = k - (side ? kOctaveBins - 1 : 0);
+        return counts[static_cast<std::size_t>(side + j)] + counts[static_cast<std::size_t>(side + j + 1)];
+      };
+      for (int k = 1; k < 2 * (kOctaveBins - 1); ++k)
+        if (pair(k) > pair(best)) best = k;
+      negative = best >= kOctaveBins - 1;
+      positive = !negative;
+      S = octave_edges[static_cast<std::size_t>((negative ? best - (kOctaveBins - 1) : best) + 2)];
     }
+    // The second histogram's domain: the sides that hold records.
+    const double a = negative ? -S : 0.0, b = positive ? S : 0.0;
     std::vector<double> edges(kLinearBins + 1);
-    for (int k = 0; k <= kLinearBins; ++k) edges[static_cast<std::size_t>(k)] = -S + 2.0 * S * k / kLinearBins;
+    for (int k = 0; k <= kLinearBins; ++k) edges[static_cast<std::size_t>(k)] = a + (b - a) * k / kLinearBins;
     std::vector<double> linear(kLinearBins, 0.0);
     for (Eigen::Index i = 0; i < n; ++i) {
-      const double v = std::clamp(columns(i, c), -S, S);
-      const int k = std::clamp(static_cast<int>(std::floor((v + S) / (2.0 * S) * kLinearBins)), 0, kLinearBins - 1);
+      const double v = std::clamp(columns(i, c), a, b);
+      const int k = std::clamp(static_cast<int>(std::floor((v - a) / (b - a) * kLinearBins)), 0, kLinearBins - 1);
       linear[static_cast<std::size_t>(k)] += 1;
     }
     second.add(linear);
     bool any = false;
     double lo = kept_quantile(linear, edges, t2, kQuantile, &any);
     double hi = kept_quantile(linear, edges, t2, 1 - kQuantile, &any);
-    if (!any) {
-      lo = -S;
-      hi = S;
+    // Where the kept counts hold under half of the n (public) records, their
+    // points say little: the whole domain instead.
+    double kept = 0;
+    for (double v : linear) kept += v > t2 ? v : 0.0;
+    if (!any || kept < 0.5 * static_cast<double>(n)) {
+      lo = a;
+      hi = b;
     }
-    const double width = 2.0 * S / kLinearBins;
+    const double width = (b - a) / kLinearBins;
     if (hi - lo < width) {
-      const double mid = std::clamp(0.5 * (lo + hi), -S + 0.5 * width, S - 0.5 * width);
+      const double mid = std::clamp(0.5 * (lo + hi), a + 0.5 * width, b - 0.5 * width);
       lo = mid - 0.5 * width;
       hi = mid + 0.5 * width;
     }

@@ -44,7 +44,15 @@ run_one() {
   if "$BUILD/fuzz_$name" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=1024 \
        -max_len=8192 -print_final_stats=1 -artifact_prefix="$BUILD/artifacts/$name-" \
        "$BUILD/corpus/$name" "fuzz/corpus/$name" > "$BUILD/$name.log" 2>&1; then
-    echo "fuzz: $name clean ($(grep -m1 -o 'stat::number_of_executed_units: *[0-9]*' "$BUILD/$name.log" | grep -o '[0-9]*$') runs in ${SECONDS_EACH} s)"
+    # How long the corpus needed: the coverage after the seeds (INITED), at the end, and
+    # when the last input with new coverage came (its run number, in seconds at the mean rate).
+    awk -v name="$name" -v secs="$SECONDS_EACH" '
+      $2 == "INITED" { for (i = 1; i <= NF; i++) if ($i == "cov:") init = $(i + 1) }
+      $2 == "NEW" { for (i = 1; i <= NF; i++) if ($i == "cov:") cov = $(i + 1); last = substr($1, 2) }
+      /stat::number_of_executed_units/ { runs = $2 }
+      END { if (cov == "") cov = init
+            printf "fuzz: %s clean (%d runs in %d s; coverage %s after the seeds, %s at the end, the last new at run %d, about %.0f s)\n",
+                   name, runs, secs, init, cov, last, runs ? secs * last / runs : 0 }' "$BUILD/$name.log"
   else
     echo "fuzz: $name FAILED"; tail -60 "$BUILD/$name.log"; return 1
   fi

@@ -13,6 +13,8 @@ namespace dpsosp::python {
 Dataset make_dataset(const Eigen::Ref<const RowMatrix>& X, const std::optional<Eigen::Ref<const Vec>>& y);
 /// The release: every entry covered by the run's privacy guarantee (SPEC section 8).
 py::dict summary_dict(const Summary& s);
+/// A scaled run's "scaling" entry (the CLI's scaling_json).
+py::dict scaling_dict(const ScaledSummary& r);
 /// Computed from the private data without noise: not covered by the guarantee.
 py::dict diagnostics_dict(const Summary& s);
 /// The options that shape the model and its feature count (as the CLI's report).

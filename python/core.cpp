@@ -27,6 +27,34 @@ Dataset make_dataset(const Eigen::Ref<const RowMatrix>& X, const std::optional<E
   return Dataset(std::move(records), std::move(labels));
 }
 
+// The run's scaling (docs/report.md "scaling"): public, declared or estimated inside the guarantee.
+py::dict scaling_dict(const ScaledSummary& r) {
+  const Scaling& s = r.scaling;
+  py::dict d;
+  d["features"] = s.feature_source;
+  d["normalize"] = s.normalize;
+  d["public_constants"] = s.public_constants;
+  if (s.maps_features()) {
+    d["lower"] = s.lower;
+    d["upper"] = s.upper;
+  }
+  if (s.has_target) {
+    d["target"] = py::dict(py::arg("lower") = s.y_lower, py::arg("upper") = s.y_upper,
+                           py::arg("source") = s.target_source);
+  } else {
+    d["target"] = py::none();
+  }
+  if (!s.composition.empty()) {
+    d["estimate"] = py::dict(py::arg("share") = s.share, py::arg("composition") = s.composition,
+                             py::arg("mu") = s.mu, py::arg("rho") = s.rho, py::arg("epsilon") = s.epsilon,
+                             py::arg("delta") = s.delta, py::arg("count_noise") = s.count_noise,
+                             py::arg("columns") = s.columns,
+                             py::arg("public_range") = std::vector<double>{-1048576.0, 1048576.0});
+  }
+  if (r.x_user) d["x_user"] = *r.x_user;
+  return d;
+}
+
 py::dict summary_dict(const Summary& s) {
   py::dict d;
   d["x"] = s.x;
@@ -101,7 +129,12 @@ py::dict diagnostics_dict(const Summary& s) {
   py::dict d;
   d["note"] = "computed from the private data without noise: NOT covered by the privacy guarantee; "
               "publish only where the data need no protection (release_only=True leaves this out)";
-  d["clipped"] = py::dict(py::arg("o1") = g.clipped_o1, py::arg("o2") = g.clipped_o2);
+  const Index checked = g.checked_o1 + g.checked_o2;
+  d["clipped"] = py::dict(py::arg("o1") = g.clipped_o1, py::arg("o2") = g.clipped_o2,
+                          py::arg("fraction") = checked > 0 ? py::object(py::float_(
+                                                                  static_cast<double>(g.clipped_o1 + g.clipped_o2) /
+                                                                  static_cast<double>(checked)))
+                                                            : py::object(py::none()));
   d["nonfinite"] = py::dict(py::arg("o1") = g.nonfinite_o1, py::arg("o2") = g.nonfinite_o2);
   d["gradient_evaluations"] = g.gradient_evaluations;
   d["seconds"] = g.seconds;
@@ -282,6 +315,18 @@ PYBIND11_MODULE(_core, m) {
       py::arg("model"), py::arg("X"), py::arg("x"), py::arg("classes"), py::arg("hidden"), py::arg("rank"),
       py::arg("fit_intercept"), py::arg("proba") = false,
       "Predictions (or, with proba, class probabilities) of the point x of a model on the records X.");
+  m.def(
+      "scale_records",
+      [](const Eigen::Ref<const RowMatrix>& X, const std::vector<double>& lower, const std::vector<double>& upper,
+         bool normalize) {
+        Scaling s;
+        s.lower = lower;
+        s.upper = upper;
+        s.normalize = normalize;
+        return s.apply(make_dataset(X, std::nullopt)).dense();
+      },
+      py::arg("X"), py::arg("lower"), py::arg("upper"), py::arg("normalize"),
+      "The records on the unit scale of a run's scaling (clipped into the box, mapped onto [-1, 1]).");
   m.def(
       "model_dim",
       [](const std::string& name, Index features, Index classes, Index hidden, Index rank, bool fit_intercept) {

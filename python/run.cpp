@@ -21,7 +21,7 @@ namespace {
 // words with the field named as the keyword (the CLI names it --epsilon).
 [[noreturn]] void refuse_in_python_words(const Error& e) {
   static const std::pair<const char*, const char*> kFields[] = {
-      {"privacy.noise", "noise"}, {"privacy.epsilon", "epsilon"}, {"privacy", "epsilon"}};
+      {"privacy.noise", "noise"}, {"privacy.epsilon", "epsilon"}, {"privacy.delta", "delta"}, {"privacy", "epsilon"}};
   std::string m = e.what();
   const std::string prefix = "RunOptions: ";
   if (m.compare(0, prefix.size(), prefix) != 0) throw e;
@@ -167,12 +167,14 @@ void bind_run(py::module_& m) {
          std::optional<Index> batch_size, std::optional<Index> period, std::optional<double> epochs,
          std::optional<double> learning_rate, std::optional<Vec> x0, Index max_steps,
          std::optional<Index> max_phase_length, int threads, Index classes, Index hidden, Index rank,
-         bool fit_intercept,
+         std::optional<bool> fit_intercept,
          const std::map<std::string, double>& overrides, const std::optional<py::bytes>& noise_key,
          const std::optional<std::string>& noise_key_file, bool release_only, const std::string& noise,
          std::optional<double> tail, std::optional<bool> o2, const std::optional<std::string>& accountant,
          const std::optional<std::string>& sampling, std::optional<Index> bands,
-         const py::object& callback, const std::optional<std::string>& data_file, bool stream, Index n_features) {
+         const py::object& callback, const std::optional<std::string>& data_file, bool stream, Index n_features,
+         const std::vector<std::pair<double, double>>& bounds, const std::optional<std::pair<double, double>>& y_bounds,
+         const std::string& scale, double scale_share, bool normalize) {
         RunOptions o;
         o.algorithm = parse_algorithm(algo);
         // The same rules, in the same words, as the CLI's (before any copy).
@@ -295,7 +297,10 @@ void bind_run(py::module_& m) {
         model_options.classes = classes;
         model_options.hidden = hidden;
         model_options.rank = rank;
-        model_options.fit_intercept = fit_intercept;
+        // An intercept by default where the model takes one and wants it (the CLI's rule).
+        model_options.fit_intercept = fit_intercept.value_or(
+            model_name == "logistic" || model_name == "sigmoid" || model_name == "softmax" || model_name == "linear" ||
+            model_name == "cauchy");
         std::unique_ptr<Model> model;
         try {
           model = file ? make_model(model_name, file->info(), model_options)
@@ -307,19 +312,43 @@ void bind_run(py::module_& m) {
           throw;
         }
         const Vec start = x0 ? *x0 : Vec::Zero(static_cast<Eigen::Index>(model->dim()));
+        // The scale (scaling.hpp): declared bounds, or the private estimate
+        // (scale='auto', the default for the models that take it on loaded records).
+        if (scale != "auto" && scale != "private" && scale != "none")
+          throw Error("scale: expected 'auto', 'private' or 'none', got '" + scale + "'");
+        ScalingOptions so;
+        so.target = scales_target(model_name);
+        for (const auto& [lo, hi] : bounds) so.bounds.push_back({lo, hi});
+        if (y_bounds) so.y_bounds = Interval{y_bounds->first, y_bounds->second};
+        so.share = scale_share;
+        so.normalize = normalize;
+        if (scale == "private" && (file || !scales_by_default(model_name)))
+          throw Error("scale='private': applies to loaded records of the logistic, sigmoid, softmax, mlp, linear and "
+                      "cauchy models");
+        // Record files (data=FILE) are prepared data: scale='auto' leaves them as they are.
+        so.estimate_features = scale == "private" || (scale == "auto" && !data_file && scales_by_default(model_name));
+        so.automatic = scale == "auto";
+        so.estimate_target = so.estimate_features && so.target;
+        if (file && so.any())
+          throw Error("stream=True: the records are read once, as they are; bounds, y_bounds and normalize apply to "
+                      "loaded records");
+        so.Validate(model->features());
         StepHooks hooks{callback};
         o.on_step = [&hooks](const Iteration& it) { return hooks(it); };
-        Summary s;
+        ScaledSummary scaled;
         {
           py::gil_scoped_release release;
-          s = file ? minimize(*model, *file, start, o) : minimize(*model, data, start, o);
+          if (file) scaled.summary = minimize(*model, *file, start, o);
+          else scaled = minimize_scaled(*model, data, start, o, so);
         }
+        Summary& s = scaled.summary;
         if (hooks.interrupted) s.termination = Termination::kInterrupted;
         py::dict result = summary_dict(s);
         result["model"] = model->name();
         result["n"] = n;
         result["d"] = model->dim();
         result["shape"] = shape_dict(*model);
+        if (so.any()) result["scaling"] = scaling_dict(scaled);
         result["target"] = py::dict(py::arg("epsilon") = o.privacy ? o.privacy->epsilon
                                                                    : std::numeric_limits<double>::infinity(),
                                     py::arg("delta") = o.privacy ? o.privacy->delta : delta);
@@ -344,7 +373,8 @@ void bind_run(py::module_& m) {
       py::arg("overrides"), py::arg("noise_key"), py::arg("noise_key_file"), py::arg("release_only"),
       py::arg("noise"), py::arg("tail"), py::arg("o2"), py::arg("accountant"), py::arg("sampling"), py::arg("bands"),
       py::arg("callback"),
-      py::arg("data"), py::arg("stream"), py::arg("n_features"),
+      py::arg("data"), py::arg("stream"), py::arg("n_features"), py::arg("bounds"), py::arg("y_bounds"), py::arg("scale"),
+      py::arg("scale_share"), py::arg("normalize"),
       "The run behind dpsosp.run (which checks its keywords and converts X and y first).");
 }
 

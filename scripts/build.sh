@@ -47,7 +47,16 @@ stage_start=$SECONDS
 tests=ON
 [ "$mode" = no-tests ] && tests=OFF
 say "[2/3] configure (Release, tests $tests)"
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DDPSOSP_BUILD_TESTS=$tests \
+# Each compile and link timed into build/build-steps.tsv (scripts/time-step.sh; read by
+# scripts/test-times.py for docs/test-times.md), unless a launcher (ccache) is given.
+launcher=()
+case " ${cmake_args[*]-} " in
+  *LAUNCHER*) ;;
+  *) mkdir -p build; : > build/build-steps.tsv
+     launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER="$PWD/scripts/time-step.sh;$PWD/build/build-steps.tsv"
+               -DCMAKE_CXX_LINKER_LAUNCHER="$PWD/scripts/time-step.sh;$PWD/build/build-steps.tsv") ;;
+esac
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DDPSOSP_BUILD_TESTS=$tests "${launcher[@]}" \
   ${cmake_args[@]+"${cmake_args[@]}"} >> build.log 2>&1 || fail "configure"
 echo "       done in $(elapsed)"
 

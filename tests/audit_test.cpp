@@ -51,6 +51,7 @@ TEST_P(AuditEveryPrivateAlgorithm, HonestRunsStayBelowTheClaimAndAreAsLoudAsClai
   // The audit is not vacuous: the output separates D from D' as much as the
   // claim allows (mu estimated to about +-0.03 from 2 x 2000 runs).
   EXPECT_NEAR(r.empirical_mu, r.claimed_mu, 0.15) << r.algorithm;
+  EXPECT_FALSE(r.violation) << r.algorithm << ": " << r.violation_by;  // nor the mu test (tests/audit_teeth_test.cpp)
 }
 
 TEST_P(AuditEveryPrivateAlgorithm, NoiseDividedByTenIsCaught) {
@@ -88,6 +89,7 @@ TEST_P(AuditEveryPrivateAlgorithm, ExtremeRecordContributesZeroAndRunsEnd) {
   EXPECT_EQ(r.failures_with, 0u) << r.first_failure;
   EXPECT_LE(r.epsilon_lower_bound, r.claimed_epsilon) << r.algorithm;
   EXPECT_NEAR(r.empirical_mu, r.claimed_mu / 2, 0.1) << r.algorithm;
+  EXPECT_FALSE(r.violation) << r.algorithm << ": " << r.violation_by;
 }
 
 TEST_P(AuditEveryPrivateAlgorithm, RunsThatFailOnOneRecordAreCaught) {
@@ -202,6 +204,7 @@ TEST_P(AuditQuadraticO2, HonestRunsStayBelowTheClaim) {
                                  : r.claimed_mu / std::sqrt(2.0);
   EXPECT_GT(r.empirical_mu, (mf ? 0.4 : 0.7) * attainable) << r.algorithm;  // the canary is heard
   EXPECT_LT(r.empirical_mu, attainable + 0.12) << r.algorithm;
+  EXPECT_FALSE(r.violation) << r.algorithm << ": " << r.violation_by;
 }
 
 TEST_P(AuditQuadraticO2, NoiseDividedByTenIsCaught) {

@@ -89,15 +89,27 @@ TEST_F(LoaderCsvTest, UnlabeledKeepsEveryColumn) {
   EXPECT_EQ(d.dense()(0, 3), 300.0);
 }
 
-TEST_F(LoaderCsvTest, HeaderSkippedOnlyWithOption) {
+TEST_F(LoaderCsvTest, HeaderGivenOrDetected) {
   LoadOptions options;
   options.header = true;
   const Dataset d = load_csv(kData + "/csv/header.csv", options);
   EXPECT_EQ(d.rows(), 2u);
   EXPECT_EQ(d.dense(), load_csv(kData + "/csv/small.csv").dense().topRows(2));
-  const std::string msg = error_of([] { load_csv(kData + "/csv/header_without_flag.csv"); });
-  EXPECT_CONTAINS(msg, "header_without_flag.csv line 1: non-numeric value 'label' in column 1");
-  EXPECT_CONTAINS(msg, "pass --header");
+  // Without the option: a first line with a word in a numeric column is a header.
+  const Dataset detected = load_csv(kData + "/csv/header.csv");
+  EXPECT_EQ(detected.dense(), d.dense());
+  EXPECT_EQ(detected.labels(), d.labels());
+  const Dataset one = load_csv(kData + "/csv/header_without_flag.csv");
+  ASSERT_EQ(one.rows(), 1u);
+  EXPECT_EQ(one.label(0), 1.0);
+  // A first line of numbers is a record; one with a missing value too (not a header).
+  EXPECT_EQ(load_csv(kData + "/csv/small.csv").rows(), 4u);
+  LoadOptions zero;
+  zero.impute_zero = true;
+  const Dataset gap = load_csv(write("gap.csv", "1,,3\n0,4,5\n"), zero);
+  ASSERT_EQ(gap.rows(), 2u);
+  EXPECT_EQ(gap.dense()(0, 0), 0.0);
+  EXPECT_EQ(gap.dense()(0, 1), 3.0);
 }
 
 TEST_F(LoaderCsvTest, SkipsFullyEmptyLinesAndReadsUnterminatedLastLine) {
@@ -142,32 +154,32 @@ TEST_F(LoaderCsvTest, RejectsRaggedRows) {
 
 TEST_F(LoaderCsvTest, RejectsNonNumericToken) {
   const std::string msg = error_of([] { load_csv(kData + "/csv/non_numeric.csv"); });
-  EXPECT_CONTAINS(msg, "non_numeric.csv line 3: non-numeric value 'abc' in column 2");
+  EXPECT_CONTAINS(msg, "non_numeric.csv line 3: non-numeric value 'abc' in column 1 (0-based)");
   EXPECT_EQ(msg.find("--header"), std::string::npos);  // the hint is for line 1 only
 }
 
 TEST_F(LoaderCsvTest, RejectsPartiallyNumericToken) {
   EXPECT_CONTAINS(error_of([] { load_csv(kData + "/csv/partial_number.csv"); }),
-                  "partial_number.csv line 2: non-numeric value '1.5x' in column 2");
-  EXPECT_CONTAINS(error_of([this] { load_csv(write("hex.csv", "1,0x10\n")); }), "non-numeric value '0x10'");
+                  "partial_number.csv line 2: non-numeric value '1.5x' in column 1 (0-based)");
+  EXPECT_CONTAINS(error_of([this] { load_csv(write("hex.csv", "1,2\n1,0x10\n")); }), "non-numeric value '0x10'");
 }
 
 TEST_F(LoaderCsvTest, RejectsNanAndInf) {
   EXPECT_CONTAINS(error_of([] { load_csv(kData + "/csv/nan.csv"); }),
-                  "nan.csv line 2: non-finite value 'nan' in column 3 (NaN/Inf not allowed)");
+                  "nan.csv line 2: missing value ('nan') in column 2 (0-based)");
   EXPECT_CONTAINS(error_of([] { load_csv(kData + "/csv/inf.csv"); }), "inf.csv line 2: non-finite value '-inf'");
 }
 
 TEST_F(LoaderCsvTest, RejectsOverflow) {
   EXPECT_CONTAINS(error_of([] { load_csv(kData + "/csv/overflow.csv"); }),
-                  "overflow.csv line 3: value '1e999' in column 2 overflows a double");
+                  "overflow.csv line 3: value '1e999' in column 1 (0-based) overflows a double");
 }
 
 TEST_F(LoaderCsvTest, RejectsBlankRecordsAndEmptyFields) {
   EXPECT_CONTAINS(error_of([] { load_csv(kData + "/csv/only_commas.csv"); }),
                   "only_commas.csv line 2: record has no values (only spaces/commas)");
   EXPECT_CONTAINS(error_of([] { load_csv(kData + "/csv/empty_field.csv"); }),
-                  "empty_field.csv line 2: empty field in column 2");
+                  "empty_field.csv line 2: missing value (an empty field) in column 1 (0-based)");
 }
 
 TEST_F(LoaderCsvTest, LabeledDataNeedsAFeatureColumn) {

@@ -23,7 +23,7 @@ using namespace testing::model_data;
 // ---------------------------------------------------------------- factory
 
 TEST(ModelFactory, NamesDimensionsAndUnknownNames) {
-  EXPECT_EQ(model_names().size(), 7u);
+  EXPECT_EQ(model_names().size(), 8u);
   const ModelOptions o = test_options();  // K = 3, h = 4, r = 2
   const Index p = 5;
   EXPECT_EQ(make_model("logistic", p, o)->dim(), p);
@@ -43,7 +43,7 @@ TEST(ModelFactory, NamesDimensionsAndUnknownNames) {
     FAIL() << "unknown model accepted";
   } catch (const Error& e) {
     EXPECT_STREQ(e.what(), "make_model: unknown model 'lasso', expected one of logistic, sigmoid, cauchy, "
-                           "phase-retrieval, pca, softmax, mlp");
+                           "phase-retrieval, pca, softmax, mlp, linear");
   }
   EXPECT_THROW(make_model("logistic", 0, o), Error);
 }
@@ -201,7 +201,7 @@ TEST(ModelValidate, RowsAreCheckedAsTheSubsetWouldBe) {
       EXPECT_EQ(in_place, subset);
       const bool has_bad = std::find(rows.begin(), rows.end(), 2) != rows.end() ||
                            (std::find(rows.begin(), rows.end(), 4) != rows.end() && name != "cauchy" &&
-                            name != "phase-retrieval");
+                            name != "linear" && name != "phase-retrieval");
       EXPECT_EQ(in_place != "no error", has_bad && !pca);
     }
   }

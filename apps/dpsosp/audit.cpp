@@ -11,7 +11,8 @@ void setup_audit(CLI::App& app) {
   struct Args {
     std::string algo = "spider-tree-adaptive", epsilon = "1", delta = "1e-5", runs = "2000", batch = "16",
                 steps = "0", dim = "1", phase = "1", canary_norm = "10", confidence = "0.95", seed = "1",
-                threads = "0", tamper = "none", canary = "linear", epochs = "0", sampling, bands, out;
+                threads = "0", tamper = "none", canary = "linear", epochs = "0", noise = "float", canaries = "0",
+                test_level = "0.01", sampling, bands, out;
   };
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand(
@@ -40,11 +41,23 @@ void setup_audit(CLI::App& app) {
   cmd->add_option("--dim", args->dim, "Dimension d")->capture_default_str();
   cmd->add_option("--phase-length", args->phase, "spider-tree-periodic: steps per tree phase (1 O1 + q-1 O2)")->capture_default_str();
   cmd->add_option("--canary-norm", args->canary_norm, "Canary gradient norm in units of the clip G (>= 1)")->capture_default_str();
-  cmd->add_option("--confidence", args->confidence, "Confidence of the lower bound, in (0,1)")->capture_default_str();
+  cmd->add_option("--confidence", args->confidence, "Confidence of the epsilon lower bound, in (0,1)")->capture_default_str();
+  cmd->add_option("--test-level", args->test_level,
+                  "False-alarm rate of the mu test (GDP paths) or the trade-off test (Poisson paths), in (0,1); "
+                  "violation's is at most (1 - confidence) + this")
+      ->capture_default_str();
+  cmd->add_option("--canaries", args->canaries,
+                  "Poisson paths: canaries per run, one per coordinate (0 = default: 64; elsewhere 1)")
+      ->capture_default_str();
+  cmd->add_option("--noise", args->noise, "float or secure (grid plus discrete Gaussian noise, zCDP accounting)")
+      ->capture_default_str();
   cmd->add_option("--seed", args->seed, "Base seed; every run gets its own")->capture_default_str();
   cmd->add_option("--threads", args->threads, "Threads, 0 (all cores) to 1024; never changes results")->capture_default_str();
   cmd->add_option("--tamper", args->tamper, "Break the mechanism on purpose: none, noise-div-10, clip-off, published-key, "
-                  "unclipped-o2 (quadratic-o2, spider-tree-adaptive or spider-mf-adaptive), extreme-fails (extreme)")->capture_default_str();
+                  "unclipped-o2 (quadratic-o2, spider-tree-adaptive or spider-mf-adaptive), extreme-fails (extreme), "
+                  "sensitivity-half (clip 2G, noise for G), noise-half, rate-half (Poisson: noise and claim for half "
+                  "the rate), column-norm-half (spider-mf-adaptive), depth-understated (spider-tree-periodic, "
+                  "--phase-length >= 2: node noise for depth 1)")->capture_default_str();
   cmd->add_option("--out", args->out, "Write the JSON here (default: stdout)");
   cmd->callback([args, cmd] {
     audit::AuditOptions o;
@@ -67,6 +80,11 @@ void setup_audit(CLI::App& app) {
     o.seed = parse_count(args->seed, "--seed", 0, std::numeric_limits<std::uint64_t>::max());
     o.threads = static_cast<int>(parse_count(args->threads, "--threads", 0, kMaxThreads));
     o.tampering = audit::parse_tampering(args->tamper);
+    o.test_level = parse_real(args->test_level, "--test-level", Range::kOpenUnit);
+    o.canaries = parse_count(args->canaries, "--canaries", 0, 4096);
+    if (args->noise != "float" && args->noise != "secure")
+      throw Error("--noise: expected float or secure, got " + quote_token(args->noise));
+    if (args->noise == "secure") o.privacy.noise = NoiseMode::kSecure;
     o.Validate();
     const bool to_file = cmd->count("--out") > 0;
     if (to_file) check_writable(args->out);
@@ -82,8 +100,20 @@ void setup_audit(CLI::App& app) {
     j["claimed_mu"] = number(r.claimed_mu);
     j["epsilon_lower_bound"] = number(r.epsilon_lower_bound);
     j["confidence"] = r.confidence;
-    j["violation"] = r.epsilon_lower_bound > r.claimed_epsilon;
+    j["violation"] = r.violation;
+    j["violation_by"] = r.violation_by;
+    j["false_alarm"] = r.false_alarm;
+    j["noise"] = noise_mode_name(o.privacy.noise);
     j["empirical_mu"] = number(r.empirical_mu);
+    j["mu_lower_bound"] = number(r.mu_lower_bound);
+    if (r.tradeoff) {
+      const audit::AuditResult::TradeOff& t = *r.tradeoff;
+      j["tradeoff"] = {{"canaries", t.canaries}, {"samples", t.samples}, {"threshold", number(t.threshold)},
+                       {"true_positives", t.true_positives}, {"false_positives", t.false_positives},
+                       {"tpr_lower", t.tpr_lower}, {"fpr_upper", t.fpr_upper},
+                       {"claimed_tpr_max", t.claimed_tpr_max}, {"sampling_rate", t.sampling_rate},
+                       {"noise_multiplier", t.noise_multiplier}, {"steps", t.steps}};
+    }
     const std::string rule = r.reject_high ? "score > threshold" : "score <= threshold";
     j["test"] = {{"score", r.score}, {"threshold", number(r.threshold)},
                  {"positive", r.positive_is_canary ? "D' (canary)" : "D"}, {"if", rule},

@@ -25,9 +25,17 @@ struct DataSource {
   std::string format;       // empty = guess from the file name
   std::string labels_path;  // IDX labels file
   bool header = false;
-  bool fit_intercept = false;
+  bool fit_intercept = false;     // --fit-intercept given
+  bool no_fit_intercept = false;  // --no-fit-intercept given
+  /// run: an intercept unless --no-fit-intercept for the models that take one
+  /// and want it (logistic, sigmoid, softmax, linear, cauchy; not --synthetic).
+  bool intercept_by_default = false;
   std::string synthetic;
-  std::string classes, hidden, rank;  // ModelOptions, as given (empty = default)
+  std::string classes, hidden, rank;  // ModelOptions, as given (empty = default); classes: a count or names
+  std::string label;                  // CSV: --label NAME or 0-based index
+  std::vector<std::string> categorical, impute;  // CSV: --categorical COL=a|b, --impute zero|COL=VALUE
+  /// --classes a,b,c: the public class names (empty for a count or none).
+  std::vector<std::string> class_names() const;
   std::string features;               // --features D (empty: none declared)
   CLI::App* app = nullptr;            // to tell which options were given
   bool given(const std::string& option) const { return app != nullptr && app->count(option) > 0; }
@@ -48,6 +56,16 @@ void check_public_shape(const DataSource& source, bool private_run);
 /// certify, predict: a LibSVM --data without --features takes the feature
 /// count of the point's shape (public: the released model's), if it has one.
 void default_features_from_point(DataSource& source, std::optional<Index> features);
+/// "a,b,c" (or "a|b|c" with sep '|') into trimmed items, each non-empty and
+/// named once; errors begin with `option` (table_options.cpp).
+std::vector<std::string> split_names(const std::string& text, char sep, const std::string& option);
+/// --label, --classes NAMES, --categorical and --impute into the CSV loader's options.
+void csv_table_options(const DataSource& source, bool labeled, LoadOptions& lo);
+/// The --eval diagnostics of x on `eval`: n, loss, accuracy, and with `target`
+/// (the run's scaling of a regression target) R^2 in the user's units;
+/// `figure` gets the summary line's words (eval_figures.cpp).
+nlohmann::json eval_diagnostics(const Model& model, const Vec& x, const Dataset& eval, const Scaling* target,
+                                std::string& figure);
 
 /// A loaded problem: data, model, and (for synthetic specs) the problem.
 struct LoadedProblem {

@@ -37,7 +37,12 @@ void setup_certify(CLI::App& app) {
     // Read the point before the data: a bad point file fails at once.
     const PointFile point = read_point_file(args->point, "--point " + args->point);
     default_features_from_point(args->source, point.features);
+    // The point's own model: its intercept (run's default) unless one is asked for here.
+    if (point.shape && !args->source.given("--fit-intercept") && !args->source.given("--no-fit-intercept"))
+      args->source.fit_intercept = point.shape->fit_intercept;
     LoadedProblem p = load_problem(args->source);
+    // A point fitted on the unit scale is certified on the records as it saw them.
+    if (point.scaling && !p.population) p.data = point.scaling->apply(p.data);
     if (static_cast<Index>(point.x.size()) != p.model->dim())
       throw Error("--point " + args->point + ": x has " + std::to_string(point.x.size()) + " entries, model " +
                   p.model->name() + " has dimension " + std::to_string(p.model->dim()));

@@ -29,10 +29,28 @@ std::string model_of(const DataSource& s) {
   return "";
 }
 
+bool is_count(const std::string& text) {
+  return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
 ModelOptions model_options(const DataSource& s, const std::string& model) {
   ModelOptions o;
   const bool classifier = model == "softmax" || model == "mlp";
-  if (s.given("--classes")) {
+  if (s.given("--classes") && !is_count(s.classes)) {
+    // Class names: a CSV's labels mapped to their indices (0, 1, ... in this order).
+    const std::size_t k = s.class_names().size();
+    if (model == "logistic" || model == "sigmoid") {
+      if (k != 2)
+        throw Error("--classes: " + model + " takes 2 classes (the first is label 0, the second 1), got " +
+                    std::to_string(k) + " names");
+    } else if (!classifier) {
+      throw Error("--classes: class names apply to the logistic, sigmoid, softmax and mlp models, not " + model);
+    } else if (k < 2) {
+      throw Error("--classes: expected 2 class names or more (a,b,...), or a count >= 2, got " + quote_token(s.classes));
+    } else {
+      o.classes = static_cast<Index>(k);
+    }
+  } else if (s.given("--classes")) {
     if (!classifier) throw Error("--classes: applies to the softmax and mlp models, not " + model);
     o.classes = parse_count(s.classes, "--classes", 2, 1u << 30);
   }
@@ -44,7 +62,11 @@ ModelOptions model_options(const DataSource& s, const std::string& model) {
     if (model != "pca") throw Error("--rank: applies to the pca model, not " + model);
     o.rank = parse_count(s.rank, "--rank", 1, 1u << 30);
   }
+  if (s.fit_intercept && s.no_fit_intercept) throw Error("--no-fit-intercept: cannot be given with --fit-intercept");
   o.fit_intercept = s.fit_intercept;
+  if (!s.fit_intercept && !s.no_fit_intercept && s.intercept_by_default && s.synthetic.empty())
+    o.fit_intercept = model == "logistic" || model == "sigmoid" || model == "softmax" || model == "linear" ||
+                      model == "cauchy";
   return o;
 }
 
@@ -102,6 +124,12 @@ Dataset load_file(const DataSource& s, const std::string& path, const std::strin
                   const std::string& source) {
   const FileFormat format = format_of(s, path);
   if (s.header && format != FileFormat::kCsv) throw Error("--header: applies to CSV files, not " + path);
+  for (const char* option : {"--label", "--categorical", "--impute"})
+    if (s.given(option) && format != FileFormat::kCsv)
+      throw Error(std::string(option) + ": applies to CSV files, not " + path);
+  if (!s.class_names().empty() && format != FileFormat::kCsv)
+    throw Error("--classes " + s.classes + ": class names map a CSV file's labels; " + path +
+                " holds class indices: give their count (--classes " + std::to_string(s.class_names().size()) + ")");
   if (!labels_path.empty() && format != FileFormat::kIdx)
     throw Error(source + ": a labels file applies to IDX data; " + path + " is not IDX");
   if (!labels_path.empty() && !labeled) throw Error(source + ": a labels file was given, but the pca model takes no labels");
@@ -114,6 +142,7 @@ Dataset load_file(const DataSource& s, const std::string& path, const std::strin
       lo.header = s.header;
       lo.labeled = labeled;
       lo.libsvm_features = declared_features(s);
+      if (format == FileFormat::kCsv) csv_table_options(s, labeled, lo);
       data = load_dataset(path, format, lo);
     }
     check_declared_width(s, format, data, path);
@@ -131,22 +160,38 @@ void add_data_options(CLI::App& app, DataSource& s) {
   auto* data = app.add_option("--data", s.data_path, "Data file (CSV, LibSVM or IDX; any of them may be gzip-compressed; - = stdin, with --format)");
   app.add_option("--format", s.format, "csv | libsvm | idx (default: from the file name)");
   app.add_option("--labels", s.labels_path, "IDX labels file (default: the labels-idx1 file beside the images)");
-  app.add_flag("--header", s.header, "CSV: skip one header line (the first line must not be all numbers)");
+  app.add_flag("--header", s.header,
+               "CSV: the first line is a header (default: detected: a first line with a word in a numeric column, "
+               "or a column named by --label/--categorical/--impute)");
+  app.add_option("--label", s.label, "CSV: the label column, by header name or 0-based index (default: 0, the first)");
+  app.add_option("--categorical", s.categorical,
+                 "CSV: COLUMN=a|b|c: a categorical column and its public categories, one-hot encoded (repeatable)");
+  app.add_option("--impute", s.impute,
+                 "CSV: how a missing value (empty, NA, N/A, NaN) is filled: zero (numbers 0, categorical no "
+                 "category) or COLUMN=VALUE (repeatable; default: refused, naming line and column)");
   app.add_flag("--fit-intercept", s.fit_intercept,
-               "A bias in each margin / logit (logistic, sigmoid, cauchy, phase-retrieval, softmax; docs/models.md)");
+               "A bias in each margin / logit (logistic, sigmoid, linear, cauchy, phase-retrieval, softmax; "
+               "docs/models.md); run's default for --data with logistic, sigmoid, softmax, linear and cauchy");
+  app.add_flag("--no-fit-intercept", s.no_fit_intercept, "No bias (turns run's default intercept off)");
   auto* syn = app.add_option("--synthetic", s.synthetic,
                              "NAME:key=value,... with NAME in phase-retrieval, pca, gaussian-mixture");
   data->excludes(syn);
   syn->excludes(data);
   app.add_option("--classes", s.classes,
-                 "softmax/mlp: number of classes K >= 2, labels 0 .. K-1 (public; a private run on --data needs it; "
-                 "otherwise default: the largest label + 1)");
+                 "softmax/mlp: number of classes K >= 2, labels 0 .. K-1, or the public class names a,b,c of a CSV's "
+                 "label column (logistic/sigmoid: 2 names), each label mapped to its index (public; a private "
+                 "softmax/mlp run on --data needs it; otherwise default: the largest label + 1)");
   app.add_option("--features", s.features,
                  "The number of features D (public): LibSVM indices 1 .. D, a larger one is refused (a private run "
                  "on LibSVM records needs it; otherwise default: the largest index); CSV, IDX and record files: "
                  "checked against their width");
   app.add_option("--hidden", s.hidden, "mlp: hidden units (default 32)");
   app.add_option("--rank", s.rank, "pca: rank r (default 1, or the synthetic spec's rank)");
+}
+
+std::vector<std::string> DataSource::class_names() const {
+  if (!given("--classes") || is_count(classes)) return {};
+  return split_names(classes, ',', "--classes");
 }
 
 double parse_real(const std::string& text, const std::string& option, Range range) {
@@ -176,6 +221,11 @@ LoadedProblem load_problem(const DataSource& s, std::optional<std::uint64_t> sam
   if (s.given("--header") && s.data_path.empty()) throw Error("--header: applies to --data CSV files, not to --synthetic");
   if (s.given("--features") && s.data_path.empty())
     throw Error("--features: applies to --data files, not to --synthetic (its spec fixes d)");
+  for (const char* option : {"--label", "--categorical", "--impute"})
+    if (s.given(option) && s.data_path.empty())
+      throw Error(std::string(option) + ": applies to --data CSV files, not to --synthetic");
+  if (!s.synthetic.empty() && !s.class_names().empty())
+    throw Error("--classes " + s.classes + ": class names map a CSV file's labels, not --synthetic ones");
   if (s.synthetic.empty() && s.data_path.empty()) throw Error("give the records with --data FILE or --synthetic SPEC");
   if (!s.data_path.empty() && s.model.empty()) throw Error("--model is required with --data (one of " + join(model_names()) + ")");
   if (!s.synthetic.empty()) {

@@ -24,9 +24,15 @@ void setup_predict(CLI::App& app) {
       ->required();
   cmd->add_option("--format", args->source.format, "csv | libsvm | idx (default: from the file name)");
   cmd->add_option("--labels", args->source.labels_path, "IDX labels file (default: the one beside the images)");
-  cmd->add_flag("--header", args->source.header, "CSV: skip one header line");
+  cmd->add_flag("--header", args->source.header, "CSV: the first line is a header (default: detected, as for run)");
   cmd->add_option("--features", args->source.features,
                   "LibSVM: the number of features D (default: the point's shape.features, else the largest index)");
+  cmd->add_option("--label", args->source.label, "CSV: the label column, by header name or 0-based index (as for run)");
+  cmd->add_option("--classes", args->source.classes,
+                  "CSV: the class names a,b,c of the run (as for run): labels read through them, and each "
+                  "prediction printed as its name");
+  cmd->add_option("--categorical", args->source.categorical, "CSV: COLUMN=a|b|c, as for run (repeatable)");
+  cmd->add_option("--impute", args->source.impute, "CSV: zero or COLUMN=VALUE, as for run (repeatable)");
   cmd->add_flag("--no-labels", args->no_labels,
                 "The records have no label column (by default they are laid out as for run, label first, and the "
                 "accuracy or mean squared error is printed on stderr)");
@@ -43,15 +49,25 @@ void setup_predict(CLI::App& app) {
                   "model file of dpsosp.save)");
     default_features_from_point(args->source, point.features);
     const bool labeled = !args->no_labels && point.model != "pca";
-    const Dataset data = load_data_file(args->source, labeled);
+    const Dataset raw = load_data_file(args->source, labeled);
+    // A point fitted on the unit scale (scaling.hpp) predicts raw records
+    // through the same map, and a regression's value in the user's units.
+    const Dataset data = point.scaling ? point.scaling->apply(raw) : raw;
+    const auto user = [&](double v) { return point.scaling ? point.scaling->target_to_user(v) : v; };
     const auto model = make_model(point.model, data.cols(), *point.shape);
     if (model->features() != data.cols() || model->dim() != static_cast<Index>(point.x.size()))
       throw Error("--data " + args->source.data_path + ": records of " + std::to_string(data.cols()) +
                   " features do not fit the point's " + point.model + " model (" + std::to_string(point.x.size()) +
                   " parameters)");
     const bool classifier = model->classes() > 0;
+    const std::vector<std::string> names = args->source.class_names();
+    if (!names.empty() && (!classifier || static_cast<Index>(names.size()) != model->classes()))
+      throw Error("--classes " + args->source.classes + ": " + std::to_string(names.size()) + " class names for a " +
+                  point.model + " model of " + std::to_string(model->classes()) + " classes");
     if (args->proba && !classifier) throw Error("--proba: " + point.model + " is not a classifier");
-    const Vec predicted = predict(*model, point.x, data);
+    Vec predicted = predict(*model, point.x, data);
+    if (!classifier)
+      for (Eigen::Index i = 0; i < predicted.size(); ++i) predicted[i] = user(predicted[i]);
     RowMatrix proba;
     if (args->proba) proba = predict_proba(*model, point.x, data);
     std::string text = "prediction";
@@ -60,8 +76,10 @@ void setup_predict(CLI::App& app) {
     text += "\n";
     char cell[40];
     for (Index i = 0; i < data.rows(); ++i) {
-      std::snprintf(cell, sizeof cell, classifier ? "%.0f" : "%.17g", predicted[static_cast<Eigen::Index>(i)]);
-      text += cell;
+      const double value = predicted[static_cast<Eigen::Index>(i)];
+      std::snprintf(cell, sizeof cell, classifier ? "%.0f" : "%.17g", value);
+      const bool named = !names.empty() && value >= 0 && value < static_cast<double>(names.size());
+      text += named ? names[static_cast<std::size_t>(value)] : std::string(cell);
       for (Eigen::Index k = 0; k < proba.cols(); ++k) {
         std::snprintf(cell, sizeof cell, ",%.17g", proba(static_cast<Eigen::Index>(i), k));
         text += cell;
@@ -76,7 +94,7 @@ void setup_predict(CLI::App& app) {
                    static_cast<std::size_t>(data.rows()));
     } else {
       double sum = 0;
-      for (Index i = 0; i < data.rows(); ++i) sum += std::pow(predicted[static_cast<Eigen::Index>(i)] - data.label(i), 2);
+      for (Index i = 0; i < data.rows(); ++i) sum += std::pow(predicted[static_cast<Eigen::Index>(i)] - raw.label(i), 2);
       std::fprintf(stderr, "dpsosp: mean squared error %.6g on %zu records\n", sum / static_cast<double>(data.rows()),
                    static_cast<std::size_t>(data.rows()));
     }

@@ -76,6 +76,46 @@ void Progress::certificate(const EigenProgress& p) {
   show(text);
 }
 
+std::string guarantee_short(const PrivacyRecord& p) {
+  if (!p.is_private()) return "non-private";
+  char text[64];
+  std::snprintf(text, sizeof text, "(%.4g, %.3g)-DP", p.epsilon, p.delta);
+  return text;
+}
+
+std::string run_summary_line(const Summary& s, const std::string& eval_figure, double seconds,
+                             const std::string& report) {
+  std::string line = "done: " + s.algorithm + ", " + guarantee_short(s.privacy) + ", " + std::to_string(s.steps) +
+                     (s.steps == 1 ? " step" : " steps");
+  if (!eval_figure.empty()) line += ", " + eval_figure;
+  line += ", " + seconds_text(seconds) + ", report " + (report.empty() || report == "-" ? "on stdout" : "in " + report);
+  return line;
+}
+
+std::string clipping_note(const Summary& s) {
+  const Diagnostics& d = s.diagnostics;
+  const Index checked = d.checked_o1 + d.checked_o2;
+  const Index clipped = d.clipped_o1 + d.clipped_o2;
+  if (checked == 0 || 2 * clipped <= checked) return "";
+  char text[320];
+  std::snprintf(text, sizeof text,
+                "clipping changed %.0f%% of the per-example gradients (G = %.4g; a diagnostic of your data, not "
+                "covered by the guarantee): the updates lose their size; features on a smaller scale or a larger "
+                "--G may help",
+                100.0 * static_cast<double>(clipped) / static_cast<double>(checked), s.constants.G);
+  return text;
+}
+
+std::string delta_note(double delta, Index n) {
+  if (n == 0 || !(delta > 0.1 / static_cast<double>(n))) return "";
+  char text[240];
+  std::snprintf(text, sizeof text,
+                "--delta %.3g is above 1/(10 n) = %.3g for the %zu records: delta should be well below 1/n, the "
+                "chance that the guarantee fails for some record",
+                delta, 0.1 / static_cast<double>(n), static_cast<std::size_t>(n));
+  return text;
+}
+
 void Progress::finish() {
   if (line_open_) std::fputc('\n', stderr);
   line_open_ = false;

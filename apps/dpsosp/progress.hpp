@@ -39,4 +39,21 @@ class Progress {
   bool line_open_ = false;
 };
 
+/// A guarantee's numbers as people read them: epsilon to 4 significant digits
+/// ("(1, 1e-06)-DP"), "non-private" for a run without one.
+std::string guarantee_short(const PrivacyRecord& p);
+
+/// The line `dpsosp run` ends with on stderr: algorithm, guarantee, steps,
+/// the --eval figure (accuracy for a classifier, else the mean loss; a
+/// diagnostic, on the data owner's terminal), time and where the report is.
+std::string run_summary_line(const Summary& s, const std::string& eval_figure, double seconds,
+                             const std::string& report);
+
+/// A note for the data owner when clipping changed more than half the
+/// per-example vectors (a diagnostic: computed from the records); empty otherwise.
+std::string clipping_note(const Summary& s);
+
+/// A warning when delta is above 1/(10 n) (public: delta and n); empty otherwise.
+std::string delta_note(double delta, Index n);
+
 }  // namespace dpsosp::cli

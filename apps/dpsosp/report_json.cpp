@@ -104,6 +104,12 @@ nlohmann::json diagnostics_json(const Summary& s) {
   nlohmann::json j;
   j["note"] = kDiagnosticsNote;
   j["clipped"] = {{"o1", d.clipped_o1}, {"o2", d.clipped_o2}, {"total", d.clipped_o1 + d.clipped_o2}};
+  // The fraction of the per-example vectors that clipping changed (heavy
+  // clipping: a larger G, or features on a smaller scale, may help).
+  const Index checked = d.checked_o1 + d.checked_o2;
+  j["clipped"]["fraction"] = checked > 0 ? nlohmann::json(static_cast<double>(d.clipped_o1 + d.clipped_o2) /
+                                                          static_cast<double>(checked))
+                                         : nlohmann::json(nullptr);
   j["nonfinite"] = {{"o1", d.nonfinite_o1}, {"o2", d.nonfinite_o2}, {"total", d.nonfinite_o1 + d.nonfinite_o2}};
   j["gradient_evaluations"] = d.gradient_evaluations;
   j["seconds"] = d.seconds;

@@ -97,6 +97,44 @@ PointFile parse_json(const std::string& text, const std::string& what) {
     }
     point.shape = o;
   }
+  const auto scaling = j.find("scaling");
+  if (scaling != j.end() && !scaling->is_null()) {
+    if (!scaling->is_object()) throw Error(what + ": \"scaling\" is " + show(*scaling) + ", expected an object");
+    Scaling sc;
+    const auto numbers = [&](const char* key, std::vector<double>& out) {
+      const auto v = scaling->find(key);
+      if (v == scaling->end() || v->is_null()) return;
+      if (!v->is_array()) throw Error(what + ": \"scaling." + key + "\" is " + show(*v) + ", expected an array");
+      for (const auto& e : *v) {
+        if (!e.is_number() || !std::isfinite(e.get<double>()))
+          throw Error(what + ": \"scaling." + key + "\" has " + show(e) + ", expected finite numbers");
+        out.push_back(e.get<double>());
+      }
+    };
+    numbers("lower", sc.lower);
+    numbers("upper", sc.upper);
+    if (sc.lower.size() != sc.upper.size())
+      throw Error(what + ": \"scaling.lower\" and \"scaling.upper\" differ in length");
+    for (std::size_t k = 0; k < sc.lower.size(); ++k)
+      if (!(sc.lower[k] < sc.upper[k])) throw Error(what + ": \"scaling\": feature " + std::to_string(k) + ": lower >= upper");
+    const auto target = scaling->find("target");
+    if (target != scaling->end() && !target->is_null()) {
+      std::vector<double> t;
+      const auto lo = target->find("lower"), hi = target->find("upper");
+      if (!target->is_object() || lo == target->end() || hi == target->end() || !lo->is_number() ||
+          !hi->is_number() || !(lo->get<double>() < hi->get<double>()))
+        throw Error(what + ": \"scaling.target\" is " + show(*target) + ", expected {\"lower\": a, \"upper\": b}, a < b");
+      sc.has_target = true;
+      sc.y_lower = lo->get<double>();
+      sc.y_upper = hi->get<double>();
+    }
+    const auto normalize = scaling->find("normalize");
+    if (normalize != scaling->end()) {
+      if (!normalize->is_boolean()) throw Error(what + ": \"scaling.normalize\" is " + show(*normalize) + ", expected true or false");
+      sc.normalize = normalize->get<bool>();
+    }
+    point.scaling = sc;
+  }
   return point;
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "dpsosp/model.hpp"
+#include "dpsosp/scaling.hpp"
 #include "dpsosp/types.hpp"
 
 namespace dpsosp::cli {
@@ -19,6 +20,8 @@ struct PointFile {
   std::string model;                 ///< "model" of a JSON file (empty when absent)
   std::optional<ModelOptions> shape;  ///< its "shape" (classes, hidden, rank, fit_intercept), if it has one
   std::optional<Index> features;      ///< its "shape.features", if it has one
+  /// its "scaling" (the map onto the unit scale that x was fitted on), if it has one
+  std::optional<Scaling> scaling;
 };
 
 /// Parses the text of a point file. `what` prefixes every message (e.g.

@@ -13,6 +13,7 @@
 #include "processes.hpp"
 #include "progress.hpp"
 #include "result_reader.hpp"
+#include "scale_options.hpp"
 #include "stop_signal.hpp"
 
 namespace dpsosp::cli {
@@ -35,6 +36,7 @@ struct RunArgs {
   bool trajectory = false, quiet = false;
   bool stream = false;  // --stream: read a record file once, front to back (stream_source.cpp)
   std::string order;    // --order seed|file
+  ScaleArgs scaling;  // --bounds, --y-bounds, --scale, --scale-share, --normalize (scale_options.cpp)
   std::vector<std::string> overrides;
   bool given(const std::string& option) const { return app->count(option) > 0; }
 };
@@ -64,12 +66,16 @@ void check_sizes_and_start(const RunArgs& a, const RunOptions& o, const LoadedPr
   try {
     o.Validate(p.rows());  // the rules that need n, in the library's words
   } catch (const Error& e) {
+    if (!a.given("--delta") && std::strstr(e.what(), "privacy.delta") != nullptr)
+      throw Error(std::string("--delta (the default, ") + a.delta + ") is not below 1/n for the " +
+                  std::to_string(p.rows()) + " records: give a smaller --delta, well below 1/n");
     refuse_in_cli_words(e);
   }
   x0 = a.given("--x0") ? parse_x0(a.x0, p) : Vec::Zero(static_cast<Eigen::Index>(p.model->dim()));
 }
 
 int do_run(const RunArgs& a) {
+  const auto started = std::chrono::steady_clock::now();
   // Everything that needs no data is checked first, so a typo fails at once.
   RunOptions o;
   o.algorithm = parse_algorithm(a.algo);
@@ -187,6 +193,11 @@ int do_run(const RunArgs& a) {
     if (a.given("--eval") && Processes::reports()) eval = load_eval_data(a.source, a.eval, a.eval_labels, *p.model);
   });
   const Index n = p.rows();
+  if (is_private_run && Processes::reports()) {  // public: delta and n
+    const std::string note = delta_note(o.privacy->delta, n);
+    if (!note.empty()) std::fprintf(stderr, "dpsosp: warning: %s\n", note.c_str());
+  }
+  const ScalingOptions so = scaling_options(a.scaling, a.source, p);
 
   o.stop_flag = &stop_flag();
   // The run's length when it is known before it: max_steps, or Poisson's planned steps.
@@ -205,7 +216,11 @@ int do_run(const RunArgs& a) {
     return true;
   };
   StopOnSignal stop_on_signal(Processes::reports());  // until the report is written
-  const Summary s = p.records ? minimize(*p.model, *p.records, x0, o) : minimize(*p.model, p.data, x0, o);
+  ScaledSummary scaled;
+  if (p.records) scaled.summary = minimize(*p.model, *p.records, x0, o);
+  else scaled = minimize_scaled(*p.model, p.data, x0, o, so);
+  const Summary& s = scaled.summary;
+  if (eval && so.any()) eval = scaled.scaling.apply(*eval);
   progress.reset();  // ends the line
   const bool interrupted = s.interrupted() || stop_requested_by_signal();
   if (!Processes::reports()) return interrupted ? 128 + stop_signal_number() : 0;
@@ -227,13 +242,15 @@ int do_run(const RunArgs& a) {
   diagnostics["load_seconds"] = p.load_seconds;
   j["target"] = {{"epsilon", number(o.privacy ? o.privacy->epsilon : std::numeric_limits<double>::infinity())},
                  {"delta", o.privacy ? o.privacy->delta : delta}};
+  if (so.any()) j["scaling"] = scaling_json(scaled);
   j["constants"] = {{"G", s.constants.G}, {"M", s.constants.M}, {"rho", s.constants.rho}, {"B", s.constants.B}};
+  std::string eval_figure;  // for the summary line
   if (eval) {  // before the certificate, which may take long on large models
-    IndexList all(eval->rows());
-    for (Index i = 0; i < eval->rows(); ++i) all[i] = i;
-    diagnostics["eval"] = {{"n", eval->rows()}, {"loss", number(p.model->mean_loss(s.x, *eval, all))},
-                           {"accuracy", number(p.model->accuracy(s.x, *eval))}};
+    diagnostics["eval"] = eval_diagnostics(*p.model, s.x, *eval, so.target ? &scaled.scaling : nullptr, eval_figure);
   }
+  // Heavy clipping, for the data owner (a diagnostic: not with --release-only).
+  const std::string clipping = a.release_only ? "" : clipping_note(s);
+  if (!clipping.empty()) std::fprintf(stderr, "dpsosp: note: %s\n", clipping.c_str());
   // The certificate on --eval data is a diagnostic; on a synthetic problem's
   // known population it is computed from x and public parameters alone, so it
   // is part of the release.
@@ -274,6 +291,10 @@ int do_run(const RunArgs& a) {
                  static_cast<size_t>(s.steps));
     return 128 + signo;
   }
+  if (!a.quiet) {
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    std::fprintf(stderr, "dpsosp: %s\n", run_summary_line(s, eval_figure, seconds, a.out).c_str());
+  }
   return 0;
 }
 
@@ -284,6 +305,8 @@ void setup_run(CLI::App& app) {
   auto* run = app.add_subcommand("run", "Run an optimizer on a dataset and write a JSON report");
   args->app = run;
   add_data_options(*run, args->source);
+  args->source.intercept_by_default = true;
+  add_scale_options(*run, args->scaling);
   run->add_option("--algo", args->algo, "Algorithm: " + [] {
     std::string list;
     for (const auto& n : algorithm_names()) list += (list.empty() ? "" : ", ") + n;

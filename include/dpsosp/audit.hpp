@@ -3,11 +3,16 @@
 // (the final iterate, the trajectory, the report's other released fields, and a
 // run that fails), and turns the true and false positive rates of the best
 // threshold test into a Clopper-Pearson lower bound on epsilon at the run's
-// delta. A bound above the epsilon a run claims proves the claim false (with
-// 95% confidence); a bound below it proves nothing (docs/privacy.md says why
-// and what it covers).
+// delta. Beside it, a sharper test of the claim's shape: on the GDP paths a
+// lower confidence bound on mu (the canary score's mean shift over its
+// standard deviation) against the claimed mu; on the Poisson paths the
+// likelihood-ratio test's rates, over many canaries a run, against the claimed
+// trade-off curve of the PLD accountant. `violation` is set when either
+// proves the claim false; an honest mechanism sets it with probability at most
+// AuditResult::false_alarm (docs/privacy.md says why and what it covers).
 #pragma once
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -28,8 +33,16 @@ enum class Tampering {
   kPublishedKey,       ///< the noise key is published with the report: the attacker replays the run
   kUnclippedO2,        ///< quadratic-o2, spider-tree-adaptive / spider-mf-adaptive: O2 clip raised above the honest one, b_t and noise kept
   kExtremeFails,       ///< extreme canary: a run whose gradient overflows fails (the model throws)
+  // Factors of two (and a forgotten tree composition), each a bug an
+  // accountant could be handed; all are test-only hooks (issue 30).
+  kSensitivityHalved,  ///< the clip raised to 2G, the noise left at the level G calls for: sensitivity stated 2x too small
+  kNoiseHalved,        ///< the calibrated noise multiplier halved
+  kRateHalved,         ///< Poisson paths: the noise calibrated (and the claim computed) for half the true sampling rate
+  kColumnNormHalved,   ///< matrix factorization: the noise calibrated for half the factorization's column norm
+  kDepthUnderstated,   ///< tree, depth >= 2: the node noise calibrated for a tree of depth 1
 };
-/// "none", "noise-div-10", "clip-off", "published-key", "unclipped-o2", "extreme-fails".
+/// "none", "noise-div-10", "clip-off", "published-key", "unclipped-o2", "extreme-fails",
+/// "sensitivity-half", "noise-half", "rate-half", "column-norm-half", "depth-understated".
 Tampering parse_tampering(const std::string& name);
 std::string tampering_name(Tampering t);
 
@@ -87,7 +100,16 @@ struct AuditOptions {
   /// The canary's gradient (difference, for quadratic-o2) in units of its clip
   /// (> 1: clipping is exercised).
   double canary_norm = 10;
-  double confidence = 0.95; ///< of the lower bound
+  double confidence = 0.95; ///< of the epsilon lower bound
+  /// False-alarm rate of the mu test (GDP paths) or the trade-off test
+  /// (Poisson paths); `violation` fires on an honest mechanism with
+  /// probability at most (1 - confidence) + test_level.
+  double test_level = 0.01;
+  /// Poisson paths (dpsgd or spider-mf-adaptive with epochs): canaries per
+  /// run, canary j in coordinate j of its own record (the records' dimension
+  /// is max(dim, canaries)); each gives the trade-off test one sample a run.
+  /// 0 = the mode's default: 64 on Poisson paths, 1 elsewhere (the only value).
+  Index canaries = 0;
   std::uint64_t seed = 1;   ///< run i on dataset k uses a seed and key derived from (seed, k, i)
   int threads = 0;          ///< runs in parallel (0 = all cores); never changes results
   Tampering tampering = Tampering::kNone;
@@ -103,7 +125,9 @@ struct AuditResult {
   double claimed_epsilon = 0;  ///< epsilon the honest configuration reports (the claim under test)
   double reported_epsilon = 0; ///< largest epsilon the audited runs themselves report (differs when tampered)
   double delta = 0;
-  double claimed_mu = 0;       ///< GDP mu of the claim (0 for Poisson dpsgd, accounted by PLD or RDP)
+  /// GDP mu of the claim; secure noise: sqrt(2 rho) of its zCDP rho, the mu
+  /// of a Gaussian at the same rho; 0 on the Poisson paths (a PLD curve).
+  double claimed_mu = 0;
   double epsilon_lower_bound = 0;  ///< the audit's result (0 when there is no evidence)
   double confidence = 0;
   // The test, chosen on the first half of the runs among every score.
@@ -125,6 +149,32 @@ struct AuditResult {
   /// every score of such a run is +infinity.
   Index failures_without = 0, failures_with = 0;
   std::string first_failure;   ///< the message of one failed run ("" if none)
+  /// The claim proved false: epsilon_lower_bound > claimed_epsilon, or
+  /// mu_lower_bound > claimed_mu, or the trade-off test's point lies beyond
+  /// the claimed curve. violation_by names which ("epsilon", "mu",
+  /// "trade-off", joined by "+"; "" when none).
+  bool violation = false;
+  std::string violation_by;
+  double false_alarm = 0;      ///< (1 - confidence) + test_level: the most an honest mechanism sets violation
+  /// GDP paths: a lower bound on |empirical_mu| holding with probability
+  /// >= 1 - test_level (normal approximation, the score being Gaussian); NaN elsewhere.
+  double mu_lower_bound = std::numeric_limits<double>::quiet_NaN();
+  /// Poisson paths: the trade-off test. The score of a (run, canary) is the
+  /// likelihood-ratio statistic of the claimed mechanism over the canary's
+  /// opportunities; the threshold is chosen on the first half of the runs,
+  /// the rates measured on the second: Clopper-Pearson at test_level / 2 each.
+  /// The claim allows TPR <= claimed_tpr_max(FPR) (from the PLD's delta(eps)).
+  struct TradeOff {
+    Index canaries = 0;
+    Index samples = 0;  ///< measured (run, canary) pairs on each dataset
+    double threshold = 0;
+    Index true_positives = 0, false_positives = 0;
+    double tpr_lower = 0, fpr_upper = 0;
+    double claimed_tpr_max = 1;  ///< the claimed curve's largest TPR at fpr_upper
+    double sampling_rate = 0, noise_multiplier = 0;  ///< the claim's (q, z)
+    std::uint64_t steps = 0;                         ///< the claim's compositions
+  };
+  std::optional<TradeOff> tradeoff;
   Index n = 0, dim = 0, steps = 0, phase_length = 1;
   double epochs = 0;
   double seconds = 0;

@@ -23,6 +23,7 @@
 // value of). Secure mode: discrete Gaussian noise on the integer counts, zCDP.
 #pragma once
 #include <cstdint>
+#include <limits>
 #include <optional>
 
 #include "dpsosp/data.hpp"
@@ -37,6 +38,10 @@ namespace dpsosp {
 struct ConstantsEstimateOptions {
   bool G = false;
   bool M = false;
+  /// Public bounds the estimates are capped at (post-processing): a scaled
+  /// run's records lie in a known box, so G and M have bounds (scaling.hpp).
+  double G_cap = std::numeric_limits<double>::infinity();
+  double M_cap = std::numeric_limits<double>::infinity();
   bool any() const { return G || M; }
 };
 

@@ -117,11 +117,47 @@ void check_finite(const Dataset& data, const std::string& who);
 /// (record_file.hpp), written by `dpsosp convert`.
 enum class FileFormat { kCsv, kLibsvm, kIdx, kRecords };
 
+/// A CSV column named by its header name, or by its 0-based index (a string
+/// of digits).
+using CsvColumn = std::string;
+
+/// A categorical CSV column and its public categories: one-hot encoded into
+/// one feature per category, in this order (docs/data-formats.md).
+struct CsvCategorical {
+  CsvColumn column;
+  std::vector<std::string> categories;
+};
+
+/// One CSV column's rule for its missing values (an empty field, NA, N/A or
+/// NaN, any case): a number, or for a categorical column one of its
+/// categories. Labels are never imputed.
+struct CsvImpute {
+  CsvColumn column;
+  std::string value;
+};
+
 struct LoadOptions {
-  /// Skip one header line (CSV only).
+  /// CSV: the first line is a header. When false, a header is still taken
+  /// when the first line has a field in a numeric column that is not a number
+  /// (nor a missing value), or when a column is named by its header name.
   bool header = false;
-  /// The first CSV column is the label / target. False for unsupervised data (PCA).
+  /// The label column is the label / target. False for unsupervised data (PCA).
   bool labeled = true;
+  /// CSV: the label column (default: the first, index 0).
+  CsvColumn label_column;
+  /// CSV: the public class names; each label is one of them (compared as
+  /// text) and becomes its index. Empty: numeric labels. A label that is not
+  /// one of them is refused in words that do not depend on the record.
+  std::vector<std::string> class_names;
+  /// CSV: the categorical columns (refused like labels: a value not among the
+  /// categories is refused in words that do not depend on the record).
+  std::vector<CsvCategorical> categorical;
+  /// CSV: how missing values are filled. Neither rule: a missing value is
+  /// refused, naming its line and column. impute_zero: a numeric feature 0, a
+  /// categorical one no category (all its one-hot features 0); a column's own
+  /// rule in `impute` comes first.
+  bool impute_zero = false;
+  std::vector<CsvImpute> impute;
   /// LibSVM: the declared number of features (public: a private run needs
   /// it); a record with a larger index is refused in words that name no
   /// record. 0 = the largest index seen, read from the records.
@@ -135,9 +171,10 @@ FileFormat parse_file_format(const std::string& name);
 FileFormat guess_file_format(const std::string& path);
 
 /// The loaders read the path "-" as the standard input (once; gzip or plain).
-/// CSV, one record per line, numeric. Errors name the file, line and reason.
-/// With header = true the first line must not be all numbers (it would be a
-/// record dropped as a header).
+/// CSV, one record per line (docs/data-formats.md): numbers, class names,
+/// categories, "quoted" fields. Errors name the file, line and reason. With
+/// header = true the first line must not be all numbers (it would be a record
+/// dropped as a header).
 Dataset load_csv(const std::string& path, const LoadOptions& options = {});
 /// LibSVM / SVMlight: "label idx:val idx:val ..." with 1-based increasing indices.
 Dataset load_libsvm(const std::string& path, const LoadOptions& options = {});

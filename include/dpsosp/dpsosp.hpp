@@ -19,6 +19,7 @@
 #include "dpsosp/privacy.hpp"
 #include "dpsosp/process_group.hpp"
 #include "dpsosp/record_file.hpp"
+#include "dpsosp/scaling.hpp"
 #include "dpsosp/synthetic.hpp"
 #include "dpsosp/tree.hpp"
 #include "dpsosp/types.hpp"

@@ -25,6 +25,7 @@ enum class StreamPurpose : std::uint32_t {
   kDiscreteNoise = 7, ///< secret: the secure mode's discrete Gaussian noise (index = release)
   kMatrixNoise = 8,   ///< secret: the matrix-factorization mechanism's noise
   kClipEstimate = 9,  ///< secret: the noise of the private clip-norm estimates (--G auto)
+  kScaling = 10,      ///< secret: the noise of the private feature and target scales (scaling.hpp)
   kTest = 99,         ///< either: tests and benchmarks
 };
 

@@ -194,6 +194,9 @@ struct Diagnostics {
   /// Per-example gradients (O1) and gradient differences (O2) that clipping
   /// changed, the non-finite ones included.
   Index clipped_o1 = 0, clipped_o2 = 0;
+  /// The per-example gradients (O1) and differences (O2) computed, clipped or
+  /// not: clipped_o1 / checked_o1 is the fraction that clipping changed.
+  Index checked_o1 = 0, checked_o2 = 0;
   /// Of those, the vectors with a NaN or infinite entry (an overflow inside
   /// the model), which contributed zero.
   Index nonfinite_o1 = 0, nonfinite_o2 = 0;

@@ -27,7 +27,8 @@ convert`); run(model, data=path, stream=True) reads it once, front to back.
 Bad options raise ValueError (a bad value, in the words of the CLI) or
 TypeError (an unknown keyword, a value of the wrong type), with one line.
 """
-from ._api import (Model, PrivacyLeakWarning, RunWarning, certify, load, predict, predict_proba, run, save)
+from ._api import (Model, PrivacyLeakWarning, RunWarning, certify, encode_table, load, predict, predict_proba, run,
+                   save)
 from ._core import (PrivacyLossDistribution, algorithm_table, algorithms, calibrate_poisson, certify_population,
                     gdp_epsilon, generate_noise_key, models, pld_gaussian, pld_poisson_gaussian, privacy_poisson,
                     privacy_poisson_pld, privacy_poisson_pld_delta, privacy_tree, synthetic, write_records)
@@ -36,7 +37,8 @@ __version__ = "0.1.0"
 __all__ = ["run", "certify", "certify_population", "synthetic", "privacy_tree", "privacy_poisson",
            "privacy_poisson_pld", "privacy_poisson_pld_delta", "calibrate_poisson", "pld_gaussian",
            "pld_poisson_gaussian", "PrivacyLossDistribution", "gdp_epsilon", "generate_noise_key", "algorithms",
-           "algorithm_table", "models", "write_records", "Model", "predict", "predict_proba", "save", "load", "RunWarning",
+           "algorithm_table", "models", "write_records", "Model", "predict", "predict_proba", "save", "load", "encode_table",
+           "RunWarning",
            "PrivacyLeakWarning", "DPClassifier", "DPRegressor", "DPPCA"]
 
 _ESTIMATORS = ("DPClassifier", "DPRegressor", "DPPCA")

@@ -9,8 +9,10 @@ import warnings
 import numpy as np
 
 from . import _core
+from ._table import _codes, _isna, _show, _table_input, encode_table  # noqa: F401 (encode_table: exported)
 
-__all__ = ["RunWarning", "PrivacyLeakWarning", "Model", "run", "certify", "predict", "predict_proba", "save", "load"]
+__all__ = ["RunWarning", "PrivacyLeakWarning", "Model", "run", "certify", "predict", "predict_proba", "save", "load",
+           "encode_table"]
 
 _MODELS_READING = {"classes": ("softmax", "mlp"), "hidden": ("mlp",), "rank": ("pca",)}
 _MODELS_READING_TEXT = {"classes": "the softmax and mlp models", "hidden": "the mlp model", "rank": "the pca model"}
@@ -94,11 +96,26 @@ def _declared_width(records, n_features):
     return records
 
 
-def _labels(y, n):
+def _labels(y, n, names=None):
     if y is None:
         return None
     if hasattr(y, "to_numpy"):  # pandas.Series / DataFrame
-        y = y.to_numpy()
+        y = y.to_numpy(dtype=object) if names is not None else y.to_numpy()
+    if names is not None:
+        # Public class names: each label is one of them and becomes its index.
+        values = np.asarray(y, dtype=object)
+        if values.ndim == 2 and values.shape[1] == 1:
+            values = values[:, 0]
+        if values.ndim != 1:
+            raise ValueError(f"y: expected one label per record (a 1-d array), got shape {values.shape}")
+        missing = _isna(values)
+        if missing.any():
+            raise ValueError(f"y: row {int(np.argmax(missing))} (0-based): missing label; labels are never imputed")
+        codes = _codes(values, names)
+        if (codes < 0).any():
+            raise ValueError(f"y: a label is not one of the {len(names)} declared classes ({_show(names, ',')}); "
+                             "every label must be one of them")
+        y = codes
     a = np.asarray(y, dtype=np.float64)
     if a.ndim == 2 and a.shape[1] == 1:
         a = a[:, 0]
@@ -120,6 +137,18 @@ def _model_options(model, classes, hidden, rank):
             1 if rank is None else _count("rank", rank, 1, 1 << 30))
 
 
+def _bounds(name, value):
+    """[(lo, hi), ...] from (lo, hi), a list of pairs or a 2 x p / p x 2 array; [] for None."""
+    if value is None:
+        return []
+    a = np.asarray(value, dtype=np.float64)
+    if a.ndim == 1 and a.shape[0] == 2:
+        a = a.reshape(1, 2)
+    if a.ndim != 2 or a.shape[1] != 2:
+        raise ValueError(f"{name}: expected (lo, hi) or one (lo, hi) per feature, got shape {a.shape}")
+    return [(float(lo), float(hi)) for lo, hi in a]
+
+
 def _check_model(model):
     if not isinstance(model, str):
         raise TypeError(f"model: expected a model name, got {model!r}")
@@ -129,9 +158,11 @@ def _check_model(model):
 
 def run(model, X=None, y=None, *, algo="spider-mf-adaptive", epsilon=None, delta=1e-6, G=None, M=None, rho=1.0, B=1.0,
         seed=None, alpha_scale=None, batch_size=None, period=None, epochs=None, learning_rate=None, x0=None,
-        max_steps=0, max_phase_length=None, threads=0, classes=None, hidden=None, rank=None, fit_intercept=False,
+        max_steps=0, max_phase_length=None, threads=0, classes=None, hidden=None, rank=None, fit_intercept=None,
         overrides=None, noise_key=None, noise_key_file=None, noise="float", release_only=False, tail=None, o2=None,
-        accountant=None, sampling=None, bands=None, callback=None, data=None, stream=False, n_features=None):
+        accountant=None, sampling=None, bands=None, callback=None, data=None, stream=False, n_features=None,
+        label=None, categorical=None, impute=None, bounds=None, y_bounds=None, scale="auto", scale_share=0.25,
+        normalize=False):
     """Run an optimizer on the records X (n x p: numpy, pandas or scipy.sparse) with labels y; returns the
     report as a dict (the keys of `dpsosp run`'s JSON, docs/report.md). Everything but its 'diagnostics' is
     covered by the privacy guarantee, fixed before the run.
@@ -146,7 +177,15 @@ def run(model, X=None, y=None, *, algo="spider-mf-adaptive", epsilon=None, delta
     perturbations); the privacy noise is keyed by noise_key (16 secret bytes) or noise_key_file, by default a
     fresh key from the OS kept nowhere. noise='secure' puts every release on a grid with exact discrete Gaussian
     noise (docs/noise.md). overrides sets the parameters of docs/parameters.md ({'alpha': 0.1, 'b': 500}).
-    fit_intercept adds a bias to each margin (docs/models.md).
+    fit_intercept adds a bias to each margin (docs/models.md); None (the default, as the CLI's): on for logistic,
+    sigmoid, softmax, linear and cauchy.
+
+    Scale (docs/own-table.md): bounds (one (lo, hi) for every feature or one per feature) and, for linear and
+    cauchy, y_bounds are public bounds: records are clipped into the box and mapped onto [-1, 1]. scale='auto'
+    (the default) estimates the box of whatever has no bounds privately from scale_share of the budget, inside
+    the reported guarantee (loaded records of logistic, sigmoid, softmax, mlp, linear and cauchy); 'none' runs
+    on the records as they are. normalize scales each record (after the box) to norm 1. The report's 'scaling'
+    holds the map, the estimate's share and noise, and x_user: x in the user's units (Model.predict takes raw X).
 
     callback(step, info) is called after every step with what the step released (info: x, o1, batch,
     records_used, release_norm, perturbed); returning False stops the run (termination 'callback'). Ctrl-C stops
@@ -161,6 +200,11 @@ def run(model, X=None, y=None, *, algo="spider-mf-adaptive", epsilon=None, delta
     and mlp need classes=K (labels 0 .. K-1); a scipy.sparse X needs n_features=D (it is widened to D; an index at
     or above D is refused); a sparse record file needs the count its header declares (dpsosp convert --features).
     A dense X (numpy, pandas) has one width for every record; n_features, if given, must be it.
+
+    Tables (a pandas DataFrame, or an array): label names the column of X that holds the labels (y then
+    stays None); classes may list the public class names (labels compared with ==, each mapped to its index;
+    logistic and sigmoid take 2); categorical={column: [categories]} and impute ('zero' or {column: value})
+    as in encode_table, the rules of the CLI's --label, --classes a,b,c, --categorical and --impute.
     """
     _check_model(model)
     if not isinstance(algo, str):
@@ -169,10 +213,13 @@ def run(model, X=None, y=None, *, algo="spider-mf-adaptive", epsilon=None, delta
         raise TypeError(f"data: expected a record file's path, got {data!r}")
     if not isinstance(stream, bool):
         raise TypeError(f"stream: expected True or False, got {stream!r}")
+    X, y, class_names = _table_input(model, X, y, classes, label, categorical, impute, _core.models())
     records = None if X is None else _declared_width(_records(X), n_features)
-    labels = None if records is None else _labels(y, records.shape[0])
+    labels = None if records is None else _labels(y, records.shape[0], class_names)
     if records is None and y is not None:
         raise ValueError("y: applies to X; a record file holds its labels")
+    if class_names is not None:
+        classes = len(class_names) if model in ("softmax", "mlp") else None
     classes, hidden, rank = _model_options(model, classes, hidden, rank)
     if callback is not None and not callable(callback):
         raise TypeError(f"callback: expected a callable callback(step, info), got {callback!r}")
@@ -195,16 +242,23 @@ def run(model, X=None, y=None, *, algo="spider-mf-adaptive", epsilon=None, delta
         None if x0 is None else np.asarray(x0, dtype=np.float64),
         _count("max_steps", max_steps, 0, (1 << 64) - 1),
         None if max_phase_length is None else _count("max_phase_length", max_phase_length, 1, (1 << 64) - 1),
-        _count("threads", threads, 0, 1024), classes, hidden, rank, bool(fit_intercept),
+        _count("threads", threads, 0, 1024), classes, hidden, rank,
+        None if fit_intercept is None else bool(fit_intercept),
         {str(k): _real(f"overrides['{k}']", v) for k, v in overrides.items()},
         noise_key, None if noise_key_file is None else str(noise_key_file), bool(release_only), noise,
         None if tail is None else _real("tail", tail), None if o2 is None else bool(o2),
         None if accountant is None else str(accountant), None if sampling is None else str(sampling),
         None if bands is None else _count("bands", bands, 1, 1 << 20), callback,
         None if data is None else os.fspath(data), stream,
-        0 if n_features is None else _count("n_features", n_features, 1, 2147483647))
+        0 if n_features is None else _count("n_features", n_features, 1, 2147483647), _bounds("bounds", bounds),
+        None if y_bounds is None else _bounds("y_bounds", [y_bounds])[0], str(scale), _real("scale_share", scale_share),
+        bool(normalize))
     for message in result["warnings"]:
         warnings.warn(message, RunWarning, stacklevel=2)
+    if result["private"] and result["n"] > 0 and result["delta"] > 0.1 / result["n"]:  # public: delta and n
+        warnings.warn(f"delta {result['delta']:.3g} is above 1/(10 n) = {0.1 / result['n']:.3g} for the "
+                      f"{result['n']} records: delta should be well below 1/n, the chance that the guarantee fails "
+                      "for some record", RunWarning, stacklevel=2)
     return result
 
 
@@ -226,8 +280,9 @@ class Model:
     the privacy record of the run that released it. Model.from_result(dpsosp.run(...)), dpsosp.load(path)."""
 
     def __init__(self, model, x, *, features, classes=0, hidden=32, rank=1, fit_intercept=False, privacy=None,
-                 algo=None):
+                 algo=None, scaling=None):
         _check_model(model)
+        self.scaling = None if scaling is None else dict(scaling)
         self.model = model
         self.x = np.asarray(x, dtype=np.float64)
         self.shape = {"features": int(features), "classes": int(classes), "hidden": int(hidden),
@@ -247,21 +302,42 @@ class Model:
                 raise ValueError(f"Model.from_result: no {key!r} (expected a report of dpsosp run or a model file)")
         privacy = result.get("privacy") or {k: result[k] for k in _PRIVACY_KEYS if k in result}
         x = [np.nan if v is None else v for v in result["x"]]
-        return cls(result["model"], x, privacy=privacy, algo=result.get("algo"), **result["shape"])
+        return cls(result["model"], x, privacy=privacy, algo=result.get("algo"), scaling=result.get("scaling"),
+                   **result["shape"])
+
+    def _unit(self, X):
+        """The records on the unit scale the point was fitted on (the run's scaling), as the library maps them."""
+        X = _dense(X)
+        s = self.scaling
+        if not s or (not s.get("lower") and not s.get("normalize")):
+            return X
+        return _core.scale_records(X, s.get("lower") or [], s.get("upper") or [], bool(s.get("normalize")))
 
     def predict(self, X):
-        """One prediction per record (docs/models.md): a class index, or a fitted value."""
-        return _core.predict(self.model, _dense(X), self.x, *self._shape_args(), proba=False)
+        """One prediction per record (docs/models.md): a class index, or a fitted value (in the user's units)."""
+        p = _core.predict(self.model, self._unit(X), self.x, *self._shape_args(), proba=False)
+        t = (self.scaling or {}).get("target")
+        if t:
+            p = 0.5 * (t["lower"] + t["upper"]) + 0.5 * (t["upper"] - t["lower"]) * np.clip(p, -1.0, 1.0)
+        return p
 
     def predict_proba(self, X):
         """A classifier's class probabilities, n x classes."""
-        return _core.predict(self.model, _dense(X), self.x, *self._shape_args(), proba=True)
+        return _core.predict(self.model, self._unit(X), self.x, *self._shape_args(), proba=True)
+
+    @property
+    def x_user(self):
+        """x in the user's units (linear models with an intercept): predictions on raw records inside the box."""
+        s = self.scaling
+        if not s:
+            return self.x
+        return None if s.get("x_user") is None else np.asarray(s["x_user"], dtype=np.float64)
 
     def to_dict(self):
         """The model file (docs/report.md): what `dpsosp predict --point` and dpsosp.load read."""
         return {"format": MODEL_FILE_FORMAT, "version": 1, "model": self.model, "shape": dict(self.shape),
                 "d": int(self.x.size), "x": [float(v) for v in self.x], "algo": self.algo,
-                "privacy": _jsonable(self.privacy)}
+                "privacy": _jsonable(self.privacy), "scaling": _jsonable(self.scaling)}
 
     def _shape_args(self):
         s = self.shape
@@ -269,6 +345,7 @@ class Model:
 
     def __repr__(self):
         eps = self.privacy.get("epsilon")
+        eps = f"{eps:.4g}" if isinstance(eps, numbers.Real) else eps
         return f"dpsosp.Model({self.model!r}, d={self.x.size}, epsilon={eps})"
 
 

@@ -17,9 +17,14 @@ two fits differ unless both are given. fit also takes the path of a record
 file (dpsosp.write_records, `dpsosp convert`) in place of X and y: read once,
 front to back, in the file's order (stream=True, the default), or loaded whole
 (stream=False); its labels must be the class indices (0 .. K-1, or 0/1 and
--1/+1 for two classes) of the public classes=[...]. Scale the features so that a record's
-norm is about 1 or less (G, the clipping bound, is 1 by default: larger
-gradients are clipped, which keeps the guarantee and costs accuracy).
+-1/+1 for two classes) of the public classes=[...].
+
+The defaults are the CLI's (`dpsosp run`): spider-mf-adaptive, G and M
+estimated privately, one pass, an intercept, and the records' scale estimated
+privately from scale_share of the budget (scale="auto": raw tables work as they
+are; bounds=(lo, hi) or one pair per feature, and DPRegressor's y_bounds, are
+public bounds that cost no budget). coef_, intercept_ and predict are in the
+user's units (docs/own-table.md).
 """
 import numbers
 import os
@@ -31,7 +36,8 @@ from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
-from ._api import Model, PrivacyLeakWarning, run
+from ._api import Model, PrivacyLeakWarning, encode_table, run
+from ._table import _is_frame
 
 __all__ = ["DPClassifier", "DPRegressor", "DPPCA"]
 
@@ -47,6 +53,11 @@ _TWO_FITS = "two fits draw fresh secret noise (DP randomness); with noise_key an
 _XFAIL_FRESH_NOISE = {name: _TWO_FITS for name in (
     "check_fit_idempotent", "check_classifier_data_not_an_array", "check_regressor_data_not_an_array",
     "check_classifiers_classes", "check_supervised_y_2d", "check_regressors_int")}
+# check_classifiers_classes asks that a fit at epsilon 1 on iris (150 records, 3 classes) predicts every
+# class: the default run (its budget shared with the private scale estimate) does on most keys, not all
+# (docs/own-table.md: small tables at epsilon 1).
+_XFAIL_SMALL_N = {"check_classifiers_classes": "at epsilon 1 on 150 records a private fit may leave one of "
+                                               "three classes unpredicted (docs/own-table.md)"}
 
 
 class _DPEstimator(BaseEstimator):
@@ -55,20 +66,27 @@ class _DPEstimator(BaseEstimator):
     def _more_tags(self):
         # A private fit is randomised; on the checks' tiny data it is noisy.
         fresh = self.noise_key is None
-        return {"poor_score": True, "non_deterministic": fresh, "_xfail_checks": _XFAIL_FRESH_NOISE if fresh else {}}
+        return {"poor_score": True, "non_deterministic": fresh,
+                "_xfail_checks": {**_XFAIL_SMALL_N, **(_XFAIL_FRESH_NOISE if fresh else {})}}
 
     def _run(self, model, X, y, **extra):
-        if _is_path(X):
+        from_file = _is_path(X)
+        if from_file:
             extra.update(data=os.fspath(X), stream=bool(self.stream))
             X = None
         extra.setdefault("n_features", self.n_features)
+        if X is not None and X.shape[0] < 2:  # public: n
+            raise ValueError(f"{type(self).__name__}: n_samples={X.shape[0]}: a private fit needs more records")
         seed = self.random_state
         if seed is not None and not isinstance(seed, numbers.Integral):
             seed = int(check_random_state(seed).randint(np.iinfo(np.int64).max))
         options = dict(algo=self.algo, epsilon=self.epsilon, delta=self.delta, G=self.G, M=self.M, seed=seed,
                        batch_size=self.batch_size, epochs=getattr(self, "epochs", None),
                        learning_rate=getattr(self, "learning_rate", None), max_steps=self.max_steps,
-                       threads=self.threads, noise=self.noise, noise_key=self.noise_key)
+                       threads=self.threads, noise=self.noise, noise_key=self.noise_key,
+                       bounds=getattr(self, "bounds", None), y_bounds=getattr(self, "y_bounds", None),
+                       scale=getattr(self, "scale", None), scale_share=getattr(self, "scale_share", None),
+                       normalize=getattr(self, "normalize", None))
         options.update(extra)
         self.report_ = run(model, X, y, **{k: v for k, v in options.items() if v is not None})
         self.model_ = Model.from_result(self.report_)
@@ -78,7 +96,19 @@ class _DPEstimator(BaseEstimator):
         self.n_features_in_ = int(self.report_["shape"]["features"])
 
     def _records(self, X, reset):
-        return self._validate_data(X, accept_sparse="csr", dtype=np.float64, reset=reset)
+        return self._validate_data(self._table(X), accept_sparse="csr", dtype=np.float64, reset=reset)
+
+    def _table(self, X):
+        """A table (a DataFrame with string or missing values, or categorical= / impute= given) as numbers, by
+        dpsosp.encode_table's rules; other X as it is."""
+        categorical, impute = getattr(self, "categorical", None), getattr(self, "impute", None)
+        if categorical is None and impute is None:
+            if not _is_frame(X):
+                return X
+            if all(np.issubdtype(t, np.number) or np.issubdtype(t, np.bool_) for t in X.dtypes) and \
+                    not X.isna().to_numpy().any():
+                return X
+        return encode_table(X, categorical=categorical, impute=impute)
 
 
 def _is_path(X):
@@ -92,8 +122,9 @@ def _file_input(who, X, y):
 
 
 def _linear_parts(model, n_features, fit_intercept, rows):
-    """coef_ (rows x p) and intercept_ (rows) from x = [W (rows x p), c (rows)] (docs/models.md)."""
-    x = model.x
+    """coef_ (rows x p) and intercept_ (rows) from x = [W (rows x p), c (rows)] (docs/models.md), in the user's
+    units where the run scaled the records (Model.x_user), else on the records as given to predict."""
+    x = model.x if model.x_user is None else model.x_user
     coef = x[: rows * n_features].reshape(rows, n_features)
     intercept = x[rows * n_features:] if fit_intercept else np.zeros(rows)
     return coef.copy(), np.asarray(intercept, dtype=np.float64).copy()
@@ -107,17 +138,23 @@ class DPClassifier(ClassifierMixin, _DPEstimator):
     (hidden units: hidden). classes: the labels, public, required ('observed': taken from y, which the guarantee
     does not cover: a PrivacyLeakWarning and a caveat in report_). n_features: the public feature count, required
     for a sparse X (which is widened to it).
-    algo, epsilon, delta, G, M, batch_size, epochs, learning_rate, max_steps, noise: as dpsosp.run (dpsgd by
-    default: a single pass, batch n/10 up to 256; epochs=E for Poisson sampling). random_state: the public seed.
+    algo, epsilon, delta, G, M, batch_size, epochs, learning_rate, max_steps, noise, bounds, scale, scale_share,
+    normalize: as dpsosp.run, with its defaults (the CLI's: spider-mf-adaptive, one pass, G and M estimated
+    privately, the scale estimated privately). random_state: the public seed.
     noise_key: 16 secret bytes for a reproducible fit (keep them as secret as the data).
-    fit(X, y): X an array, or the path of a record file whose labels are the indices of classes (then required);
-    stream: read such a file once, front to back, in its order (True), or load it whole (False).
+    fit(X, y): X an array or a pandas DataFrame, or the path of a record file whose labels are the indices of
+    classes (then required); stream: read such a file once, front to back, in its order (True), or load it whole
+    (False). categorical={column: [public categories]} one-hot encodes those columns and impute ('zero' or
+    {column: value}) fills missing values, as dpsosp.encode_table (the same in predict).
     """
 
-    def __init__(self, epsilon=1.0, delta=1e-6, *, model="auto", algo="dpsgd", fit_intercept=True, classes=None,
-                 hidden=None, G=1.0, M=1.0, batch_size=None, epochs=None, learning_rate=None, max_steps=0,
-                 noise="float", random_state=None, noise_key=None, threads=0, stream=True, n_features=None):
+    def __init__(self, epsilon=1.0, delta=1e-6, *, model="auto", algo="spider-mf-adaptive", fit_intercept=True,
+                 classes=None, hidden=None, G="auto", M="auto", batch_size=None, epochs=None, learning_rate=None,
+                 max_steps=0, noise="float", random_state=None, noise_key=None, threads=0, stream=True, bounds=None,
+                 scale="auto", scale_share=0.25, normalize=False, n_features=None, categorical=None, impute=None):
         self.n_features = n_features
+        self.categorical = categorical
+        self.impute = impute
         self.epsilon = epsilon
         self.delta = delta
         self.model = model
@@ -136,6 +173,10 @@ class DPClassifier(ClassifierMixin, _DPEstimator):
         self.noise_key = noise_key
         self.threads = threads
         self.stream = stream
+        self.bounds = bounds
+        self.scale = scale
+        self.scale_share = scale_share
+        self.normalize = normalize
 
     def fit(self, X, y=None):
         from_file = _is_path(X)
@@ -152,7 +193,7 @@ class DPClassifier(ClassifierMixin, _DPEstimator):
             if self.classes is None:
                 raise ValueError("classes: the label set sizes the model and must be declared public: pass "
                                  "classes=[...]; classes='observed' takes it from y, outside the guarantee")
-            X, y = self._validate_data(X, y, accept_sparse="csr", dtype=np.float64)
+            X, y = self._validate_data(self._table(X), y, accept_sparse="csr", dtype=np.float64)
             check_classification_targets(y)
             if observed:
                 warnings.warn(_OBSERVED, PrivacyLeakWarning, stacklevel=2)
@@ -160,8 +201,8 @@ class DPClassifier(ClassifierMixin, _DPEstimator):
             else:
                 classes = np.unique(np.asarray(self.classes))
                 if (~np.isin(y, classes)).any():  # the same words for any record (the public-shape rule)
-                    raise ValueError("DPClassifier: a label of y is not one of classes; which record is not said, "
-                                     "as a refusal must not depend on it")
+                    raise ValueError(f"DPClassifier: a label of y is not one of the {classes.size} declared "
+                                     "classes; which record is not said, as a refusal must not depend on it")
         if classes.size < 2:
             raise ValueError(f"DPClassifier: needs 2 classes or more, got 1 class ({classes[0]!r}); pass "
                              "classes=[...] to name the others")
@@ -206,19 +247,33 @@ class DPClassifier(ClassifierMixin, _DPEstimator):
         if not hasattr(self, "coef_"):
             raise AttributeError("decision_function: the mlp model has no linear decision function")
         X = self._records(X, reset=False)
-        scores = X @ self.coef_.T + self.intercept_
+        if self.model_.scaling:
+            # As predict: the records mapped (clipped into the box) as the run mapped them, and x on that scale;
+            # coef_ and intercept_ (the user's units) give the same scores for records inside the box.
+            rows = self.coef_.shape[0]
+            p = self.n_features_in_
+            x = self.model_.x
+            W, b = x[: rows * p].reshape(rows, p), (x[rows * p:] if self.fit_intercept else np.zeros(rows))
+            scores = self.model_._unit(X.toarray() if hasattr(X, "toarray") else X) @ W.T + b
+        else:
+            scores = X @ self.coef_.T + self.intercept_
         return scores[:, 0] if scores.shape[1] == 1 else scores
 
 
 class DPRegressor(RegressorMixin, _DPEstimator):
-    """Differentially private robust regression: the Cauchy loss log(1 + r^2/2) of the residual r (bounded
-    influence; model="cauchy"), fitted by one private run; predict gives <x, coef_> + intercept_. The options are
-    DPClassifier's."""
+    """Differentially private regression: least squares with the Huber loss (model="linear", the default: the
+    target clipped into its bounds, y_bounds or estimated privately, and mapped onto [-1, 1], where the loss is
+    squared and its gradient bounded) or the Cauchy loss log(1 + r^2/2) (model="cauchy"), fitted by one private
+    run; predict gives <x, coef_> + intercept_ in the user's units. The options are DPClassifier's, and
+    y_bounds=(lo, hi): the target's public bounds."""
 
-    def __init__(self, epsilon=1.0, delta=1e-6, *, model="cauchy", algo="dpsgd", fit_intercept=True, G=1.0, M=1.0,
-                 batch_size=None, epochs=None, learning_rate=None, max_steps=0, noise="float", random_state=None,
-                 noise_key=None, threads=0, stream=True, n_features=None):
+    def __init__(self, epsilon=1.0, delta=1e-6, *, model="linear", algo="spider-mf-adaptive", fit_intercept=True,
+                 G="auto", M="auto", batch_size=None, epochs=None, learning_rate=None, max_steps=0, noise="float",
+                 random_state=None, noise_key=None, threads=0, stream=True, bounds=None, y_bounds=None, scale="auto",
+                 scale_share=0.25, normalize=False, n_features=None, categorical=None, impute=None):
         self.n_features = n_features
+        self.categorical = categorical
+        self.impute = impute
         self.epsilon = epsilon
         self.delta = delta
         self.model = model
@@ -235,14 +290,19 @@ class DPRegressor(RegressorMixin, _DPEstimator):
         self.noise_key = noise_key
         self.threads = threads
         self.stream = stream
+        self.bounds = bounds
+        self.y_bounds = y_bounds
+        self.scale = scale
+        self.scale_share = scale_share
+        self.normalize = normalize
 
     def fit(self, X, y=None):
         if _is_path(X):
             _file_input("DPRegressor", X, y)
         else:  # y=None is refused here, in scikit-learn's words
-            X, y = self._validate_data(X, y, accept_sparse="csr", dtype=np.float64, y_numeric=True)
-        if self.model != "cauchy":
-            raise ValueError(f"DPRegressor: model: expected cauchy, got {self.model!r}")
+            X, y = self._validate_data(self._table(X), y, accept_sparse="csr", dtype=np.float64, y_numeric=True)
+        if self.model not in ("linear", "cauchy"):
+            raise ValueError(f"DPRegressor: model: expected linear or cauchy, got {self.model!r}")
         self._run(self.model, X, y, fit_intercept=self.fit_intercept)
         coef, intercept = _linear_parts(self.model_, self.n_features_in_, self.fit_intercept, 1)
         self.coef_, self.intercept_ = coef[0], float(intercept[0])

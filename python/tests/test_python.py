@@ -111,13 +111,15 @@ class PythonModule(unittest.TestCase):
         rng = np.random.default_rng(0)
         X = rng.standard_normal((20000, 5))
         y = (X @ np.array([1.0, -1, 0.5, 0, 0]) > 0).astype(float)
+        # Records as they are (scale="none") and no intercept: the estimate's and the optimizer's counts alone.
         r = dpsosp.run("logistic", X, y, algo="dpsgd", epsilon=1, delta=1e-6, seed=1, batch_size=200, noise_key=KEY,
-                       G=1.0, M=1.0)
+                       G=1.0, M=1.0, scale="none", fit_intercept=False)
         self.assertEqual(r["accounting"], "gdp-gaussian")
         self.assertEqual(r["samples_used"], 20000)
         # By default G and M are estimated privately on 2% of the records
         # (at least 500), which the optimizer then leaves alone.
-        a = dpsosp.run("logistic", X, y, algo="dpsgd", epsilon=1, delta=1e-6, seed=1, batch_size=200, noise_key=KEY)
+        a = dpsosp.run("logistic", X, y, algo="dpsgd", epsilon=1, delta=1e-6, seed=1, batch_size=200, noise_key=KEY,
+                       scale="none")
         self.assertEqual(a["estimate"]["records"], 500)
         self.assertEqual(a["samples_used"], 500 + 97 * 200)
         self.assertEqual(a["constants"]["G"], a["estimate"]["G"])
@@ -173,7 +175,8 @@ class PythonModule(unittest.TestCase):
             plain, shuffled = os.path.join(d, "plain.dpsr"), os.path.join(d, "shuffled.dpsr")
             dpsosp.write_records(plain, X, y)
             dpsosp.write_records(shuffled, X, y, shuffle_seed=9)
-            arrays = dpsosp.run("logistic", X, y, **common)
+            # A record file is prepared data, run as it is (scale='auto' maps arrays, not record files).
+            arrays = dpsosp.run("logistic", X, y, scale="none", **common)
             # Loaded whole: the seed's order, as for arrays.
             np.testing.assert_array_equal(dpsosp.run("logistic", data=plain, **common)["x"], arrays["x"])
             # Streamed in the file's order, which the shuffle seed made the seed's.

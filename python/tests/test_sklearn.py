@@ -42,8 +42,9 @@ class EstimatorChecks(unittest.TestCase):
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 check_estimator(est)
-            skipped = [str(w.message) for w in caught if "Skipping" in str(w.message)]
-            self.assertEqual(skipped, [], type(est).__name__)
+            skipped = {str(w.message).split(" for ")[0][len("Skipping "):] for w in caught
+                       if str(w.message).startswith("Skipping")}
+            self.assertLessEqual(skipped, set(dpsosp.sklearn._XFAIL_SMALL_N), type(est).__name__)
         # With fresh secret noise for every fit (the default), the checks that compare two fits are skipped,
         # each with its reason (dpsosp.sklearn._XFAIL_FRESH_NOISE), and every other check passes.
         for est in (DPClassifier(classes="observed"), DPRegressor(), DPPCA()):
@@ -53,7 +54,7 @@ class EstimatorChecks(unittest.TestCase):
             skipped = {str(w.message).split(" for ")[0][len("Skipping "):] for w in caught
                        if str(w.message).startswith("Skipping")}
             self.assertIn("check_fit_idempotent", skipped)
-            self.assertLessEqual(skipped, set(dpsosp.sklearn._XFAIL_FRESH_NOISE))
+            self.assertLessEqual(skipped, set(dpsosp.sklearn._XFAIL_FRESH_NOISE) | set(dpsosp.sklearn._XFAIL_SMALL_N))
 
 
 @unittest.skipIf(sklearn is None, "scikit-learn not installed")
@@ -71,10 +72,15 @@ class Estimators(unittest.TestCase):
         self.assertGreater(clf.fit(X, y).score(X, y), 0.87)
         self.assertEqual(list(clf.classes_), ["cat", "dog"])
         self.assertAlmostEqual(clf.epsilon_, 1.0, places=9)
-        self.assertEqual(clf.report_["algo"], "dpsgd")
+        self.assertEqual(clf.report_["algo"], "spider-mf-adaptive")  # the CLI's default
         self.assertEqual(clf.coef_.shape, (1, 4))
         self.assertEqual(clf.intercept_.shape, (1,))
-        np.testing.assert_array_equal(clf.predict(X), np.where(X @ clf.coef_[0] + clf.intercept_[0] > 0, "dog", "cat"))
+        # coef_ and intercept_ are in the user's units: the predictions of the records inside the run's box.
+        s = clf.report_["scaling"]
+        inside = np.all((X >= s["lower"]) & (X <= s["upper"]), axis=1)
+        self.assertGreater(inside.mean(), 0.5)
+        np.testing.assert_array_equal(clf.predict(X)[inside],
+                                      np.where(X[inside] @ clf.coef_[0] + clf.intercept_[0] > 0, "dog", "cat"))
         twin = clone(clf)
         self.assertEqual(twin.get_params(), clf.get_params())
         self.assertFalse(hasattr(twin, "coef_"))
@@ -99,7 +105,8 @@ class Estimators(unittest.TestCase):
         np.testing.assert_allclose(proba.sum(axis=1), 1, rtol=1e-12)
         np.testing.assert_array_equal(clf.classes_[proba.argmax(axis=1)], clf.predict(X[:50]))
         self.assertGreater(clf.score(X, y), 0.7)
-        with self.assertRaisesRegex(ValueError, "a label of y is not one of classes; which record is not said"):
+        with self.assertRaisesRegex(ValueError,
+                                    "a label of y is not one of the 2 declared classes; which record is not said"):
             DPClassifier(classes=["cat", "dog"]).fit(X, y)
         # "auto" picks the model from the declared classes, not from the labels y holds.
         two = DPClassifier(classes=["cat", "dog", "emu", "fox", "gnu"], random_state=0, noise_key=KEY).fit(X, y)
@@ -110,7 +117,8 @@ class Estimators(unittest.TestCase):
         import scipy.sparse as sp
         from dpsosp import DPClassifier
         X, y = blobs()
-        common = dict(classes=["cat", "dog"], noise_key=KEY, random_state=3)
+        # scale="none": a sparse X runs as it is by default, a dense one is scaled (docs/own-table.md).
+        common = dict(classes=["cat", "dog"], noise_key=KEY, random_state=3, scale="none")
         dense = DPClassifier(**common).fit(X, y)
         frame = DPClassifier(**common).fit(pd.DataFrame(X, columns=list("abcd")), pd.Series(y))
         np.testing.assert_array_equal(frame.coef_, dense.coef_)
@@ -128,7 +136,12 @@ class Estimators(unittest.TestCase):
         y = X @ np.array([1.0, -0.5, 0.25]) + 0.3 + 0.05 * rng.standard_normal(20000)
         reg = DPRegressor(epsilon=2, random_state=0, noise_key=KEY).fit(X, y)
         self.assertGreater(reg.score(X, y), 0.9)
-        np.testing.assert_allclose(reg.predict(X), X @ reg.coef_ + reg.intercept_, rtol=1e-12, atol=1e-12)
+        s = reg.report_["scaling"]
+        linear = X @ reg.coef_ + reg.intercept_
+        inside = (np.all((X >= s["lower"]) & (X <= s["upper"]), axis=1) & (linear >= s["target"]["lower"])
+                  & (linear <= s["target"]["upper"]))
+        self.assertGreater(inside.mean(), 0.5)
+        np.testing.assert_allclose(reg.predict(X)[inside], linear[inside], rtol=1e-9, atol=1e-9)
         p = dpsosp.synthetic("pca:n=50000,d=6,seed=2")
         top = np.linalg.eigh(p["X"].T @ p["X"])[1][:, -1]
         pca = DPPCA(n_components=1, epsilon=2, random_state=0, noise_key=KEY).fit(p["X"])
@@ -152,7 +165,8 @@ class Estimators(unittest.TestCase):
             same = dict(random_state=4, noise_key=KEY)
             for stream in (True, False):
                 clf = DPClassifier(classes=classes, stream=stream, **same).fit(labeled)
-                want = DPClassifier(classes=classes, **same).fit(X, names)
+                # A record file is run as it is: compared with arrays as they are.
+                want = DPClassifier(classes=classes, scale="none", **same).fit(X, names)
                 if stream:  # the file's order is the seed's: the same bits
                     np.testing.assert_array_equal(clf.coef_, want.coef_)
                 self.assertEqual(clf.n_features_in_, 4)
@@ -168,6 +182,35 @@ class Estimators(unittest.TestCase):
                 DPClassifier(classes=classes).fit(labeled, names)
             with self.assertRaisesRegex(ValueError, "single-pass"):
                 DPClassifier(classes=classes, epochs=2).fit(labeled)
+
+    def test_defaults_are_the_clis(self):
+        # The estimators run what dpsosp.run and `dpsosp run` run by default (issue 33's one contract).
+        import inspect
+        import re
+        import subprocess
+        from dpsosp import DPClassifier, DPRegressor
+        run = inspect.signature(dpsosp.run).parameters
+        for est in (DPClassifier(), DPRegressor()):
+            p = est.get_params()
+            self.assertEqual(p["algo"], run["algo"].default)
+            self.assertEqual(p["delta"], run["delta"].default)
+            self.assertEqual(p["scale"], run["scale"].default)
+            self.assertEqual(p["scale_share"], run["scale_share"].default)
+            self.assertIsNone(p["epochs"])
+            self.assertIsNone(run["epochs"].default)
+            self.assertEqual((p["G"], p["M"]), ("auto", "auto"))  # run: None = auto for a private run
+            self.assertTrue(p["fit_intercept"])  # run: None = on for these models
+        if CLI:
+            help_text = subprocess.run([CLI, "run", "--help"], capture_output=True, text=True).stdout
+            def default(option):
+                m = re.search(r"--" + re.escape(option) + r" TEXT=(\S+)", help_text)
+                return m.group(1) if m else None
+            self.assertEqual(default("algo"), run["algo"].default)
+            self.assertEqual(float(default("delta")), run["delta"].default)
+            self.assertEqual(default("G"), "auto")
+            self.assertEqual(default("M"), "auto")
+            self.assertEqual(default("scale"), run["scale"].default)
+            self.assertEqual(float(default("scale-share")), run["scale_share"].default)
 
     @unittest.skipUnless(CLI, "DPSOSP_CLI (the dpsosp binary) not set")
     def test_save_a_fitted_estimator_for_the_cli(self):

@@ -32,6 +32,7 @@
 #include "audit/canaries.hpp"
 #include "audit/statistics.hpp"
 #include "audit/setup.hpp"
+#include "audit/tradeoff.hpp"
 #include "optimizers/registry.hpp"
 
 namespace dpsosp::audit {
@@ -51,11 +52,14 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 }  // namespace
 
 Tampering parse_tampering(const std::string& name) {
-  for (const Tampering t : {Tampering::kNone, Tampering::kNoiseDividedBy10, Tampering::kClippingOff,
-                            Tampering::kPublishedKey, Tampering::kUnclippedO2, Tampering::kExtremeFails})
+  for (const Tampering t :
+       {Tampering::kNone, Tampering::kNoiseDividedBy10, Tampering::kClippingOff, Tampering::kPublishedKey,
+        Tampering::kUnclippedO2, Tampering::kExtremeFails, Tampering::kSensitivityHalved, Tampering::kNoiseHalved,
+        Tampering::kRateHalved, Tampering::kColumnNormHalved, Tampering::kDepthUnderstated})
     if (name == tampering_name(t)) return t;
   throw Error("audit: unknown tampering '" + name +
-              "', expected none, noise-div-10, clip-off, published-key, unclipped-o2 or extreme-fails");
+              "', expected none, noise-div-10, clip-off, published-key, unclipped-o2, extreme-fails, "
+              "sensitivity-half, noise-half, rate-half, column-norm-half or depth-understated");
 }
 
 std::string tampering_name(Tampering t) {
@@ -66,6 +70,11 @@ std::string tampering_name(Tampering t) {
     case Tampering::kPublishedKey: return "published-key";
     case Tampering::kUnclippedO2: return "unclipped-o2";
     case Tampering::kExtremeFails: return "extreme-fails";
+    case Tampering::kSensitivityHalved: return "sensitivity-half";
+    case Tampering::kNoiseHalved: return "noise-half";
+    case Tampering::kRateHalved: return "rate-half";
+    case Tampering::kColumnNormHalved: return "column-norm-half";
+    case Tampering::kDepthUnderstated: return "depth-understated";
   }
   return "unknown";
 }
@@ -89,7 +98,8 @@ void AuditOptions::Validate() const {
   std::ostringstream os;
   const bool quadratic = canary == Canary::kQuadraticO2;
   const Index s = resolved_steps(*this);
-  const double records = static_cast<double>(batch) * static_cast<double>(s) * static_cast<double>(dim) *
+  const double records = static_cast<double>(batch) * static_cast<double>(s) *
+                         static_cast<double>(std::max(dim, canaries)) *
                          (phase_length > 1 ? 2.0 : 1.0);
   const AlgorithmInfo& info = algorithm_info(algorithm);
   const ::dpsosp::detail::AuditHooks& hooks = ::dpsosp::detail::algorithm_row(algorithm).audit;
@@ -99,6 +109,12 @@ void AuditOptions::Validate() const {
     for (const AlgorithmInfo& i : algorithm_table())
       if (::dpsosp::detail::algorithm_row(i.id).audit.*member)
         list += (list.empty() ? "" : ", ") + i.name;
+    return list;
+  };
+  const auto mf_list = [] {
+    std::string list;
+    for (const AlgorithmInfo& i : algorithm_table())
+      if (i.mechanism == MechanismKind::kMatrixFactorization) list += (list.empty() ? "" : ", ") + i.name;
     return list;
   };
   if (!info.is_private) os << "algorithm " << info.name << " is not private";
@@ -157,6 +173,27 @@ void AuditOptions::Validate() const {
     os << "tampering clip-off raises the O1 clip G, which the quadratic-o2 canary never meets (use unclipped-o2)";
   else if (tampering == Tampering::kExtremeFails && canary != Canary::kExtreme)
     os << "tampering extreme-fails needs canary extreme, got " << canary_name(canary);
+  else if (!(test_level > 0 && test_level < 1)) os << "test_level must lie in (0, 1), got " << test_level;
+  else if (canaries > 4096) os << "canaries must be in [0, 4096] (0 = the mode's default), got " << canaries;
+  else if (canaries > 1 && !detail::poisson_path(*this))
+    os << "canaries > 1 applies to the Poisson paths only (dpsgd or spider-mf-adaptive with epochs and Poisson "
+          "sampling), got "
+       << canaries;
+  else if (tampering == Tampering::kRateHalved && !detail::poisson_path(*this))
+    os << "tampering rate-half applies to the Poisson paths only (dpsgd or spider-mf-adaptive with epochs and "
+          "Poisson sampling)";
+  else if (tampering == Tampering::kColumnNormHalved && info.mechanism != MechanismKind::kMatrixFactorization)
+    os << "tampering column-norm-half applies to the matrix-factorization mechanism only (" << mf_list()
+       << "), got " << info.name;
+  else if (tampering == Tampering::kDepthUnderstated &&
+           (info.mechanism != MechanismKind::kTree || quadratic || !(info.knobs & kKnobPeriod) || phase_length < 2))
+    os << "tampering depth-understated needs a tree of depth >= 2: " << algorithms_reading(kKnobPeriod)
+       << " with phase_length >= 2 and a linear or extreme canary, got " << info.name << " with phase_length "
+       << phase_length << " and canary " << canary_name(canary);
+  else if (tampering == Tampering::kSensitivityHalved && (quadratic || canary_norm < 2))
+    os << "tampering sensitivity-half raises the O1 clip to 2G: it needs a linear or extreme canary with "
+          "canary_norm >= 2, got canary "
+       << canary_name(canary) << " with canary_norm " << canary_norm;
   else if (records > 1e8)
     os << "batch * steps * dim must be at most 1e8 (the records are stored densely), got " << batch << " * " << s
        << " * " << dim;
@@ -187,6 +224,10 @@ AuditResult run_audit(const AuditOptions& options) {
   std::vector<double> scores[2] = {std::vector<double>(runs * k), std::vector<double>(runs * k)};
   std::vector<double> reported[2] = {std::vector<double>(runs, 0.0), std::vector<double>(runs, 0.0)};
   std::vector<char> failed[2] = {std::vector<char>(runs, 0), std::vector<char>(runs, 0)};
+  // Poisson paths: lr[ds][i * m + j], the likelihood-ratio statistic of canary j in run i.
+  const bool curve = setup.poisson || setup.banded;
+  const std::size_t m = curve ? static_cast<std::size_t>(a.canaries) : 0;
+  std::vector<double> lr[2] = {std::vector<double>(runs * m), std::vector<double>(runs * m)};
   const int threads = a.threads > 0 ? a.threads : omp_get_max_threads();
   // The failure message of the smallest (run, dataset), whatever the thread count.
   std::string first_failure;
@@ -202,6 +243,10 @@ AuditResult run_audit(const AuditOptions& options) {
         const Summary s = setup.run(ds == 1, randomness);
         const std::vector<double> v = setup.scores(s);
         std::copy(v.begin(), v.end(), out);
+        if (curve) {
+          const std::vector<double> l = setup.lr_statistics(s);
+          std::copy(l.begin(), l.end(), lr[ds].data() + run * m);
+        }
         reported[ds][run] = s.privacy.epsilon;
         if (published) {
           // The attacker holds the seed and the key: it replays the run on D
@@ -224,6 +269,7 @@ AuditResult run_audit(const AuditOptions& options) {
       if (!message.empty()) {
         // A failed run is an outcome the attacker sees: every score +inf.
         std::fill(out, out + k, kInf);
+        std::fill(lr[ds].data() + run * m, lr[ds].data() + (run + 1) * m, kInf);
         failed[ds][run] = 1;
         const Index at = 2 * static_cast<Index>(i) + static_cast<Index>(ds);
 #pragma omp critical(dpsosp_audit_failure)
@@ -240,9 +286,9 @@ AuditResult run_audit(const AuditOptions& options) {
   r.tampering = tampering_name(a.tampering);
   r.canary = canary_name(a.canary);
   r.adjacency = adjacency_name(setup.reference.privacy.adjacency);
-  r.claimed_epsilon = setup.reference.privacy.epsilon;
+  r.claimed_epsilon = setup.claim_epsilon;
   r.delta = a.privacy.delta;
-  r.claimed_mu = setup.reference.privacy.mu;
+  r.claimed_mu = setup.claim_mu;
   r.confidence = a.confidence;
   r.scores = setup.names;
   r.n = setup.n;
@@ -310,6 +356,33 @@ AuditResult run_audit(const AuditOptions& options) {
   } else {
     r.empirical_mu = std::numeric_limits<double>::quiet_NaN();
   }
+
+  // The claim's shape. GDP paths: the lower bound on mu from every run that
+  // did not fail. Poisson paths: the trade-off test over (run, canary) pairs,
+  // the first half of the runs choosing the threshold.
+  if (r.claimed_mu > 0) r.mu_lower_bound = detail::mu_lower_bound(r.empirical_mu, count[0], count[1], a.test_level);
+  if (curve) {
+    const detail::ClaimedCurve claimed(setup.claim_q, setup.claim_z, setup.claim_steps);
+    const auto part = [&](int ds, Index from, Index to) {
+      return std::vector<double>(lr[ds].begin() + static_cast<std::ptrdiff_t>(from * m),
+                                 lr[ds].begin() + static_cast<std::ptrdiff_t>(to * m));
+    };
+    r.tradeoff = detail::tradeoff_test(part(0, 0, half), part(1, 0, half), part(0, half, runs), part(1, half, runs),
+                                       claimed, a.test_level);
+    r.tradeoff->canaries = static_cast<Index>(m);
+    r.tradeoff->sampling_rate = setup.claim_q;
+    r.tradeoff->noise_multiplier = setup.claim_z;
+    r.tradeoff->steps = setup.claim_steps;
+  }
+  const auto flag = [&](bool fired, const char* by) {
+    if (!fired) return;
+    r.violation = true;
+    r.violation_by += (r.violation_by.empty() ? "" : "+") + std::string(by);
+  };
+  flag(r.epsilon_lower_bound > r.claimed_epsilon, "epsilon");
+  flag(r.claimed_mu > 0 && r.mu_lower_bound > r.claimed_mu, "mu");
+  flag(r.tradeoff && r.tradeoff->tpr_lower > r.tradeoff->claimed_tpr_max, "trade-off");
+  r.false_alarm = (1 - a.confidence) + a.test_level;
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return r;
 }

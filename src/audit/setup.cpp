@@ -5,14 +5,11 @@
 #include <cmath>
 
 #include "audit/canaries.hpp"
+#include "dpsosp/pld.hpp"
 #include "dpsosp/privacy.hpp"
 #include "optimizers/registry.hpp"
 
 namespace dpsosp::audit::detail {
-namespace {
-constexpr double kInf = std::numeric_limits<double>::infinity();
-}  // namespace
-
 using dpsosp::detail::algorithm_row;
 
 bool same_release(const Summary& a, const Summary& b) {
@@ -51,6 +48,20 @@ Index resolved_steps(const AuditOptions& a) {
   return 1;
 }
 
+bool poisson_path(const AuditOptions& a) {
+  return a.epochs > 0 && (algorithm_info(a.algorithm).mechanism != MechanismKind::kMatrixFactorization ||
+                          sampling_or_default(a.sampling, a.epochs) == Sampling::kPoisson);
+}
+
+Index resolved_canaries(const AuditOptions& a) {
+  if (a.canaries > 0) return a.canaries;
+  if (!poisson_path(a)) return 1;
+  // Poisson passes: the canaries must all be in group 0 (n / bands records).
+  const bool passes = algorithm_info(a.algorithm).mechanism == MechanismKind::kMatrixFactorization;
+  if (passes && a.bands) return std::max<Index>(1, std::min<Index>(64, a.batch * resolved_steps(a) / *a.bands));
+  return 64;
+}
+
 // The linear canary's configuration, from the algorithm's row: one O1 per
 // step on its own batch (or phases of one O1 and q - 1 O2 steps where the
 // algorithm reads a period), every node's sensitivity 2G/b.
@@ -61,6 +72,8 @@ void configure_linear(const AuditOptions& a, RunOptions& o, double G) {
 Setup::Setup(const AuditOptions& options) : a(options) {
   a.Validate();
   a.steps = resolved_steps(options);
+  a.canaries = resolved_canaries(options);
+  a.dim = std::max(a.dim, a.canaries);
   const AlgorithmInfo& info = algorithm_info(a.algorithm);
   const dpsosp::detail::AuditHooks& hooks = dpsosp::detail::algorithm_row(a.algorithm).audit;
   tree = info.mechanism == MechanismKind::kTree;
@@ -144,28 +157,22 @@ Setup::Setup(const AuditOptions& options) : a(options) {
   if (poisson || banded) audited.overrides.noise_multiplier = honest_z;
   // The bands the claim chose (the rule reads the noise, which the tamperings change).
   if (banded) audited.bands = static_cast<Index>(reference.params.at("bands"));
-  switch (a.tampering) {
-    case Tampering::kNone:
-    case Tampering::kPublishedKey:  // the mechanism is honest; its key is not secret
-    case Tampering::kExtremeFails:  // the model gives up on an overflow
-      break;
-    case Tampering::kNoiseDividedBy10:
-      audited.overrides.noise_multiplier = honest_z / 10.0;
-      audited.overrides.sigma.reset();
-      break;
-    case Tampering::kClippingOff: {
-      // Clip above the canary's norm; keep the noise the honest clip G calls
-      // for (every release's sensitivity scales with G, so z G / G_off).
-      const double G_off = c * G * 1.01;
-      audited.constants.G = G_off;
-      if (!poisson) configure_linear(a, audited, G_off);
-      audited.overrides.noise_multiplier = honest_z * G / G_off;
-      break;
-    }
-    case Tampering::kUnclippedO2:
-      hooks.unclipped_o2(audited, quadratic_audit, quadratic_setup, reference.privacy.sigma);
-      break;
+  if (banded && a.canaries > n / *audited.bands)
+    throw Error("AuditOptions: canaries must all fit in the first group of the sample order (n / bands = " +
+                std::to_string(n / *audited.bands) + " records), got " + std::to_string(a.canaries));
+  // The claim's shape. GDP paths: mu (secure noise: the Gaussian mu at its
+  // zCDP rho). Poisson paths: the PLD of the run's (q, z, compositions).
+  claim_epsilon = reference.privacy.epsilon;
+  if (poisson || banded) {
+    claim_z = honest_z;
+    claim_q = banded ? reference.privacy.sampling_rate : static_cast<double>(b) / static_cast<double>(n);
+    claim_steps = banded ? reference.privacy.cycles : static_cast<std::uint64_t>(reference.steps);
+  } else {
+    claim_mu = reference.privacy.mu > 0 ? reference.privacy.mu
+               : reference.privacy.zcdp_rho > 0 ? std::sqrt(2 * reference.privacy.zcdp_rho) : 0.0;
   }
+  tamper(quadratic_audit, quadratic_setup);
+  if (poisson || banded) measure_signal();
 
   names = {"trajectory"};
   if (quadratic && (tree || mf)) names.emplace_back("trajectory-lr");
@@ -174,6 +181,71 @@ Setup::Setup(const AuditOptions& options) : a(options) {
   for (const char* field : {"steps", "o1_calls", "perturbations", "samples_used", "gradient_evaluations", "phases",
                             "termination", "epsilon"})
     names.emplace_back(field);
+}
+
+void Setup::tamper(const dpsosp::detail::QuadraticAudit& quadratic_audit,
+                   const dpsosp::detail::QuadraticAuditSetup& quadratic_setup) {
+  const double honest_z = reference.privacy.noise_multiplier, G = a.G;
+  // Clip raised to G_off, the noise left at the level the honest clip G calls
+  // for (every release's sensitivity scales with G, so z G / G_off).
+  const auto raise_clip = [&](double G_off) {
+    audited.constants.G = G_off;
+    if (!poisson) configure_linear(a, audited, G_off);
+    audited.overrides.noise_multiplier = honest_z * G / G_off;
+  };
+  const auto noise_times = [&](double factor) {
+    audited.overrides.noise_multiplier = honest_z * factor;
+    audited.overrides.sigma.reset();
+  };
+  switch (a.tampering) {
+    case Tampering::kNone:
+    case Tampering::kPublishedKey:  // the mechanism is honest; its key is not secret
+    case Tampering::kExtremeFails:  // the model gives up on an overflow
+      break;
+    case Tampering::kNoiseDividedBy10: noise_times(0.1); break;
+    case Tampering::kClippingOff: raise_clip(a.canary_norm * G * 1.01); break;
+    case Tampering::kUnclippedO2:
+      dpsosp::detail::algorithm_row(a.algorithm).audit.unclipped_o2(audited, quadratic_audit, quadratic_setup,
+                                                                     reference.privacy.sigma);
+      break;
+    case Tampering::kSensitivityHalved: raise_clip(2 * G); break;
+    case Tampering::kNoiseHalved: noise_times(0.5); break;
+    // sigma = z s column_norm: half the column norm is half the noise.
+    case Tampering::kColumnNormHalved: noise_times(0.5); break;
+    // The node noise of depth 1, sigma / sqrt(depth): the composition over
+    // the depth forgotten.
+    case Tampering::kDepthUnderstated:
+      if (reference.privacy.depth < 2)
+        throw Error("AuditOptions: tampering depth-understated needs a tree of depth >= 2, got depth " +
+                    std::to_string(reference.privacy.depth) + " (spider-tree-periodic with phase_length >= 2)");
+      noise_times(1 / std::sqrt(static_cast<double>(reference.privacy.depth)));
+      break;
+    case Tampering::kRateHalved:
+      // The noise calibrated, and the claim computed, for half the true rate.
+      claim_q /= 2;
+      claim_z = privacy::calibrate_dpsgd_noise_pld(claim_q, claim_steps, a.privacy.epsilon, a.privacy.delta);
+      claim_epsilon = privacy::dpsgd_pld_epsilon(claim_q, claim_z, claim_steps, a.privacy.delta);
+      audited.overrides.noise_multiplier = claim_z;
+      break;
+  }
+}
+
+// The canary's shift per participation in the units of opportunities(), from
+// the honest configuration on D and D' under the same randomness (the same
+// samples and noise): every opportunity differs by 0 or by the shift.
+void Setup::measure_signal() {
+  RunOptions config = honest;
+  config.overrides.noise_multiplier = reference.privacy.noise_multiplier;
+  if (banded) config.bands = audited.bands;
+  for (Index probe = 0; probe < 64 && !(signal > 0); ++probe) {
+    const RunRandomness r = run_randomness(a, 1, ~Index{0} - 1 - probe);
+    const Summary without = run_with(config, false, r), with = run_with(config, true, r);
+    for (Index j = 0; j < a.canaries; ++j) {
+      const std::vector<double> v0 = opportunities(without, j), v1 = opportunities(with, j);
+      for (std::size_t k = 0; k < v0.size(); ++k) signal = std::max(signal, v1[k] - v0[k]);
+    }
+  }
+  if (!(signal > 0)) throw Error("audit: the canary was never sampled in 64 probe runs (raise the sampling rate)");
 }
 
 Dataset Setup::data(bool with_canary, std::uint64_t seed, bool null) const {
@@ -188,15 +260,20 @@ Dataset Setup::data(bool with_canary, std::uint64_t seed, bool null) const {
       // Stored divided by the model's 2^1000: c G exactly, or 2^1030 = inf.
       case Canary::kExtreme: value = with_canary ? std::ldexp(c * G, -1000) : std::ldexp(1.0, 30); break;
     }
-    Index row = 0;
-    if (!poisson) row = SamplePool(n, seed).draw(canary_position + 1)[static_cast<std::size_t>(canary_position)];
-    z(static_cast<Eigen::Index>(row), 0) = value;
+    // Canary j in coordinate j of its own row: any rows under Poisson
+    // sampling, else the positions from canary_position in the sample order.
+    const Index m = a.canaries;
+    const IndexList order = poisson ? IndexList() : SamplePool(n, seed).draw(canary_position + m);
+    for (Index j = 0; j < m; ++j) {
+      const Index row = poisson ? j : order[static_cast<std::size_t>(canary_position + j)];
+      z(static_cast<Eigen::Index>(row), static_cast<Eigen::Index>(j)) = value;
+    }
   }
   return Dataset(std::move(z), Vec());
 }
 
-Summary Setup::run(bool with_canary, const RunRandomness& r) const {
-  RunOptions o = audited;
+Summary Setup::run_with(const RunOptions& config, bool with_canary, const RunRandomness& r) const {
+  RunOptions o = config;
   o.seed = r.seed;
   o.noise_key = r.key;
   return minimize(*model, data(with_canary, r.seed), Vec::Zero(static_cast<Eigen::Index>(a.dim)), o);
@@ -210,33 +287,10 @@ std::vector<double> Setup::scores(const Summary& s) const {
   // r(t) = x_{t-1} - x_t along e1: the release of step t times the step size.
   auto r = [&](Index t) { return tr[static_cast<std::size_t>(t - 1)][0] - tr[static_cast<std::size_t>(t)][0]; };
   double trajectory = 0, lr = 0;
-  if (poisson) {
-    // The canary is in a secret subset of the steps: the largest release.
-    if (T > 0) {
-      trajectory = -kInf;
-      for (Index t = 1; t <= T; ++t) trajectory = std::max(trajectory, r(t));
-    }
-  } else if (banded) {
-    // The releases rel_t = r(t) / eta are (the canary's clipped gradient if
-    // sampled) / b + (C^{-1} xi)_t sigma; C rel is then the canary's shift
-    // along C's column at each step it was sampled, plus white noise. Its
-    // opportunities are the steps 1, 1 + bands, ... (group 0); over each,
-    // <c, (C rel)[t .. t + bands)> / ||c|| is N(shift ||c||, sigma^2) when
-    // sampled: the largest of them, as for dpsgd's largest release.
-    const auto eta = s.params.find("eta");
-    const double step_size = eta == s.params.end() ? 1.0 : eta->second;
-    const BandedFactorization f = BandedFactorization::square_root(static_cast<Index>(s.params.at("bands")));
-    const Index bands = f.bands();
-    std::vector<double> w(static_cast<std::size_t>(T), 0.0);  // C rel
-    for (Index t = 0; t < T; ++t)
-      for (Index j = 0; j < bands && j <= t; ++j) w[t] += f.c[j] * r(t - j + 1) / step_size;
-    const double norm = f.column_norm();
-    if (T > 0) trajectory = -kInf;
-    for (Index t = 0; t < T; t += bands) {
-      double dot = 0;
-      for (Index j = 0; j < bands && t + j < T; ++j) dot += f.c[j] * w[t + j];
-      trajectory = std::max(trajectory, dot / norm);
-    }
+  if (poisson || banded) {
+    // The canary is in a secret subset of its opportunities: the largest.
+    const std::vector<double> v = opportunities(s, 0);
+    if (!v.empty()) trajectory = *std::max_element(v.begin(), v.end());
   } else if (mf) {
     // The releases rel_t = r(t) / eta, less what the attacker knows (the
     // other records are public), turned back into C's domain: there they are

@@ -11,6 +11,7 @@
 #include "dpsosp/audit.hpp"
 #include "dpsosp/factorization.hpp"
 #include "dpsosp/model.hpp"
+#include "optimizers/registry.hpp"
 
 namespace dpsosp::audit::detail {
 
@@ -19,6 +20,10 @@ bool same_release(const Summary& a, const Summary& b);
 
 /// AuditOptions::steps with the mode's default for 0.
 Index resolved_steps(const AuditOptions& a);
+/// Poisson dpsgd, or spider-mf-adaptive's Poisson passes: claims from the PLD.
+bool poisson_path(const AuditOptions& a);
+/// AuditOptions::canaries with the mode's default for 0.
+Index resolved_canaries(const AuditOptions& a);
 
 /// The attacker's statistic against the matrix-factorization mechanism
 /// (docs/privacy.md): the mechanism releases B (C u + z); from the releases
@@ -57,13 +62,32 @@ struct Setup {
   RunOptions honest, audited;
   Summary reference;  // the honest configuration on all-zero records: the claim
   std::vector<std::string> names;
+  // The claim's shape: GDP mu (0 on the Poisson paths), or the Poisson
+  // paths' (q, z, compositions) and the canary's shift per participation
+  // in the units of opportunities() (measured on the honest configuration).
+  double claim_mu = 0;
+  double claim_q = 0, claim_z = 0, signal = 0;
+  std::uint64_t claim_steps = 0;
+  double claim_epsilon = 0;
 
   explicit Setup(const AuditOptions& options);
   // D (with_canary = false) or D' for a run whose public seed is `seed`;
   // null = every record zero (the reference).
   Dataset data(bool with_canary, std::uint64_t seed, bool null = false) const;
-  Summary run(bool with_canary, const RunRandomness& r) const;
+  Summary run(bool with_canary, const RunRandomness& r) const { return run_with(audited, with_canary, r); }
+  Summary run_with(const RunOptions& config, bool with_canary, const RunRandomness& r) const;
   std::vector<double> scores(const Summary& s) const;
+  // Poisson paths: canary j's value at each of its opportunities (dpsgd:
+  // the release of every step along e_j; Poisson passes: the window of C's
+  // column at each of its group's steps), the shift `signal` where sampled.
+  std::vector<double> opportunities(const Summary& s, Index j) const;
+  // Poisson paths: the likelihood-ratio statistic of each canary (tradeoff.hpp).
+  std::vector<double> lr_statistics(const Summary& s) const;
+
+ private:
+  void tamper(const dpsosp::detail::QuadraticAudit& quadratic_audit,
+              const dpsosp::detail::QuadraticAuditSetup& quadratic_setup);
+  void measure_signal();
 };
 
 }  // namespace dpsosp::audit::detail

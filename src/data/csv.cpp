@@ -1,17 +1,27 @@
-// dpsosp: the CSV loader (docs/data-formats.md): one record per line, numeric,
-// comma-separated; read through file_input.hpp (plain or gzip).
+// dpsosp: the CSV loader (docs/data-formats.md): one record per line,
+// comma-separated, "quoted" fields; a header line (given or detected), the
+// label column by name or index, class names and categorical columns from
+// public lists, missing values refused or imputed by a declared rule; read
+// through file_input.hpp (plain or gzip).
 #include <algorithm>
+#include <cctype>
+#include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "dpsosp/data.hpp"
 #include "dpsosp/data_layout.hpp"
+#include "data/csv_table.hpp"
 #include "data/file_input.hpp"
 
 namespace dpsosp {
 
+using namespace detail::csv;
+
 using detail::fail;
+using detail::is_space;
 using detail::line_at;
 using detail::LineReader;
 using detail::number_problem;
@@ -51,84 +61,133 @@ class DenseRows {
   std::vector<std::vector<double>> blocks_;
 };
 
-// Whether every comma-separated field of the line is a number.
-bool all_numeric(std::string_view line) {
-  std::size_t pos = 0;
-  for (;;) {
-    const std::size_t comma = line.find(',', pos);
-    const std::string_view token =
-        trim(line.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos));
-    double value = 0.0;
-    if (token.empty() || parse_double(token, value) == ParseStatus::kNotNumber) return false;
-    if (comma == std::string_view::npos) return true;
-    pos = comma + 1;
-  }
-}
-
 }  // namespace
 
 Dataset load_csv(const std::string& path, const LoadOptions& options) {
-  constexpr const char* kFn = "load_csv";
   LineReader reader(kFn, path);
   DenseRows features;
   std::vector<double> labels;
-  std::size_t columns = 0;
-  Index rows = 0;
+  std::vector<std::string_view> fields;
+  std::string scratch;
   std::string_view line;
-  if (options.header) {
-    if (!reader.next(line)) fail(kFn, path, "", "empty file (no header, no records)");
-    // A header has a field that is not a number; a first line of numbers is a
-    // record, which header = true would silently drop. This checks the file's
-    // form before any run (as the NaN check does), and releases nothing.
-    if (!line.empty() && all_numeric(line))
-      fail(kFn, path, line_at(1),
-           "a header line was expected (--header), but the first line is all numbers: a record, not a header; "
-           "leave out --header");
+  const auto split = [&](std::string_view text, std::size_t line_no) {
+    if (const char* problem = split_fields(text, fields, scratch)) fail(kFn, path, line_at(line_no), problem);
+  };
+
+  // The first line that is not empty: a header, or the first record.
+  std::size_t first_no = 0;
+  while (reader.next(line))
+    if (!line.empty()) {
+      first_no = reader.line_number();
+      break;
+    }
+  if (first_no == 0) fail(kFn, path, "", options.header ? "empty file (no header, no records)" : "empty file (no records)");
+  const std::string first(line);
+  split(first, first_no);
+  const std::size_t columns = fields.size();
+  if (options.labeled && columns < 2)
+    fail(kFn, path, line_at(first_no), "labeled data needs a label and at least one feature column, got 1 column");
+
+  // A header: --header, or a column named by its name, or detected.
+  bool header = options.header;
+  const bool named = names_a_column(options);
+  if ((header || named) && all_numeric(fields))
+    fail(kFn, path, line_at(first_no),
+         header ? "a header line was expected (--header), but the first line is all numbers: a record, not a header; "
+                  "leave out --header"
+                : "a column is named by its header name, but the first line is all numbers: a record, not a header "
+                  "line; name the column by its 0-based index");
+  std::vector<std::string> names;
+  std::unique_ptr<Table> table;
+  if (named) {
+    header = true;
+  } else if (!header) {
+    table = std::make_unique<Table>(path, options, columns, nullptr);
+    header = table->looks_like_header(fields);
   }
-  while (reader.next(line)) {
-    if (line.empty()) continue;  // fully empty lines (e.g. trailing ones) are skipped
-    const std::size_t line_no = reader.line_number();
-    if (line.find_first_not_of(" \t,") == std::string_view::npos)
+  if (header) {
+    for (const std::string_view f : fields) names.emplace_back(f);
+    table = std::make_unique<Table>(path, options, columns, &names);
+  }
+  const Table& t = *table;
+  const std::size_t cols = t.features();
+  if (cols == 0) fail(kFn, path, "", "no feature columns (every column is the label)");
+
+  Index rows = 0;
+  std::vector<double> one_hot;
+  const auto record = [&](std::string_view text, std::size_t line_no) {
+    if (text.find_first_not_of(" \t,") == std::string_view::npos)
       fail(kFn, path, line_at(line_no), "record has no values (only spaces/commas)");
-    std::size_t col = 0;
-    std::size_t pos = 0;
-    for (;;) {
-      const std::size_t comma = line.find(',', pos);
-      const std::string_view token =
-          trim(line.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos));
-      ++col;
+    split(text, line_no);
+    if (fields.size() != columns)
+      fail(kFn, path, line_at(line_no),
+           "expected " + std::to_string(columns) + " columns, got " + std::to_string(fields.size()));
+    for (std::size_t j = 0; j < columns; ++j) {
+      const Column& c = t[j];
+      const std::string_view token = fields[j];
+      if (is_missing(token)) {
+        const std::string what = token.empty() ? "an empty field" : detail::quote(token);
+        if (c.kind == Kind::kLabel || c.kind == Kind::kLabelName)
+          fail(kFn, path, line_at(line_no), "missing label (" + what + ") in " + column_text(j, c) +
+                                                ": labels are never imputed; fill it in or leave the record out");
+        if (!c.impute) {
+          const std::string rule = c.name.empty() ? std::to_string(j) : c.name;
+          fail(kFn, path, line_at(line_no),
+               "missing value (" + what + ") in " + column_text(j, c) + ": fill it in, or declare a rule: --impute zero or --impute " +
+                   rule + "=VALUE");
+        }
+        if (c.kind == Kind::kCategorical) {
+          for (std::size_t k = 0; k < c.values.size(); ++k) features.push(k == c.impute_category ? 1.0 : 0.0);
+        } else {
+          features.push(c.impute_number);
+        }
+        continue;
+      }
+      if (c.kind == Kind::kLabelName || c.kind == Kind::kCategorical) {
+        const auto it = c.index_of.find(token);
+        if (it == c.index_of.end()) {
+          // Named no record: whether one record's value is declared must not
+          // show in what the refusal says (SPEC section 9).
+          if (c.kind == Kind::kLabelName)
+            fail(kFn, path, "", "a label in " + column_text(j, c) + " is not one of the " +
+                                    std::to_string(c.values.size()) + " declared classes (--classes " +
+                                    listed(c.values, ",") + "); every label must be one of them, compared as text");
+          fail(kFn, path, "", "a value in the categorical " + column_text(j, c) + " is not one of its " +
+                                  std::to_string(c.values.size()) + " declared categories (" + listed(c.values, "|") +
+                                  "); every value must be one of them, compared as text");
+        }
+        if (c.kind == Kind::kLabelName) {
+          labels.push_back(static_cast<double>(it->second));
+        } else {
+          for (std::size_t k = 0; k < c.values.size(); ++k) features.push(k == it->second ? 1.0 : 0.0);
+        }
+        continue;
+      }
       double value = 0.0;
-      if (token.empty()) fail(kFn, path, line_at(line_no), "empty field in column " + std::to_string(col));
       const ParseStatus status = parse_double(token, value);
       if (status != ParseStatus::kOk) {
-        std::string reason = number_problem(status, token, "value", "in column " + std::to_string(col));
-        if (status == ParseStatus::kNotNumber && rows == 0 && !options.header)
-          reason += "; if the first line is a header, pass --header";
+        std::string reason =
+            number_problem(status, token, c.kind == Kind::kLabel ? "label" : "value", "in " + column_text(j, c));
+        if (status == ParseStatus::kNotNumber)
+          reason += c.kind == Kind::kLabel ? " (named classes: declare them, --classes a,b,c)"
+                                           : " (a categorical column: declare its categories, --categorical COL=a|b|c)";
         fail(kFn, path, line_at(line_no), reason);
       }
-      if (options.labeled && col == 1)
-        labels.push_back(value);
-      else
-        features.push(value);
-      if (comma == std::string_view::npos) break;
-      pos = comma + 1;
-    }
-    if (columns == 0) {
-      columns = col;
-      if (options.labeled && columns < 2)
-        fail(kFn, path, line_at(line_no), "labeled data needs a label and at least one feature column, got 1 column");
-    } else if (col != columns) {
-      fail(kFn, path, line_at(line_no),
-           "expected " + std::to_string(columns) + " columns, got " + std::to_string(col));
+      if (c.kind == Kind::kLabel) labels.push_back(value);
+      else features.push(value);
     }
     ++rows;
+  };
+  if (!header) record(first, first_no);
+  while (reader.next(line)) {
+    if (line.empty()) continue;  // fully empty lines (e.g. trailing ones) are skipped
+    record(line, reader.line_number());
   }
   if (rows == 0)
-    fail(kFn, path, "", options.header ? "no records after the header line" : "empty file (no records)");
-  const Index cols = options.labeled ? columns - 1 : columns;
+    fail(kFn, path, "", header ? "no records after the header line" : "empty file (no records)");
   Vec label_vec = allocate_labels(static_cast<Index>(labels.size()));
   label_vec = Eigen::Map<const Vec>(labels.data(), static_cast<Eigen::Index>(labels.size()));
-  return Dataset(features.take(rows, cols), std::move(label_vec));
+  return Dataset(features.take(rows, static_cast<Index>(cols)), std::move(label_vec));
 }
 
 }  // namespace dpsosp

@@ -18,21 +18,6 @@ namespace dpsosp {
 
 namespace detail {
 
-std::string format_number(double v) {
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  char buf[32];
-  if (std::floor(v) == v && std::abs(v) < 1e15) {  // integers as integers: "10", not "1e+01"
-    std::snprintf(buf, sizeof buf, "%.0f", v);
-    return buf;
-  }
-  for (int precision = 1; precision <= 17; ++precision) {
-    std::snprintf(buf, sizeof buf, "%.*g", precision, v);
-    if (std::strtod(buf, nullptr) == v) break;
-  }
-  return buf;
-}
-
 namespace {
 [[noreturn]] void bad_label(const Model& model, Index i, double label, const std::string& rule) {
   throw Error(model.name() + ": label of record " + std::to_string(i) + " (0-based) is " +
@@ -303,7 +288,7 @@ Vec Model::mean_hvp(const Vec& x, const Dataset& data, const IndexList& idx, con
 }
 
 std::vector<std::string> model_names() {
-  return {"logistic", "sigmoid", "cauchy", "phase-retrieval", "pca", "softmax", "mlp"};
+  return {"logistic", "sigmoid", "cauchy", "phase-retrieval", "pca", "softmax", "mlp", "linear"};
 }
 
 namespace {
@@ -359,6 +344,7 @@ std::unique_ptr<Model> make_model(const std::string& name, Index features, const
   if (name == "logistic") return detail::make_logistic(features, bias);
   if (name == "sigmoid") return detail::make_sigmoid(features, bias);
   if (name == "cauchy") return detail::make_cauchy(features, bias);
+  if (name == "linear") return detail::make_linear(features, bias);
   if (name == "phase-retrieval") return detail::make_phase_retrieval(features, bias);
   if (name == "pca") {
     check_size(name, p * static_cast<double>(options.rank));

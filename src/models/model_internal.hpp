@@ -146,6 +146,7 @@ class MarginModel : public Model {
 std::unique_ptr<Model> make_logistic(Index features, bool intercept);
 std::unique_ptr<Model> make_sigmoid(Index features, bool intercept);
 std::unique_ptr<Model> make_cauchy(Index features, bool intercept);
+std::unique_ptr<Model> make_linear(Index features, bool intercept);
 std::unique_ptr<Model> make_phase_retrieval(Index features, bool intercept);
 std::unique_ptr<Model> make_softmax(Index features, Index classes, bool intercept);
 std::unique_ptr<Model> make_pca(Index features, Index rank);

@@ -3,8 +3,10 @@
 //   sigmoid          f = 1 / (1 + exp(y z)),        y in {-1, +1}
 //   cauchy           f = log(1 + (z - y)^2 / 2),    y real
 //   phase-retrieval  f = (z^2 - y)^2 / 4,           y real
+//   linear           f = huber(z - y),              y real (r^2/2 for |r| <= 1, |r| - 1/2 beyond)
 // With phi(z) the scalar loss, grad = phi'(z) a_i and hess v = phi''(z) <a_i, v> a_i,
 // so every product costs O(nnz(a_i)) and no d x d matrix is ever formed.
+#include <algorithm>
 #include <cmath>
 
 #include "engine/clipped_sum.hpp"
@@ -339,6 +341,25 @@ class CauchyModel final : public RealMarginModel<CauchyModel> {
   }
 };
 
+// Least squares with the Huber loss at threshold 1: f = r^2 / 2 for |r| <= 1
+// and |r| - 1/2 beyond, r = z - y. Its derivative clamp(r, -1, 1) is bounded,
+// so a record's gradient is at most ||[a, 1]|| whatever its target: on a unit
+// scale (scaling.hpp: features and target in [-1, 1]) the squared loss where
+// the fit is within the target's range, and the clip rarely binds.
+class LinearModel final : public RealMarginModel<LinearModel> {
+ public:
+  using RealMarginModel::RealMarginModel;
+  std::string name() const override { return "linear"; }
+  double predicted(double z) const override { return z; }
+  double phi(double z, double y) const override {
+    const double r = z - y;
+    const double a = std::abs(r);
+    return a <= 1.0 ? 0.5 * r * r : a - 0.5;
+  }
+  double dphi(double z, double y) const override { return std::clamp(z - y, -1.0, 1.0); }
+  double d2phi(double z, double y) const override { return std::abs(z - y) <= 1.0 ? 1.0 : 0.0; }
+};
+
 class PhaseRetrievalModel final : public RealMarginModel<PhaseRetrievalModel> {
  public:
   using RealMarginModel::RealMarginModel;
@@ -363,6 +384,9 @@ std::unique_ptr<Model> make_sigmoid(Index features, bool intercept) {
 }
 std::unique_ptr<Model> make_cauchy(Index features, bool intercept) {
   return std::make_unique<CauchyModel>(features, intercept);
+}
+std::unique_ptr<Model> make_linear(Index features, bool intercept) {
+  return std::make_unique<LinearModel>(features, intercept);
 }
 std::unique_ptr<Model> make_phase_retrieval(Index features, bool intercept) {
   return std::make_unique<PhaseRetrievalModel>(features, intercept);

@@ -107,12 +107,12 @@ Summary run_checked(const Model& model, const Dataset& records, const Vec& x0, c
       SamplePool pool(records, summary.seed);
       e = estimate_constants(model, records, pool.draw(m), x0, options.estimate, *options.privacy, key, summary.seed);
     }
-    if (e.G) o.constants.G = *e.G;
+    if (e.G) o.constants.G = std::min(*e.G, options.estimate.G_cap);
     // The step 1/M: at most the one that moves the iterate by max(1, ||x0||)
     // when the gradient is at the clip norm. The curvature at x0 can be far
     // below what the steps meet later (a network at zero weights curves only
     // along its output biases); this is post-processing of G and the estimate.
-    if (e.M) o.constants.M = std::max(*e.M, o.constants.G / std::max(1.0, x0.norm()));
+    if (e.M) o.constants.M = std::min(std::max(*e.M, o.constants.G / std::max(1.0, x0.norm())), options.estimate.M_cap);
     summary.estimate = e;
     summary.reserved_records = m;
   }

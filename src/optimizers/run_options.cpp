@@ -20,6 +20,18 @@ void RunOptions::Validate(Index records) const {
   const std::string n = std::to_string(records);
   if (batch_size && *batch_size > records)
     throw Error("RunOptions: batch_size = " + std::to_string(*batch_size) + ": more than the " + n + " records");
+  // delta is the chance that the guarantee fails outright; at 1/n a mechanism
+  // that publishes one whole record at random meets it (SPEC section 9).
+  if (privacy && privacy->is_private() && records > 0 &&
+      privacy->delta >= 1.0 / static_cast<double>(records)) {
+    char text[240];
+    std::snprintf(text, sizeof text,
+                  "RunOptions: privacy.delta = %.4g: not below 1/n = %.4g for the %s records; delta must be well "
+                  "below 1/n (at 1/n, publishing one whole record at random meets the guarantee): take %.2g or less",
+                  privacy->delta, 1.0 / static_cast<double>(records), n.c_str(),
+                  0.1 / static_cast<double>(records));
+    throw Error(text);
+  }
   if (overrides.b && *overrides.b > records)
     throw Error("RunOptions: overrides.b = " + std::to_string(*overrides.b) + ": more than the " + n + " records");
   if (poisson() && records > 0) {
@@ -62,7 +74,7 @@ std::string count_rule_text(std::uint64_t min, std::uint64_t max) {
 std::string guarantee_text(const PrivacyRecord& p) {
   if (!p.is_private()) return "";
   char text[240];
-  std::snprintf(text, sizeof text, "(%.6g, %.3g)-DP for %s adjacency, fixed before the run", p.epsilon, p.delta,
+  std::snprintf(text, sizeof text, "(%.4g, %.3g)-DP for %s adjacency, fixed before the run", p.epsilon, p.delta,
                 adjacency_name(p.adjacency).c_str());
   std::string out = text;
   // The other relation's figure, so that runs of either kind compare like with like.

@@ -108,6 +108,7 @@ void run(const Model& model, const Dataset& data, const RunOptions& o, const Noi
       }
     }
     s.diagnostics.clipped_o1 += g.clipped;
+    s.diagnostics.checked_o1 += g.batch;
     s.diagnostics.nonfinite_o1 += g.nonfinite;
     x -= lr * g.value;
     ++steps;

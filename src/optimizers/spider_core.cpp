@@ -163,6 +163,7 @@ void run_spider(const Model& model, const Dataset& data, const SpiderConfig& con
         const OracleOutput o = oracles.o1_on(x, records, config.clip_o1);
         nabla = o.value * static_cast<double>(records.size());  // back to the clipped sum
         diag.clipped_o1 += o.clipped;
+        diag.checked_o1 += o.batch;
         diag.nonfinite_o1 += o.nonfinite;
       }
       batch = config.b1;  // the expected batch: the sample's size is secret
@@ -187,6 +188,7 @@ void run_spider(const Model& model, const Dataset& data, const SpiderConfig& con
       const OracleOutput o = oracles.o1(x, batch, config.clip_o1);
       nabla = o.value;
       diag.clipped_o1 += o.clipped;
+      diag.checked_o1 += o.batch;
       diag.nonfinite_o1 += o.nonfinite;
       sensitivity = 2.0 * config.clip_o1 / static_cast<double>(batch);
       if (phase_length > 0) summary.phase_lengths.push_back(phase_length);
@@ -208,6 +210,7 @@ void run_spider(const Model& model, const Dataset& data, const SpiderConfig& con
                                  : oracles.o2(x, x_prev, batch, clip);
       nabla += o.value;
       diag.clipped_o2 += o.clipped;
+      diag.checked_o2 += o.batch;
       diag.nonfinite_o2 += o.nonfinite;
       sensitivity = 2.0 * clip / static_cast<double>(batch);
     }

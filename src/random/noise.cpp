@@ -62,7 +62,8 @@ bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; 
 bool is_secret_purpose(StreamPurpose purpose) {
   return purpose == StreamPurpose::kTreeNoise || purpose == StreamPurpose::kGaussianNoise ||
          purpose == StreamPurpose::kPoisson || purpose == StreamPurpose::kDiscreteNoise ||
-         purpose == StreamPurpose::kMatrixNoise || purpose == StreamPurpose::kClipEstimate;
+         purpose == StreamPurpose::kMatrixNoise || purpose == StreamPurpose::kClipEstimate ||
+         purpose == StreamPurpose::kScaling;
 }
 
 NoiseKey NoiseKey::generate() {

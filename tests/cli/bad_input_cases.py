@@ -13,7 +13,8 @@ def bad(name):
 
 OK = bad("ok.csv")
 LIBSVM = os.path.join(DATA, "libsvm", "small.svm")  # four records, indices up to 4
-LOGISTIC = ["run", "--model", "logistic", "--data", OK, "--seed", "1", "--epsilon", "2"]
+# --no-fit-intercept: x has one entry per feature (2), as the x0 cases expect.
+LOGISTIC = ["run", "--model", "logistic", "--data", OK, "--seed", "1", "--epsilon", "2", "--no-fit-intercept"]
 SOFTMAX = ["run", "--model", "softmax", "--seed", "1"]
 PR = ["run", "--synthetic", "phase-retrieval:n=20000,d=4,seed=1", "--seed", "1", "--max-steps", "3"]
 CERTIFY = ["certify", "--model", "logistic", "--data", OK]
@@ -27,11 +28,47 @@ CASES = [
     ("only blank lines", ["run", "--model", "logistic", "--data", bad("blank_lines_only.csv")], "empty file"),
     ("ragged rows", ["run", "--model", "logistic", "--data", bad("ragged.csv")], "expected 3 columns, got 2"),
     ("non-numeric value", ["run", "--model", "logistic", "--data", bad("non_numeric.csv")], "non-numeric value 'abc'"),
-    ("NaN value", ["run", "--model", "logistic", "--data", bad("nan.csv")], "NaN/Inf not allowed"),
+    ("NaN value", ["run", "--model", "logistic", "--data", bad("nan.csv")],
+     "line 2: missing value ('nan') in column 1 (0-based): fill it in, or declare a rule: --impute zero"),
     ("Inf value", ["run", "--model", "logistic", "--data", bad("inf.csv")], "NaN/Inf not allowed"),
     ("overflowing value", ["run", "--model", "logistic", "--data", bad("overflow.csv")], "overflows a double"),
-    ("header line without --header", ["run", "--model", "logistic", "--data", bad("header.csv")], "pass --header"),
     ("header only", ["run", "--model", "logistic", "--data", bad("header_only.csv"), "--header"], "no records after the header"),
+    ("header only, detected", ["run", "--model", "logistic", "--data", bad("header_only.csv")],
+     "no records after the header"),
+    # --- tables: --label, --classes names, --categorical, --impute (docs/data-formats.md) ---
+    ("--label not in the header", ["run", "--model", "logistic", "--data", bad("header.csv"), "--label", "y"],
+     "the label column (--label): the header line has no column 'y' (its columns: label, x1, x2)"),
+    ("--label index beyond the columns", ["run", "--model", "logistic", "--data", OK, "--label", "3"],
+     "column 3 (0-based) does not exist: the file has 3 columns"),
+    ("--label by name without a header", ["run", "--model", "logistic", "--data", OK, "--label", "y"],
+     "the first line is all numbers"),
+    ("--label with libsvm", ["run", "--model", "logistic", "--data", bad("index_zero.svm"), "--features", "10",
+                             "--label", "0"],
+     "--label: applies to CSV files"),
+    ("--label for pca", ["run", "--model", "pca", "--data", OK, "--label", "0"], "--label: the pca model takes no labels"),
+    ("--label with synthetic", ["run", "--synthetic", "pca:n=100,d=4", "--label", "0"], "--label: applies to --data"),
+    ("--classes names for cauchy", ["run", "--model", "cauchy", "--data", OK, "--classes", "a,b"],
+     "class names apply to the logistic, sigmoid, softmax and mlp models, not cauchy"),
+    ("--classes one name", [*SOFTMAX, "--data", OK, "--classes", "a"], "expected 2 class names or more"),
+    ("--classes name twice", [*SOFTMAX, "--data", OK, "--classes", "a,b,a"], "--classes: 'a' is named twice"),
+    ("--classes empty name", [*SOFTMAX, "--data", OK, "--classes", "a,,b"], "an empty name"),
+    ("--classes names with libsvm", [*SOFTMAX, "--data", bad("label_text.svm"), "--features", "10",
+                                     "--classes", "a,b"],
+     "class names map a CSV file's labels"),
+    ("label not among --classes", [*SOFTMAX, "--data", OK, "--classes", "a,b"],
+     "a label in column 0 (0-based) is not one of the 2 declared classes (--classes a,b)"),
+    ("--categorical without =", [*LOGISTIC, "--categorical", "color"], "--categorical: expected COLUMN=a|b|c"),
+    ("--categorical empty category", [*LOGISTIC, "--categorical", "1=a||b"], "--categorical 1: an empty name"),
+    ("--categorical twice", [*LOGISTIC, "--categorical", "1=a|b", "--categorical", "1=c"], "declared twice"),
+    ("--categorical value not declared", [*LOGISTIC, "--categorical", "1=a|b"],
+     "a value in the categorical column 1 (0-based) is not one of its 2 declared categories (a|b)"),
+    ("--impute malformed", [*LOGISTIC, "--impute", "mean"], "--impute: expected zero or COLUMN=VALUE"),
+    ("--impute zero twice", [*LOGISTIC, "--impute", "zero", "--impute", "zero"], "--impute zero: given twice"),
+    ("--impute the label", [*LOGISTIC, "--impute", "0=1"], "labels are never imputed"),
+    ("--impute not a number", [*LOGISTIC, "--impute", "1=big"], "expected a finite number"),
+    ("missing label", ["run", "--model", "logistic", "--data", bad("missing_label.csv"), "--impute", "zero"],
+     "line 2: missing label (an empty field) in column 0 (0-based): labels are never imputed"),
+    ("delta not below 1/n", [*LOGISTIC, "--delta", "0.5"], "--delta = 0.5: not below 1/n"),
     ("label column only", ["run", "--model", "logistic", "--data", bad("one_column.csv")], "at least one feature column"),
     ("truncated gzip", ["run", "--model", "logistic", "--data", bad("truncated.csv.gz")], "gzip"),
     ("data is a directory", ["run", "--model", "logistic", "--data", BAD, "--format", "csv"], "load_csv"),
@@ -127,7 +164,7 @@ CASES = [
     ("--release-only with --eval", [*LOGISTIC, "--eval", OK, "--release-only"], "--release-only"),
     ("keygen over an existing file", ["keygen", "--out", OK], "never replaces a key"),
     # --- model and algorithm ---
-    ("unknown model", ["run", "--model", "linear", "--data", OK], "unknown model 'linear'"),
+    ("unknown model", ["run", "--model", "lasso", "--data", OK], "unknown model 'lasso'"),
     ("no --model with --data", ["run", "--data", OK], "--model is required"),
     ("unknown algo", [*LOGISTIC, "--algo", "adam"], "unknown algorithm 'adam'"),
     ("no data source", ["run", "--model", "logistic"], "--data FILE or --synthetic"),
@@ -152,7 +189,7 @@ CASES = [
     # --- too few records ---
     ("too few records for O1", ["run", "--model", "logistic", "--data", bad("tiny.csv"), "--alpha-scale", "0.01",
                                 "--G", "1", "--M", "1", "--algo", "spider-tree-adaptive"], "cannot fill one O1 batch"),
-    ("too few records to estimate G", ["run", "--model", "logistic", "--data", bad("tiny.csv")],
+    ("too few records to estimate G", ["run", "--model", "logistic", "--data", bad("tiny.csv"), "--scale", "none"],
      "too few to estimate G or M privately"),
     ("G auto for a non-private run", ["run", "--model", "logistic", "--data", bad("tiny.csv"), "--algo", "sgd",
                                       "--G", "auto"], "--G auto: the constants are estimated privately for private runs only"),

@@ -92,6 +92,45 @@ class AuditCli(unittest.TestCase):
         self.assertEqual(j["failures"]["without_canary"], 0)
         self.assertFalse(j["violation"])
 
+    def test_a_factor_of_two_is_flagged_by_the_mu_bound(self):
+        # Default runs (2 x 2000): mu 0.52 against the claim 0.268, its lower bound 0.44.
+        j = audit("--tamper", "sensitivity-half")
+        self.assertTrue(j["violation"], j)
+        self.assertIn("mu", j["violation_by"].split("+"))
+        self.assertGreater(j["mu_lower_bound"], j["claimed_mu"])
+        self.assertLess(j["epsilon_lower_bound"], j["claimed_epsilon"])  # the epsilon bound alone misses it
+        self.assertAlmostEqual(j["false_alarm"], 0.06)
+        self.assertNotIn("tradeoff", j)
+
+    def test_poisson_rate_half_is_flagged_against_the_pld_curve(self):
+        j = audit("--algo", "dpsgd", "--epochs", "1", "--tamper", "rate-half", "--runs", "400")
+        self.assertTrue(j["violation"], j)
+        self.assertEqual(j["violation_by"], "trade-off")
+        t = j["tradeoff"]
+        for key in ["canaries", "samples", "threshold", "true_positives", "false_positives", "tpr_lower", "fpr_upper",
+                    "claimed_tpr_max", "sampling_rate", "noise_multiplier", "steps"]:
+            self.assertIn(key, t)
+        self.assertEqual(t["canaries"], 64)
+        self.assertEqual(t["samples"], 64 * 200)
+        self.assertAlmostEqual(t["sampling_rate"], 0.05)  # the claim's, half the true 0.1
+        self.assertGreater(t["tpr_lower"], t["claimed_tpr_max"])
+        self.assertEqual(j["d"], 64)
+
+    def test_secure_noise_halved_is_flagged(self):
+        j = audit("--algo", "dpsgd", "--noise", "secure", "--tamper", "noise-half", "--runs", "1000")
+        self.assertEqual(j["noise"], "secure")
+        self.assertTrue(j["violation"], j)
+        self.assertIn("mu", j["violation_by"].split("+"))
+
+    def test_bad_options_are_refused_in_one_line(self):
+        for args, needle in [(["--noise", "exact"], "--noise"), (["--tamper", "rate-half"], "rate-half"),
+                             (["--tamper", "depth-understated"], "depth-understated"),
+                             (["--canaries", "8"], "canaries"), (["--test-level", "2"], "--test-level")]:
+            p = subprocess.run([BIN, "audit", "--runs", "10", *args], capture_output=True, text=True, timeout=60)
+            self.assertNotEqual(p.returncode, 0, args)
+            self.assertIn(needle, p.stderr, args)
+            self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+
     def test_poisson_dpsgd_uses_zero_out_neighbours(self):
         j = audit("--algo", "dpsgd", "--epochs", "1", "--runs", "100")
         self.assertEqual(j["adjacency"], "zero-out")

@@ -118,7 +118,7 @@ class InterruptedRun(unittest.TestCase):
     # costly, the data small): the test signals it after its first progress
     # line, which comes after one second of optimizing.
     LONG = ["run", "--synthetic", "gaussian-mixture:n=1000000,d=10,seed=1", "--model", "mlp", "--hidden", "128",
-            "--algo", "spider-tree-adaptive", "--epsilon", "2", "--delta", "1e-6", "--seed", "3",
+            "--algo", "spider-tree-adaptive", "--epsilon", "2", "--delta", "1e-7", "--seed", "3",
             "--max-steps", "0", "--threads", "1"]
 
     def start_and_interrupt(self, sig, out):

@@ -30,14 +30,14 @@ class Predict(unittest.TestCase):
             train, out = os.path.join(tmp, "train.csv"), os.path.join(tmp, "r.json")
             shifted(train)
             accuracy = {}
-            for bias in ([], ["--fit-intercept"]):
+            for bias in (["--no-fit-intercept"], ["--fit-intercept"]):
                 r = dpsosp("run", "--model", "logistic", "--data", train, "--eval", train, "--epsilon", "2",
                            "--seed", "3", *KEY, "--no-certificate", "--out", out, *bias)
                 self.assertEqual(r.returncode, 0, r.stderr)
                 with open(out) as f:
                     report = json.load(f)
-                self.assertEqual(report["shape"]["fit_intercept"], bool(bias))
-                self.assertEqual(report["d"], 3 if bias else 2)
+                self.assertEqual(report["shape"]["fit_intercept"], bias == ["--fit-intercept"])
+                self.assertEqual(report["d"], 3 if bias == ["--fit-intercept"] else 2)
                 p = dpsosp("predict", "--point", out, "--data", train)
                 self.assertEqual(p.returncode, 0, p.stderr)
                 lines = p.stdout.splitlines()
@@ -48,7 +48,7 @@ class Predict(unittest.TestCase):
                 right = sum(float(a) == b for a, b in zip(lines[1:], labels))
                 self.assertAlmostEqual(right / 20000, report["diagnostics"]["eval"]["accuracy"], places=12)
                 self.assertIn("dpsosp: accuracy %.6f on 20000 records" % (right / 20000), p.stderr)
-                accuracy[bool(bias)] = right / 20000
+                accuracy[bias == ["--fit-intercept"]] = right / 20000
             # The bias is what lets the boundary move off the origin.
             self.assertGreater(accuracy[True], 0.95)
             self.assertLess(accuracy[False], 0.9)

@@ -95,7 +95,7 @@ class PublicShape(unittest.TestCase):
                     self.assertEqual(r.returncode, 0, r.stderr)
                     reports.append(json.loads(r.stdout))
                 a, b = reports
-                self.assertEqual((a["shape"]["features"], a["d"], len(a["x"])), (2 * HUGE,) * 3)
+                self.assertEqual((a["shape"]["features"], a["d"], len(a["x"])), (2 * HUGE, 2 * HUGE + 1, 2 * HUGE + 1))  # intercept
                 self.assert_same_outside_the_release(a, b)
                 for key in ("sigma", "noise_multiplier", "epsilon", "delta", "mu", "params", "constants", "shape"):
                     self.assertIn(key, a)

@@ -66,7 +66,7 @@ class Stream(unittest.TestCase):
     def run_x(self, data, algo, *extra):
         out = self.path("r.json")
         r = dpsosp("run", "--model", "logistic", "--data", data, "--algo", algo, "--seed", 5,
-                   "--noise-key-file", KEY_FILE, "--out", out, *extra)
+                   "--noise-key-file", KEY_FILE, "--out", out, "--scale", "none", *extra)
         self.assertEqual(r.returncode, 0, r.stderr)
         with open(out) as f:
             return json.load(f)
@@ -88,7 +88,7 @@ class Stream(unittest.TestCase):
                              % self.path("s-undeclared.dpsr"))
         # A wider declared count than the largest index is the model's width.
         self.assertEqual(self.convert(self.svm, self.path("s-wide.dpsr"), "--features", "100")["features"], 100)
-        self.assertEqual(len(self.run_x(self.path("s-wide.dpsr"), "dpsgd", "--stream")["x"]), 100)
+        self.assertEqual(len(self.run_x(self.path("s-wide.dpsr"), "dpsgd", "--stream")["x"]), 100 + 1)  # intercept
         self.assertEqual(info["bytes"], os.path.getsize(self.path("s.dpsr")))
 
     def test_streamed_run_gives_the_bits_of_a_loaded_run_in_file_order(self):

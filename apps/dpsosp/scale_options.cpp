@@ -1,0 +1,168 @@
+// `dpsosp run`'s scale options (scale_options.hpp).
+#include "scale_options.hpp"
+
+#include <cctype>
+#include <cstdio>
+#include <vector>
+
+namespace dpsosp::cli {
+namespace {
+
+// --bounds / --y-bounds: "LO:HI" (every feature), "LO:HI,LO:HI,..." (one per
+// feature) or a file: a CSV line "LO,HI" per feature, or JSON {"lower": [...],
+// "upper": [...]} or [[LO, HI], ...].
+std::vector<Interval> parse_bounds(const std::string& text, const std::string& option) {
+  std::vector<Interval> out;
+  const auto number = [&](std::string field) {
+    while (!field.empty() && std::isspace(static_cast<unsigned char>(field.back()))) field.pop_back();
+    while (!field.empty() && std::isspace(static_cast<unsigned char>(field.front()))) field.erase(0, 1);
+    return parse_real(field, option, Range::kFinite);
+  };
+  std::FILE* f = text.find(':') == std::string::npos ? std::fopen(text.c_str(), "rb") : nullptr;
+  if (f == nullptr) {
+    std::size_t pos = 0;
+    for (;;) {
+      const std::size_t comma = text.find(',', pos);
+      const std::string item = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+      const std::size_t colon = item.find(':');
+      if (colon == std::string::npos)
+        throw Error(option + ": expected LO:HI, LO:HI,LO:HI,... (one per feature) or a file, got " + quote_token(text));
+      out.push_back({number(item.substr(0, colon)), number(item.substr(colon + 1))});
+      if (comma == std::string::npos) break;
+      pos = comma + 1;
+    }
+    return out;
+  }
+  std::string body;
+  char buffer[4096];
+  std::size_t got = 0;
+  while ((got = std::fread(buffer, 1, sizeof buffer, f)) > 0) body.append(buffer, got);
+  std::fclose(f);
+  const std::size_t first = body.find_first_not_of(" \t\r\n");
+  if (first != std::string::npos && (body[first] == '{' || body[first] == '[')) {
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(body);
+    } catch (const nlohmann::json::exception&) {
+      throw Error(option + " " + text + ": not valid JSON");
+    }
+    const auto value = [&](const nlohmann::json& v) {
+      if (!v.is_number()) throw Error(option + " " + text + ": expected numbers, got " + v.dump());
+      return v.get<double>();
+    };
+    if (j.is_object() && j.contains("lower") && j.contains("upper") && j["lower"].is_array() &&
+        j["upper"].is_array() && j["lower"].size() == j["upper"].size()) {
+      for (std::size_t k = 0; k < j["lower"].size(); ++k) out.push_back({value(j["lower"][k]), value(j["upper"][k])});
+    } else if (j.is_array()) {
+      for (const auto& e : j) {
+        if (!e.is_array() || e.size() != 2) throw Error(option + " " + text + ": expected [[LO, HI], ...]");
+        out.push_back({value(e[0]), value(e[1])});
+      }
+    } else {
+      throw Error(option + " " + text + ": expected {\"lower\": [...], \"upper\": [...]} or [[LO, HI], ...]");
+    }
+    return out;
+  }
+  std::size_t pos = 0, line = 0;
+  while (pos < body.size()) {
+    const std::size_t nl = body.find('\n', pos);
+    std::string row = body.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
+    pos = nl == std::string::npos ? body.size() : nl + 1;
+    ++line;
+    if (row.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const std::size_t comma = row.find(',');
+    if (comma == std::string::npos)
+      throw Error(option + " " + text + ": line " + std::to_string(line) + ": expected LO,HI");
+    out.push_back({number(row.substr(0, comma)), number(row.substr(comma + 1))});
+  }
+  return out;
+}
+
+}  // namespace
+
+nlohmann::json scaling_json(const ScaledSummary& r) {
+  const Scaling& s = r.scaling;
+  nlohmann::json j = {{"features", s.feature_source}, {"normalize", s.normalize}};
+  if (s.maps_features()) {
+    j["lower"] = s.lower;
+    j["upper"] = s.upper;
+  }
+  j["public_constants"] = s.public_constants;
+  j["target"] = s.has_target ? nlohmann::json{{"lower", s.y_lower}, {"upper", s.y_upper}, {"source", s.target_source}}
+                             : nlohmann::json(nullptr);
+  if (!s.composition.empty()) {
+    j["estimate"] = {{"share", s.share},           {"composition", s.composition}, {"mu", s.mu},
+                     {"rho", s.rho},               {"epsilon", s.epsilon},         {"delta", s.delta},
+                     {"count_noise", s.count_noise}, {"columns", s.columns},
+                     {"public_range", {-1048576.0, 1048576.0}}};
+  }
+  if (r.x_user) j["x_user"] = std::vector<double>(r.x_user->data(), r.x_user->data() + r.x_user->size());
+  return j;
+}
+
+void add_scale_options(CLI::App& app, ScaleArgs& a) {
+  a.app = &app;
+  app.add_option("--bounds", a.bounds,
+                  "Public feature bounds: LO:HI (every feature), LO:HI,LO:HI,... (one per feature) or a file (a "
+                  "LO,HI line per feature, or JSON); records are clipped into the box and mapped onto [-1, 1]");
+  app.add_option("--y-bounds", a.y_bounds, "linear, cauchy: public target bounds LO:HI");
+  app.add_option("--scale", a.scale,
+                  "auto: features (and a regression's target) without bounds are scaled by a private estimate for "
+                  "--data tables (CSV, LibSVM; not IDX or record files) of logistic, sigmoid, softmax, mlp, linear, cauchy; private: always; "
+                  "none: records as they are (docs/own-table.md)")
+      ->capture_default_str();
+  app.add_option("--scale-share", a.scale_share,
+                  "Share of the budget the private scale estimate takes (of mu^2; in (0, 1))")
+      ->capture_default_str();
+  app.add_flag("--normalize", a.normalize, "Scale each record (after the box) to norm 1 (a public transform)");
+}
+
+ScalingOptions scaling_options(const ScaleArgs& a, const DataSource& source, const LoadedProblem& p) {
+  // The scale (scaling.hpp): declared, or estimated privately by default for
+  // the models that take it on a table (--data, not IDX images or --synthetic).
+  ScalingOptions so;
+  if (a.scale != "auto" && a.scale != "private" && a.scale != "none")
+    throw Error("--scale: expected auto, private or none, got " + quote_token(a.scale));
+  const std::string& kind_name = p.model->name();
+  so.target = scales_target(kind_name);
+  if (a.app->count("--bounds") > 0) so.bounds = parse_bounds(a.bounds, "--bounds");
+  if (a.app->count("--y-bounds") > 0) {
+    const std::vector<Interval> y = parse_bounds(a.y_bounds, "--y-bounds");
+    if (y.size() != 1) throw Error("--y-bounds: expected one interval LO:HI, got " + std::to_string(y.size()));
+    so.y_bounds = y[0];
+  }
+  so.share = parse_real(a.scale_share, "--scale-share", Range::kPositive);
+  so.normalize = a.normalize;
+  bool table = !source.data_path.empty() && !p.records && scales_by_default(kind_name);
+  if (table && source.format.empty() && source.data_path != "-") {
+    try {
+      const FileFormat f = guess_file_format(source.data_path);
+      table = f != FileFormat::kIdx && f != FileFormat::kRecords;
+    } catch (const Error&) {
+    }
+  }
+  // IDX images have their format's range; record files (dpsosp convert) are prepared data.
+  if (source.format == "idx" || source.format == "records") table = false;
+  if (a.scale == "private" && (p.records || !scales_by_default(kind_name)))
+    throw Error("--scale private: applies to loaded --data records of the logistic, sigmoid, softmax, mlp, linear "
+                "and cauchy models");
+  so.estimate_features = a.scale == "private" || (a.scale == "auto" && table);
+  so.automatic = a.scale == "auto";
+  so.estimate_target = so.estimate_features && so.target;
+  if (p.records && so.any())
+    throw Error("--stream: the records are read once, as they are; --bounds, --y-bounds and --normalize apply to "
+                "loaded records");
+  try {
+    so.Validate(p.model->features());
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    if (m.rfind("y_bounds:", 0) == 0) throw Error("--y-bounds:" + m.substr(9));
+    if (m.rfind("bounds:", 0) == 0) throw Error("--bounds:" + m.substr(7));
+    if (m.rfind("scale_share:", 0) == 0) throw Error("--scale-share:" + m.substr(12));
+    throw;
+  }
+
+  return so;
+}
+
+}  // namespace dpsosp::cli

@@ -1,0 +1,58 @@
+// The CSV table options (--label, --classes a,b,c, --categorical, --impute)
+// into the loader's LoadOptions (data.hpp; docs/data-formats.md).
+#include <algorithm>
+
+#include "cli.hpp"
+
+namespace dpsosp::cli {
+
+// "a,b,c" (or "a|b|c" with sep '|') into trimmed items; each must be non-empty
+// and appear once.
+std::vector<std::string> split_names(const std::string& text, char sep, const std::string& option) {
+  std::vector<std::string> items;
+  std::size_t pos = 0;
+  for (;;) {
+    const std::size_t end = text.find(sep, pos);
+    std::string item = text.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+    const std::size_t a = item.find_first_not_of(" \t"), b = item.find_last_not_of(" \t");
+    item = a == std::string::npos ? "" : item.substr(a, b - a + 1);
+    if (item.empty()) throw Error(option + ": an empty name in " + quote_token(text));
+    if (std::find(items.begin(), items.end(), item) != items.end())
+      throw Error(option + ": " + quote_token(item) + " is named twice");
+    items.push_back(item);
+    if (end == std::string::npos) return items;
+    pos = end + 1;
+  }
+}
+
+// --label, --classes NAMES, --categorical and --impute, into the CSV loader's options.
+void csv_table_options(const DataSource& s, bool labeled, LoadOptions& lo) {
+  if (s.given("--label")) {
+    if (s.label.empty()) throw Error("--label: empty (expected a column name or 0-based index)");
+    if (!labeled) throw Error("--label: the pca model takes no labels");
+    lo.label_column = s.label;
+  }
+  lo.class_names = s.class_names();
+  for (const std::string& item : s.categorical) {
+    const std::size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
+      throw Error("--categorical: expected COLUMN=a|b|c (the column's public categories), got " + quote_token(item));
+    const std::string column = item.substr(0, eq);
+    for (const CsvCategorical& c : lo.categorical)
+      if (c.column == column) throw Error("--categorical: column " + quote_token(column) + " is declared twice");
+    lo.categorical.push_back({column, split_names(item.substr(eq + 1), '|', "--categorical " + column)});
+  }
+  for (const std::string& item : s.impute) {
+    if (item == "zero") {
+      if (lo.impute_zero) throw Error("--impute zero: given twice");
+      lo.impute_zero = true;
+      continue;
+    }
+    const std::size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
+      throw Error("--impute: expected zero or COLUMN=VALUE, got " + quote_token(item));
+    lo.impute.push_back({item.substr(0, eq), item.substr(eq + 1)});
+  }
+}
+
+}  // namespace dpsosp::cli

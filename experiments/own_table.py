@@ -1,0 +1,131 @@
+"""A user's own table, untuned (issue 31's acceptance check; docs/own-table.md).
+
+scikit-learn's bundled tables loaded raw, DPClassifier(epsilon=eps, classes=np.unique(y)) /
+DPRegressor(epsilon=eps) with nothing else set, five random 75/25 splits, the median test score, against
+the majority class (mean for regression) and the non-private model (standardized logistic / ridge regression).
+
+    /usr/bin/python3 experiments/own_table.py [--out docs/own-table-results.md] [--splits 5]
+"""
+import argparse
+import os
+import sys
+import time
+import warnings
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "build", "python"))
+import dpsosp  # noqa: E402
+from sklearn import datasets  # noqa: E402
+from sklearn.linear_model import LogisticRegression, Ridge  # noqa: E402
+from sklearn.metrics import r2_score  # noqa: E402
+from sklearn.model_selection import train_test_split  # noqa: E402
+from sklearn.pipeline import make_pipeline  # noqa: E402
+from sklearn.preprocessing import StandardScaler  # noqa: E402
+
+CLASSIFICATION = [("breast_cancer", datasets.load_breast_cancer), ("wine", datasets.load_wine),
+                  ("iris", datasets.load_iris), ("digits", datasets.load_digits)]
+REGRESSION = [("diabetes", lambda: datasets.load_diabetes(return_X_y=True, scaled=False))]
+CLI_TABLES = [("breast_cancer", datasets.load_breast_cancer, "logistic"), ("wine", datasets.load_wine, "softmax"),
+              ("diabetes", lambda: datasets.load_diabetes(return_X_y=True, scaled=False), "linear")]
+CLI = os.path.join(HERE, "..", "build", "dpsosp")
+
+
+def load(loader):
+    d = loader()
+    return d if isinstance(d, tuple) else (d.data, d.target)
+
+
+def classification(name, loader, eps_list, splits):
+    X, y = load(loader)
+    rows = []
+    for eps in eps_list:
+        dp, maj, ref = [], [], []
+        for s in range(splits):
+            Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.25, random_state=s)
+            vals, counts = np.unique(ytr, return_counts=True)
+            maj.append(np.mean(yte == vals[np.argmax(counts)]))
+            ref.append(make_pipeline(StandardScaler(), LogisticRegression(max_iter=5000)).fit(Xtr, ytr).score(Xte, yte))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                dp.append(dpsosp.DPClassifier(epsilon=eps, classes=np.unique(y)).fit(Xtr, ytr).score(Xte, yte))
+        m, r, d = np.median(maj), np.median(ref), np.median(dp)
+        rows.append((name, len(X), eps, m, r, d, min(dp), (d - m) / (r - m)))
+    return rows
+
+
+def regression(name, loader, eps_list, splits):
+    X, y = load(loader)
+    rows = []
+    for eps in eps_list:
+        dp, ref = [], []
+        for s in range(splits):
+            Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.25, random_state=s)
+            ref.append(r2_score(yte, make_pipeline(StandardScaler(), Ridge()).fit(Xtr, ytr).predict(Xte)))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                dp.append(r2_score(yte, dpsosp.DPRegressor(epsilon=eps).fit(Xtr, ytr).predict(Xte)))
+        r, d = np.median(ref), np.median(dp)
+        rows.append((name, len(X), eps, 0.0, r, d, min(dp), d / r))
+    return rows
+
+
+def cli(name, loader, model, eps_list, splits):
+    """`dpsosp run` at its defaults on the same CSV (label first), scored on --eval."""
+    import json
+    import subprocess
+    import tempfile
+    X, y = load(loader)
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for eps in eps_list:
+            scores = []
+            for s in range(splits):
+                Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.25, random_state=s)
+                train, test, out = (os.path.join(tmp, f) for f in ("train.csv", "test.csv", "r.json"))
+                np.savetxt(train, np.column_stack([ytr, Xtr]), delimiter=",", fmt="%.10g")
+                np.savetxt(test, np.column_stack([yte, Xte]), delimiter=",", fmt="%.10g")
+                extra = ["--classes", str(len(np.unique(y)))] if model == "softmax" else []
+                subprocess.run([CLI, "run", "--model", model, "--data", train, "--eval", test, "--epsilon", str(eps),
+                                "--quiet", "--no-certificate", "--out", out, *extra], check=True)
+                with open(out) as f:
+                    ev = json.load(f)["diagnostics"]["eval"]
+                scores.append(ev["r2"] if model == "linear" else ev["accuracy"])
+            rows.append((name, model, eps, np.median(scores), min(scores)))
+    return rows
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--splits", type=int, default=5)
+    ap.add_argument("--out", default=None)
+    ap.add_argument("--eps", default="1,3")
+    a = ap.parse_args()
+    eps_list = [float(e) for e in a.eps.split(",")]
+    t = time.time()
+    c = [r for name, ld in CLASSIFICATION for r in classification(name, ld, eps_list, a.splits)]
+    g = [r for name, ld in REGRESSION for r in regression(name, ld, eps_list, a.splits)]
+    lines = ["| table (n) | eps | majority | non-private | dpsosp default (median) | worst split | of the way |",
+             "|---|---|---|---|---|---|---|"]
+    for name, n, eps, m, r, d, w, f in c:
+        lines.append(f"| {name} ({n}) | {eps:g} | {m:.3f} | {r:.3f} | {d:.3f} | {w:.3f} | {100 * f:.0f}% |")
+    for eps in eps_list:
+        fr = [f for *_, e, m, r, d, w, f in [(x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7]) for x in c] if e == eps]
+        lines.append(f"| classification mean | {eps:g} | | | | | {100 * np.mean(fr):.0f}% |")
+    lines += ["", "| table (n), R^2 | eps | mean | non-private | dpsosp default (median) | worst split | of non-private |",
+              "|---|---|---|---|---|---|---|"]
+    for name, n, eps, m, r, d, w, f in g:
+        lines.append(f"| {name} ({n}) | {eps:g} | 0 | {r:.3f} | {d:.3f} | {w:.3f} | {100 * f:.0f}% |")
+    lines += ["", "| `dpsosp run` on the same CSV | model | eps | median (accuracy or R^2) | worst split |", "|---|---|---|---|---|"]
+    for name, model, eps, d, w in [r for name, ld, m in CLI_TABLES for r in cli(name, ld, m, eps_list, a.splits)]:
+        lines.append(f"| {name} | {model} | {eps:g} | {d:.3f} | {w:.3f} |")
+    text = "\n".join(lines) + f"\n\n({a.splits} splits, {time.time() - t:.0f} s)\n"
+    print(text)
+    if a.out:
+        with open(a.out, "w") as f:
+            f.write(text)
+
+
+if __name__ == "__main__":
+    main()

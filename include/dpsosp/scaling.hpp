@@ -1,0 +1,177 @@
+// dpsosp: scale as part of the privacy contract (docs/own-table.md,
+// docs/privacy-accounting.md "Private scaling").
+//
+// A run on a user's table maps every record into a unit box before the
+// optimizer sees it: feature j is clipped into [lower_j, upper_j] and mapped
+// affinely onto [-1, 1]; a regression's target likewise into [y_lower,
+// y_upper] -> [-1, 1]. The box is public: declared by the user (bounds,
+// y_bounds) or estimated privately here from a declared share of the budget,
+// inside the run's reported guarantee. Nothing about the box is ever read
+// from the records without noise.
+//
+// The private estimate (per column c of the C columns estimated: the features
+// without declared bounds, and the target):
+//  1. magnitude and sign: a histogram of x_c on the public signed octave grid
+//     (for each sign: [0, 2^-20), [2^-20, 2^-19), ..., [2^19, 2^20]; values
+//     beyond 2^20 count in the top bin: the public range is [-2^20, 2^20],
+//     about +-1.05e6) with Gaussian noise sigma on every count. S_c = the upper
+//     edge of the octave that holds the 98% point of |x_c| over the counts
+//     above 4 sigma, and the sides (x >= 0, x < 0) of those counts; where no
+//     count is above it, the pair of adjacent octaves (on either side) with
+//     the largest noisy count gives S_c and the side.
+//  2. location and spread: a histogram of x_c clipped into [a, b] (the sides
+//     found: [0, S_c], [-S_c, 0] or [-S_c, S_c]) on 16 equal bins with the same
+//     noise; [lower_c, upper_c] = the 2% and 98% points (linear within a bin)
+//     of the counts above 2.5 sigma ([a, b] where those hold under half of the
+//     n records, n public), at least a bin wide.
+// Replacing one record moves one count down and one up in each of the C
+// columns of a histogram: L2 sensitivity sqrt(2C). The two histograms are
+// Gaussian mechanisms of (sqrt(2C) / sigma)-GDP each, (2 sqrt(C) / sigma)-GDP
+// together; sigma = 2 sqrt(C) / mu_s makes the estimate mu_s-GDP.
+//
+// On the unit box a record's gradient and curvature have public bounds (the
+// model's loss slope and curvature bounds times ||[z, 1]||, ||[z, 1]||^2): the
+// private G and M estimates are capped at them.
+//
+// Composition with the run (exact where the run is GDP): with mu the GDP mu
+// of the target (eps, delta) and share s, the estimate takes mu_s = sqrt(s) mu
+// and the run is calibrated to mu_r = sqrt(1 - s) mu, so that the whole is
+// sqrt(mu_s^2 + mu_r^2) = mu-GDP: the target. Secure noise (zCDP): rho_s =
+// s rho, the run (1 - s) rho, discrete Gaussian counts. Poisson-sampled runs
+// (PLD / RDP accounting): basic composition, the estimate (s eps, delta/2)
+// and the run ((1 - s) eps, delta/2).
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dpsosp/data.hpp"
+#include "dpsosp/model.hpp"
+#include "dpsosp/noise.hpp"
+#include "dpsosp/optimizer.hpp"
+#include "dpsosp/params.hpp"
+#include "dpsosp/types.hpp"
+
+namespace dpsosp {
+
+/// A closed interval [lower, upper], lower < upper, both finite.
+struct Interval {
+  double lower = -1, upper = 1;
+};
+
+/// How a run scales its records (RunOptions are the optimizer's; these the table's).
+struct ScalingOptions {
+  /// Declared public bounds of the features: empty (none), one interval for
+  /// every feature, or one per feature.
+  std::vector<Interval> bounds;
+  /// Declared public bounds of a regression's target.
+  std::optional<Interval> y_bounds;
+  /// Estimate the box of the features without declared bounds privately.
+  bool estimate_features = false;
+  /// Estimate the target's interval privately (regression, no y_bounds).
+  bool estimate_target = false;
+  /// Map the target too (regression models: linear, cauchy).
+  bool target = false;
+  /// After the box: each record scaled to norm 1 (a public, per-record
+  /// transform; records at 0 stay 0).
+  bool normalize = false;
+  /// Share of the budget the private estimate takes (of mu^2, rho or eps).
+  double share = 0.25;
+  /// The estimate was asked for by default (scale "auto"), not explicitly:
+  /// where it cannot work, decided from public facts alone, the records run as
+  /// they are: sparse records (the map onto [-1, 1] would make them dense;
+  /// their documented default), or, with a warning in the summary, a run
+  /// whose counts' noise is too large for its n (3 sigma >= n: not even all
+  /// records in one bin would stand out; the target alone is still estimated when it can be). Not
+  /// automatic: those cases are refused.
+  bool automatic = false;
+  /// Whether anything is mapped at all.
+  bool any() const { return !bounds.empty() || y_bounds || estimate_features || estimate_target || normalize; }
+  bool estimates() const { return estimate_features || estimate_target; }
+  /// Throws Error "OPTION: ..." (bounds, y_bounds, scale_share) for a bad value
+  /// or a bound count that is neither 1 nor `features`.
+  void Validate(Index features) const;
+};
+
+/// The map a run used (public: declared or covered by the guarantee).
+struct Scaling {
+  /// Per feature: the box; empty when the features are not mapped.
+  std::vector<double> lower, upper;
+  bool has_target = false;
+  double y_lower = -1, y_upper = 1;
+  bool normalize = false;
+  /// "declared", "private" or "none", for the features and the target.
+  std::string feature_source = "none", target_source = "none";
+  // The private estimate (zeros where there was none).
+  double share = 0;          ///< of the budget
+  double mu = 0;             ///< its GDP mu (float mode)
+  double rho = 0;            ///< its zCDP rho (secure mode)
+  double epsilon = 0, delta = 0;  ///< its (eps, delta) under basic composition (Poisson runs), else 0
+  double count_noise = 0;    ///< the counts' noise standard deviation
+  Index columns = 0;         ///< columns estimated
+  std::string composition;   ///< "gdp", "zcdp" or "basic"; empty without an estimate
+  /// G and M came from the public rule of the unit box (too few records for
+  /// their private estimate), not from an estimate.
+  bool public_constants = false;
+  /// The unit-scale records: features clipped into the box and mapped onto
+  /// [-1, 1], normalized if asked, labels mapped where has_target.
+  Dataset apply(const Dataset& data) const;
+  /// A unit-scale prediction of the target in the user's units, clamped into
+  /// the target's box (public).
+  double target_to_user(double v) const;
+  bool maps_features() const { return !lower.empty(); }
+};
+
+/// The estimate on records (every row of data) with noise keyed by `key`
+/// (stream kScaling), at GDP mu_s (float) or zCDP rho_s (secure); a
+/// non-private target (epsilon = inf) takes the exact counts. Exposed for tests.
+struct ColumnBox {
+  double lower = -1, upper = 1;
+  bool found = false;  ///< the magnitude histogram had a count above its threshold
+};
+std::vector<ColumnBox> estimate_boxes(const RowMatrix& columns, double count_noise, bool secure,
+                                      std::uint64_t discrete_scale, const NoiseKey& key);
+
+/// What a scaled run released: the optimizer's summary (x on the unit scale;
+/// its privacy record the whole run's, the estimate included) and the map.
+struct ScaledSummary {
+  Summary summary;
+  Scaling scaling;
+  /// x in the user's units where the model is linear in its records (margin
+  /// models and softmax with an intercept, no normalize): the same layout as x,
+  /// whose predictions on a raw record inside the box are x's on its unit
+  /// record (a regression's before the clamp into the target's box). Unset otherwise.
+  std::optional<Vec> x_user;
+};
+
+/// The standard deviation of the private estimate's counts for `columns`
+/// columns at share `share` of the run's budget (0 for a non-private run).
+double scale_count_noise(Index columns, const RunOptions& run, double share);
+
+/// The regression models, whose target is mapped: linear, cauchy.
+bool scales_target(const std::string& model);
+/// The models a table run maps by default: logistic, sigmoid, softmax, mlp, linear, cauchy.
+bool scales_by_default(const std::string& model);
+
+/// Maps the records (estimating the box privately where asked), runs
+/// minimize on the unit-scale records at the target left after the estimate's
+/// share, and states the whole run's guarantee. Without anything to map it is
+/// minimize itself. Throws Error for several processes or secure noise with a
+/// Poisson run and an estimate.
+ScaledSummary minimize_scaled(const Model& model, const Dataset& data, const Vec& x0, const RunOptions& options,
+                              const ScalingOptions& scaling);
+
+/// The public noise rule (docs/parameters.md, "Noise that swamps the
+/// signal"): one pass's mean of clipped gradients (norm at most G) gets noise
+/// of norm about G sqrt(d) / (n mu); at sqrt(d) / (n mu) >= kNoiseSwamps a run
+/// rarely beats guessing (measured on docs/own-table.md's tables).
+constexpr double kNoiseSwamps = 0.15;
+double noise_to_signal(Index n, Index d, double mu);
+/// The warning (Summary::warnings) where the rule says so; empty otherwise.
+/// A function of n, d and the run's target alone: public.
+std::string noise_warning(Index n, Index d, const RunOptions& run);
+
+/// x in the user's units (ScaledSummary::x_user) or unset.
+std::optional<Vec> user_units_point(const Model& model, const Vec& x, const Scaling& scaling);
+
+}  // namespace dpsosp

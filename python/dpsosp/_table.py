@@ -1,0 +1,168 @@
+"""Tables as numbers (docs/data-formats.md): the rules of the CLI's CSV loader for pandas DataFrames and
+arrays. Categorical columns one-hot from public categories, missing values refused (naming row and column)
+or filled by a declared rule; a value outside the declared categories is refused in words that name no
+record."""
+import numbers
+
+import numpy as np
+
+__all__ = ["encode_table"]
+
+
+def _is_frame(X):
+    return hasattr(X, "to_numpy") and hasattr(X, "dtypes") and hasattr(X, "columns")
+
+
+def _isna(values):
+    """Missing entries of a 1-d array: NaN, None, pandas.NA / NaT."""
+    try:
+        import pandas
+        return np.asarray(pandas.isna(values), dtype=bool)
+    except ImportError:
+        return np.array([v is None or (isinstance(v, float) and v != v) for v in values], dtype=bool)
+
+
+def _show(values, sep):
+    items = [str(v) for v in values]
+    return sep.join(items) if len(items) <= 10 else sep.join(items[:8]) + f"{sep}... ({len(items)} in all)"
+
+
+def _names(what, values, low=1):
+    """A public list (class names, categories): at least `low` entries, each once."""
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise TypeError(f"{what}: expected a list, got {values!r}")
+    values = list(values)
+    if len(values) < low:
+        raise ValueError(f"{what}: expected {low} names or more, got {len(values)}")
+    for i, v in enumerate(values):
+        if any(v == w for w in values[:i]):
+            raise ValueError(f"{what}: {v!r} is named twice")
+    return values
+
+
+def _codes(values, names):
+    """Each entry's index in names (compared with ==), -1 where it is none of them."""
+    codes = np.full(len(values), -1, dtype=np.int64)
+    for k, name in enumerate(names):
+        codes[(codes < 0) & np.asarray(values == name, dtype=bool)] = k
+    return codes
+
+
+def encode_table(X, *, categorical=None, impute=None, name="X"):
+    """The records X (a pandas DataFrame, or a 2-d array) as float64 features, by the rules of the CLI's CSV
+    loader (docs/data-formats.md): each column of `categorical` ({column: [public categories]}) one-hot encoded,
+    one feature per category in the order given, a value not among them refused in words that name no record;
+    other columns numeric. A missing value (NaN, None, pandas.NA) is refused, naming its row (0-based) and
+    column, unless `impute` declares how to fill it: "zero" (a numeric column 0, a categorical one no
+    category) or {column: value} (a number, or one of the column's categories). Array columns are named by
+    their 0-based index."""
+    categorical = {} if categorical is None else dict(categorical)
+    if impute is None:
+        zero, fills = False, {}
+    elif isinstance(impute, str):
+        if impute != "zero":
+            raise ValueError(f"impute: expected 'zero' or a dict {{column: value}}, got {impute!r}")
+        zero, fills = True, {}
+    elif isinstance(impute, dict):
+        zero, fills = False, dict(impute)
+    else:
+        raise TypeError(f"impute: expected 'zero' or a dict {{column: value}}, got {impute!r}")
+    if _is_frame(X):
+        keys = list(X.columns)
+        column = lambda j: X.iloc[:, j]  # noqa: E731
+    else:
+        a = np.asarray(X, dtype=object if categorical else None)
+        if a.ndim != 2:
+            raise ValueError(f"{name}: expected a 2-d array (n records x p features), got {a.ndim}-d")
+        keys = list(range(a.shape[1]))
+        column = lambda j: a[:, j]  # noqa: E731
+    for what, table in (("categorical", categorical), ("impute", fills)):
+        for key in table:
+            if key not in keys:
+                raise ValueError(f"{what}: {name} has no column {key!r} (its columns: {_show(keys, ', ')})")
+    n = len(X)
+    parts = []
+    for j, key in enumerate(keys):
+        values = column(j)
+        series = values if hasattr(values, "to_numpy") else None
+        numeric = key not in categorical and (
+            np.issubdtype(values.dtype, np.number) or np.issubdtype(values.dtype, np.bool_))
+        if numeric:  # a number column: NaN (pandas.NA) is its missing value
+            numbers_ = (series.to_numpy(dtype=np.float64, na_value=np.nan) if series is not None
+                        else np.asarray(values, dtype=np.float64))
+            missing = np.isnan(numbers_)
+        else:
+            values = series.to_numpy(dtype=object) if series is not None else np.asarray(values, dtype=object)
+            missing = _isna(values)
+        fill = fills.get(key, "zero" if zero else None)
+        if missing.any() and fill is None:
+            row = int(np.argmax(missing))
+            raise ValueError(f"{name}: row {row} (0-based), column {key!r}: missing value; fill it in, or declare a "
+                             f"rule: impute='zero' or impute={{{key!r}: VALUE}}")
+        if key in categorical:
+            cats = _names(f"categorical[{key!r}]", categorical[key])
+            codes = _codes(values, cats)
+            if ((codes < 0) & ~missing).any():
+                raise ValueError(f"{name}: a value in column {key!r} is not one of its {len(cats)} declared "
+                                 f"categories ({_show(cats, '|')}); every value must be one of them")
+            if missing.any() and key in fills:
+                filled = _codes(np.array([fill], dtype=object), cats)[0]
+                if filled < 0:
+                    raise ValueError(f"impute[{key!r}]: {fill!r} is not one of the column's categories "
+                                     f"({_show(cats, '|')})")
+                codes[missing] = filled
+            parts.append((codes[:, None] == np.arange(len(cats))[None, :]).astype(np.float64))
+            continue
+        if not numeric:  # an object column of numbers (None for a missing one) passes
+            try:
+                numbers_ = np.array([np.nan if m else float(v) for v, m in zip(values, missing)], dtype=np.float64)
+            except (TypeError, ValueError):
+                kind = f" ({series.dtype})" if series is not None else ""
+                raise ValueError(f"{name}: column {key!r} is not numeric{kind}; declare its public categories: "
+                                 f"categorical={{{key!r}: [...]}}") from None
+        if missing.any():
+            value = 0.0 if fill == "zero" and key not in fills else fill
+            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value):
+                raise ValueError(f"impute[{key!r}]: expected a finite number for a numeric column, got {value!r}")
+            numbers_[missing] = float(value)
+        parts.append(numbers_[:, None])
+    if not parts:
+        raise ValueError(f"{name}: no feature columns")
+    return np.ascontiguousarray(np.hstack(parts)) if n else np.zeros((0, sum(p.shape[1] for p in parts)))
+
+
+def _table_input(model, X, y, classes, label, categorical, impute, models):
+    """dpsosp.run's table keywords: the label column split off X, the class names (None for a count), X encoded as
+    numbers by encode_table's rules when it is a table; returns (X, y, class_names)."""
+    class_names = None
+    if classes is not None and not isinstance(classes, (numbers.Number, str)) and hasattr(classes, "__iter__"):
+        class_names = _names("classes", classes, 2)
+        if model in ("logistic", "sigmoid") and len(class_names) != 2:
+            raise ValueError(f"classes: {model} takes 2 classes (the first is label 0, the second 1), got "
+                             f"{len(class_names)} names")
+        if model not in ("logistic", "sigmoid", "softmax", "mlp") and model in models:
+            raise ValueError(f"classes: class names apply to the logistic, sigmoid, softmax and mlp models, not {model}")
+    if label is not None:
+        if X is None:
+            raise ValueError("label: names a column of X")
+        if y is not None:
+            raise ValueError("label: the labels are a column of X; give label or y, not both")
+        if _is_frame(X):
+            if label not in list(X.columns):
+                raise ValueError(f"label: X has no column {label!r} (its columns: {_show(list(X.columns), ', ')})")
+            y, X = X[label], X.drop(columns=[label])
+        else:
+            a = np.asarray(X, dtype=object if class_names is not None or categorical else None)
+            if a.ndim != 2 or isinstance(label, bool) or not isinstance(label, numbers.Integral) or \
+                    not 0 <= label < a.shape[1]:
+                raise ValueError(f"label: expected a column index of X (0 to {a.shape[1] - 1 if a.ndim == 2 else 0}), "
+                                 f"got {label!r}")
+            y, X = a[:, label], np.delete(a, label, axis=1)
+    if X is not None and (_is_frame(X) or categorical is not None or impute is not None):
+        if not (_is_frame(X) and categorical is None and impute is None and
+                all(np.issubdtype(t, np.number) or np.issubdtype(t, np.bool_) for t in X.dtypes) and
+                not X.isna().to_numpy().any()):
+            X = encode_table(X, categorical=categorical, impute=impute)
+    elif categorical is not None or impute is not None:
+        raise ValueError("categorical and impute apply to X (a table); a record file is encoded already")
+    return X, y, class_names

@@ -1,0 +1,154 @@
+"""Tables in Python (docs/data-formats.md): pandas DataFrames with string labels through public class names,
+categorical columns one-hot from public categories, missing values refused (naming row and column) or imputed;
+the same rules, and the same run, as the CLI's CSV loader."""
+import os
+import subprocess
+import tempfile
+import unittest
+import warnings
+
+import numpy as np
+import pandas as pd
+
+import dpsosp
+from dpsosp import DPClassifier
+
+CLI = os.environ.get("DPSOSP_CLI")
+SPECIES = ["setosa", "versicolor", "virginica"]
+COLORS = ["red", "green", "blue"]
+
+
+def frame(n=600, seed=3):
+    rng = np.random.default_rng(seed)
+    k = rng.integers(0, 3, n)
+    df = pd.DataFrame({"species": [SPECIES[i] for i in k],
+                       "color": [COLORS[i] for i in rng.integers(0, 3, n)],
+                       "a": np.round(rng.standard_normal(n) * 0.5 + 1.0 * k, 6),
+                       "b": np.round(rng.standard_normal(n) * 0.5 - 0.8 * k, 6)})
+    df.loc[7, "a"] = np.nan
+    df.loc[11, "color"] = None
+    return df
+
+
+class EncodeTable(unittest.TestCase):
+    def test_one_hot_and_imputation(self):
+        df = pd.DataFrame({"color": ["red", "blue", None], "age": [30.0, np.nan, 40.0]})
+        X = dpsosp.encode_table(df, categorical={"color": COLORS}, impute="zero")
+        np.testing.assert_array_equal(X, [[1, 0, 0, 30], [0, 0, 1, 0], [0, 0, 0, 40]])
+        X = dpsosp.encode_table(df, categorical={"color": COLORS}, impute={"color": "green", "age": 35})
+        np.testing.assert_array_equal(X, [[1, 0, 0, 30], [0, 0, 1, 35], [0, 1, 0, 40]])
+        # Arrays: columns by index.
+        X = dpsosp.encode_table(np.array([[1.0, np.nan], [2.0, 3.0]]), impute={1: -1})
+        np.testing.assert_array_equal(X, [[1, -1], [2, 3]])
+
+    def test_missing_values_are_refused_naming_row_and_column(self):
+        df = pd.DataFrame({"color": ["red", "blue", "red"], "age": [30.0, np.nan, 40.0]})
+        with self.assertRaisesRegex(ValueError, r"^X: row 1 \(0-based\), column 'age': missing value; fill it in, "
+                                                r"or declare a rule: impute='zero' or impute=\{'age': VALUE\}$"):
+            dpsosp.encode_table(df, categorical={"color": COLORS})
+        with self.assertRaisesRegex(ValueError, r"column 'color' is not numeric \(object\); declare its public "
+                                                r"categories"):
+            dpsosp.encode_table(df, impute="zero")
+        with self.assertRaisesRegex(ValueError, r"impute\['color'\]: 'pink' is not one of the column's categories"):
+            dpsosp.encode_table(df.assign(color=["red", None, "red"]), categorical={"color": COLORS},
+                                impute={"color": "pink", "age": 1})
+
+    def test_undeclared_values_are_refused_in_words_that_name_no_record(self):
+        messages = []
+        for bad_row, bad in ((2, "pink"), (5, "teal")):
+            colors = ["red"] * 8
+            colors[bad_row] = bad
+            with self.assertRaises(ValueError) as raised:
+                dpsosp.encode_table(pd.DataFrame({"color": colors, "x": range(8)}), categorical={"color": COLORS})
+            messages.append(str(raised.exception))
+        self.assertEqual(messages[0], messages[1])
+        self.assertEqual(messages[0], "X: a value in column 'color' is not one of its 3 declared categories "
+                                      "(red|green|blue); every value must be one of them")
+        labels = []
+        for bad_row in (1, 6):
+            y = ["setosa"] * 8
+            y[bad_row] = "rose"
+            with self.assertRaises(ValueError) as raised:
+                dpsosp.run("softmax", np.ones((8, 2)), y, classes=SPECIES, seed=1)
+            labels.append(str(raised.exception))
+        self.assertEqual(labels[0], labels[1])
+        self.assertIn("a label is not one of the 3 declared classes (setosa,versicolor,virginica)", labels[0])
+
+
+class DataFrames(unittest.TestCase):
+    @unittest.skipUnless(CLI, "DPSOSP_CLI not set")
+    def test_a_dataframe_runs_as_the_same_table_in_the_cli(self):
+        df = frame()
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "t.csv")
+            df.to_csv(path, index=False)  # missing values as empty fields
+            key = os.path.join(tmp, "k")
+            with open(key, "w") as f:
+                f.write("00112233445566778899aabbccddeeff\n")
+            os.chmod(key, 0o600)  # a key file others can read is refused
+            common = ["--seed", "5", "--noise-key-file", key, "--G", "1", "--M", "1", "--quiet"]
+            cli = subprocess.run([CLI, "run", "--model", "softmax", "--data", path, "--label", "species",
+                                  "--classes", ",".join(SPECIES), "--categorical", "color=" + "|".join(COLORS),
+                                  "--impute", "zero", *common], capture_output=True, text=True)
+            self.assertEqual(cli.returncode, 0, cli.stderr)
+            import json
+            j = json.loads(cli.stdout)
+            r = dpsosp.run("softmax", df, label="species", classes=SPECIES, categorical={"color": COLORS},
+                           impute="zero", seed=5, noise_key_file=key, G=1, M=1)
+        self.assertEqual(r["shape"]["features"], 5)
+        self.assertEqual(r["shape"]["classes"], 3)
+        self.assertEqual(r["n"], j["n"])
+        self.assertEqual(list(r["x"]), j["x"])
+
+    def test_label_column_or_y(self):
+        df = frame().dropna()
+        y = df["species"]
+        a = dpsosp.run("softmax", df, label="species", classes=SPECIES, categorical={"color": COLORS}, seed=2,
+                       noise_key=bytes(16), G=1, M=1)
+        b = dpsosp.run("softmax", df.drop(columns=["species"]), y, classes=SPECIES, categorical={"color": COLORS},
+                       seed=2, noise_key=bytes(16), G=1, M=1)
+        np.testing.assert_array_equal(a["x"], b["x"])
+        with self.assertRaisesRegex(ValueError, "label: X has no column 'kind'"):
+            dpsosp.run("softmax", df, label="kind", classes=SPECIES)
+        with self.assertRaisesRegex(ValueError, "column 'color' is not numeric"):
+            dpsosp.run("softmax", df, label="species", classes=SPECIES)
+
+    def test_delta_above_a_tenth_of_1_over_n_warns(self):
+        X = np.random.default_rng(1).standard_normal((500, 2))
+        y = (X[:, 0] > 0).astype(float)
+        with self.assertWarnsRegex(dpsosp.RunWarning, r"delta 0.001 is above 1/\(10 n\) = 0.0002 for the 500 records"):
+            dpsosp.run("logistic", X, y, delta=1e-3, seed=1, G=1, M=1)
+        with self.assertRaisesRegex(ValueError, r"^delta = 0.002: not below 1/n = 0.002 for the 500 records"):
+            dpsosp.run("logistic", X, y, delta=2e-3, seed=1, G=1, M=1)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", dpsosp.RunWarning)
+            dpsosp.run("logistic", X, y, delta=1e-5, seed=1, G=1, M=1)
+
+
+class Estimators(unittest.TestCase):
+    def test_classifier_on_a_dataframe_with_strings(self):
+        df = frame(1500).dropna()
+        X, y = df.drop(columns=["species"]), df["species"]
+        clf = DPClassifier(epsilon=3, classes=SPECIES, categorical={"color": COLORS}, random_state=0,
+                           noise_key=bytes(16)).fit(X, y)
+        self.assertEqual(clf.n_features_in_, 5)
+        predicted = clf.predict(X)
+        self.assertTrue(set(predicted) <= set(SPECIES))
+        # Far better than the majority class on these separable classes (a fixed noise key: deterministic).
+        self.assertGreater(np.mean(predicted == y.to_numpy()), 0.5)
+        bad = y.copy()
+        bad.iloc[3] = "rose"
+        with self.assertRaisesRegex(ValueError, "^DPClassifier: a label of y is not one of the 3 declared classes; "
+                                                "which record is not said"):
+            DPClassifier(classes=SPECIES, categorical={"color": COLORS}).fit(X, bad)
+        holes = X.copy()
+        holes.iloc[4, holes.columns.get_loc("a")] = np.nan
+        with self.assertRaisesRegex(ValueError, r"row 4 \(0-based\), column 'a': missing value"):
+            DPClassifier(classes=SPECIES, categorical={"color": COLORS}).fit(holes, y)
+        clf = DPClassifier(epsilon=3, classes=SPECIES, categorical={"color": COLORS}, impute="zero",
+                           random_state=0, noise_key=bytes(16)).fit(holes, y)
+        self.assertEqual(clf.predict(holes).shape, (len(holes),))
+
+
+if __name__ == "__main__":
+    unittest.main()

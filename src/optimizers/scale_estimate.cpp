@@ -1,0 +1,157 @@
+// The private box estimate of scaling.hpp: two noisy histograms per column.
+#include <algorithm>
+#include <cmath>
+
+#include "dpsosp/discrete_gaussian.hpp"
+#include "dpsosp/scaling.hpp"
+
+namespace dpsosp {
+namespace {
+
+constexpr int kLowExponent = -20, kHighExponent = 20;  // the octave grid: public range [-2^20, 2^20]
+constexpr int kOctaveBins = kHighExponent - kLowExponent + 1;
+constexpr int kLinearBins = 16;
+constexpr double kQuantile = 0.02;           // the box spans the 2% to 98% points
+constexpr double kMagnitudeThreshold = 4.0;  // counts kept: above 4 sigma (octaves), 2.5 sigma (linear)
+constexpr double kLinearThreshold = 2.5;
+
+int octave_bin(double v) {
+  const double a = std::abs(v);
+  if (!(a >= std::ldexp(1.0, kLowExponent))) return 0;
+  const int e = std::ilogb(a);  // a in [2^e, 2^(e+1))
+  return std::min(kOctaveBins - 1, e - kLowExponent + 1);
+}
+double octave_upper_edge(int bin) { return std::ldexp(1.0, kLowExponent + bin); }
+
+// Noisy counts of one histogram column by column (the whole matrix one
+// release): Gaussian in float mode, discrete Gaussian of scale s in secure mode.
+class Noise {
+ public:
+  Noise(const NoiseKey& key, double sigma, bool secure, std::uint64_t scale, std::uint32_t release)
+      : key_(key), stream_(key, StreamPurpose::kScaling, release), sigma_(sigma), secure_(secure), scale_(scale),
+        release_(release) {}
+  void add(std::vector<double>& counts) {
+    if (secure_) {
+      std::vector<double> z(counts.size());
+      fill_discrete_gaussian(key_, StreamPurpose::kScaling, 100 + release_ * 100000 + next_++, scale_, z.data(),
+                             z.size(), 1);
+      for (std::size_t k = 0; k < counts.size(); ++k) counts[k] += z[k];
+    } else if (sigma_ > 0) {
+      for (double& c : counts) c += sigma_ * stream_.next();
+    }
+  }
+
+ private:
+  NoiseKey key_;
+  GaussianStream stream_;
+  double sigma_;
+  bool secure_;
+  std::uint64_t scale_;
+  std::uint32_t release_, next_ = 0;
+};
+
+// The q-point of the kept counts (above threshold; linear within a bin of
+// edges[k], edges[k + 1]); -1 when none is kept.
+double kept_quantile(const std::vector<double>& counts, const std::vector<double>& edges, double threshold,
+                     double q, bool* any) {
+  double total = 0;
+  for (double c : counts) total += c > threshold ? c : 0.0;
+  *any = total > 0;
+  if (!*any) return 0;
+  const double target = q * total;
+  double cum = 0;
+  for (std::size_t k = 0; k < counts.size(); ++k) {
+    const double c = counts[k] > threshold ? counts[k] : 0.0;
+    if (c > 0 && cum + c >= target) {
+      const double f = std::clamp((target - cum) / c, 0.0, 1.0);
+      return edges[k] + f * (edges[k + 1] - edges[k]);
+    }
+    cum += c;
+  }
+  return edges.back();
+}
+
+}  // namespace
+
+std::vector<ColumnBox> estimate_boxes(const RowMatrix& columns, double count_noise, bool secure,
+                                      std::uint64_t discrete_scale, const NoiseKey& key) {
+  const Eigen::Index n = columns.rows(), C = columns.cols();
+  std::vector<ColumnBox> boxes(static_cast<std::size_t>(C));
+  Noise first(key, count_noise, secure, discrete_scale, 0), second(key, count_noise, secure, discrete_scale, 1);
+  std::vector<double> octave_edges(kOctaveBins + 1);
+  octave_edges[0] = 0;
+  for (int k = 0; k < kOctaveBins; ++k) octave_edges[k + 1] = octave_upper_edge(k);
+  // Exact counts (count_noise = 0) keep every nonzero count.
+  const double t1 = count_noise > 0 ? kMagnitudeThreshold * count_noise : 0.5;
+  const double t2 = count_noise > 0 ? kLinearThreshold * count_noise : 0.5;
+  for (Eigen::Index c = 0; c < C; ++c) {
+    // One histogram over the signed octaves: [0, K) for x >= 0, [K, 2K) for x < 0.
+    std::vector<double> counts(2 * kOctaveBins, 0.0);
+    for (Eigen::Index i = 0; i < n; ++i) {
+      const double v = columns(i, c);
+      counts[static_cast<std::size_t>(octave_bin(v) + (v < 0 ? kOctaveBins : 0))] += 1;
+    }
+    first.add(counts);
+    std::vector<double> magnitude(kOctaveBins, 0.0);
+    bool positive = false, negative = false;
+    for (int k = 0; k < kOctaveBins; ++k) {
+      const double p = counts[static_cast<std::size_t>(k)], q = counts[static_cast<std::size_t>(k + kOctaveBins)];
+      if (p > t1) magnitude[static_cast<std::size_t>(k)] += p, positive = true;
+      if (q > t1) magnitude[static_cast<std::size_t>(k)] += q, negative = true;
+    }
+    bool found = false;
+    double S = kept_quantile(magnitude, octave_edges, 0.0, 1 - kQuantile, &found);
+    if (found) {
+      // The upper edge of the bin holding the point.
+      int k = 0;
+      while (k + 1 < kOctaveBins && octave_edges[static_cast<std::size_t>(k + 1)] < S) ++k;
+      S = octave_edges[static_cast<std::size_t>(k + 1)];
+    } else {
+      // No count above the threshold: the upper edge of the pair of adjacent
+      // octaves, on either side, with the largest noisy count (where the bulk
+      // most likely is), and that side's sign.
+      int best = 0;
+      const auto pair = [&](int k) {
+        const int side = k >= kOctaveBins - 1 ? kOctaveBins : 0, j = k - (side ? kOctaveBins - 1 : 0);
+        return counts[static_cast<std::size_t>(side + j)] + counts[static_cast<std::size_t>(side + j + 1)];
+      };
+      for (int k = 1; k < 2 * (kOctaveBins - 1); ++k)
+        if (pair(k) > pair(best)) best = k;
+      negative = best >= kOctaveBins - 1;
+      positive = !negative;
+      S = octave_edges[static_cast<std::size_t>((negative ? best - (kOctaveBins - 1) : best) + 2)];
+    }
+    // The second histogram's domain: the sides that hold records.
+    const double a = negative ? -S : 0.0, b = positive ? S : 0.0;
+    std::vector<double> edges(kLinearBins + 1);
+    for (int k = 0; k <= kLinearBins; ++k) edges[static_cast<std::size_t>(k)] = a + (b - a) * k / kLinearBins;
+    std::vector<double> linear(kLinearBins, 0.0);
+    for (Eigen::Index i = 0; i < n; ++i) {
+      const double v = std::clamp(columns(i, c), a, b);
+      const int k = std::clamp(static_cast<int>(std::floor((v - a) / (b - a) * kLinearBins)), 0, kLinearBins - 1);
+      linear[static_cast<std::size_t>(k)] += 1;
+    }
+    second.add(linear);
+    bool any = false;
+    double lo = kept_quantile(linear, edges, t2, kQuantile, &any);
+    double hi = kept_quantile(linear, edges, t2, 1 - kQuantile, &any);
+    // Where the kept counts hold under half of the n (public) records, their
+    // points say little: the whole domain instead.
+    double kept = 0;
+    for (double v : linear) kept += v > t2 ? v : 0.0;
+    if (!any || kept < 0.5 * static_cast<double>(n)) {
+      lo = a;
+      hi = b;
+    }
+    const double width = (b - a) / kLinearBins;
+    if (hi - lo < width) {
+      const double mid = std::clamp(0.5 * (lo + hi), a + 0.5 * width, b - 0.5 * width);
+      lo = mid - 0.5 * width;
+      hi = mid + 0.5 * width;
+    }
+    boxes[static_cast<std::size_t>(c)] = {lo, hi, found};
+  }
+  return boxes;
+}
+
+}  // namespace dpsosp

@@ -1,0 +1,333 @@
+// Scale as part of the privacy contract (include/dpsosp/scaling.hpp).
+#include "dpsosp/scaling.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "dpsosp/discrete_gaussian.hpp"
+#include "dpsosp/error.hpp"
+#include "dpsosp/privacy.hpp"
+
+namespace dpsosp {
+namespace {
+
+bool valid(const Interval& b) { return std::isfinite(b.lower) && std::isfinite(b.upper) && b.lower < b.upper; }
+
+std::string show(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+}  // namespace
+
+double noise_to_signal(Index n, Index d, double mu) {
+  return std::sqrt(static_cast<double>(d)) / (static_cast<double>(n) * mu);
+}
+
+std::string noise_warning(Index n, Index d, const RunOptions& run) {
+  if (!run.is_private_run()) return {};
+  const double mu = privacy::gdp_mu(run.privacy->epsilon, run.privacy->delta);
+  const double r = noise_to_signal(n, d, mu);
+  if (r < kNoiseSwamps) return {};
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.2f", r);
+  return "the calibrated noise is likely to swamp the signal: sqrt(d) / (n mu) = " + std::string(buf) + " >= " +
+         std::to_string(kNoiseSwamps).substr(0, 4) + " for n = " + std::to_string(n) + ", d = " + std::to_string(d) +
+         " at the run's mu = " + std::to_string(mu).substr(0, 5) +
+         " (expect little better than guessing; more records or a larger epsilon help)";
+}
+
+void ScalingOptions::Validate(Index features) const {
+  if (!bounds.empty() && bounds.size() != 1 && static_cast<Index>(bounds.size()) != features)
+    throw Error("bounds: expected one interval for every feature or one per feature (" + std::to_string(features) +
+                "), got " + std::to_string(bounds.size()));
+  for (std::size_t j = 0; j < bounds.size(); ++j)
+    if (!valid(bounds[j]))
+      throw Error("bounds: " + (bounds.size() == 1 ? std::string() : "feature " + std::to_string(j) + ": ") +
+                  "expected finite lower < upper, got " + show(bounds[j].lower) + ":" + show(bounds[j].upper));
+  if (y_bounds && !valid(*y_bounds))
+    throw Error("y_bounds: expected finite lower < upper, got " + show(y_bounds->lower) + ":" + show(y_bounds->upper));
+  if (y_bounds && !target) throw Error("y_bounds: applies to the regression models (linear, cauchy)");
+  if (!(share > 0 && share < 1)) throw Error("scale_share: expected a number in (0, 1), got " + show(share));
+}
+
+bool scales_target(const std::string& model) { return model == "linear" || model == "cauchy"; }
+bool scales_by_default(const std::string& model) {
+  return model == "logistic" || model == "sigmoid" || model == "softmax" || model == "mlp" || scales_target(model);
+}
+
+Dataset Scaling::apply(const Dataset& data) const {
+  const Index n = data.rows(), p = data.cols();
+  if (maps_features() && static_cast<Index>(lower.size()) != p)
+    throw Error("scaling: the records have " + std::to_string(p) + " features, the scaling " +
+                std::to_string(lower.size()));
+  RowMatrix z(n, p);
+  Vec row(p);
+  for (Index i = 0; i < n; ++i) {
+    data.row_dense(i, row);
+    if (maps_features()) {
+      for (Index j = 0; j < p; ++j) {
+        const double c = 0.5 * (lower[j] + upper[j]), h = 0.5 * (upper[j] - lower[j]);
+        row[j] = (std::clamp(row[j], lower[j], upper[j]) - c) / h;
+      }
+    }
+    if (normalize) {
+      const double norm = row.norm();
+      if (norm > 0) row /= norm;
+    }
+    z.row(i) = row.transpose();
+  }
+  Vec labels = data.has_labels() ? Vec(data.labels().size()) : Vec();
+  for (Index i = 0; i < static_cast<Index>(labels.size()); ++i) {
+    const double y = data.label(i);
+    if (has_target) {
+      const double c = 0.5 * (y_lower + y_upper), h = 0.5 * (y_upper - y_lower);
+      labels[i] = (std::clamp(y, y_lower, y_upper) - c) / h;
+    } else {
+      labels[i] = y;
+    }
+  }
+  return Dataset(std::move(z), std::move(labels));
+}
+
+double Scaling::target_to_user(double v) const {
+  if (!has_target) return v;
+  // The target's box is public: a prediction outside it is clamped into it.
+  return 0.5 * (y_lower + y_upper) + 0.5 * (y_upper - y_lower) * std::clamp(v, -1.0, 1.0);
+}
+
+std::optional<Vec> user_units_point(const Model& model, const Vec& x, const Scaling& s) {
+  if (s.normalize) return std::nullopt;
+  const Index p = model.features();
+  const bool softmax = model.name() == "softmax";
+  const bool margin = model.name() == "logistic" || model.name() == "sigmoid" || scales_target(model.name());
+  if (!(softmax || margin) || !model.options().fit_intercept) return std::nullopt;
+  const Index rows = softmax ? model.options().classes : 1;
+  if (static_cast<Index>(x.size()) != rows * (p + 1)) return std::nullopt;
+  Vec out = x;
+  const double yc = s.has_target ? 0.5 * (s.y_lower + s.y_upper) : 0.0;
+  const double yh = s.has_target ? 0.5 * (s.y_upper - s.y_lower) : 1.0;
+  for (Index r = 0; r < rows; ++r) {
+    double offset = x[rows * p + r];
+    for (Index j = 0; j < p; ++j) {
+      double w = x[r * p + j];
+      if (s.maps_features()) {
+        const double c = 0.5 * (s.lower[j] + s.upper[j]), h = 0.5 * (s.upper[j] - s.lower[j]);
+        w /= h;
+        offset -= w * c;
+      }
+      out[r * p + j] = yh * w;
+    }
+    out[rows * p + r] = yc + yh * offset;
+  }
+  return out;
+}
+
+double scale_count_noise(Index columns, const RunOptions& run, double share) {
+  if (!run.is_private_run() || columns <= 0) return 0;
+  const PrivacyTarget& t = *run.privacy;
+  const double C = static_cast<double>(columns);
+  if (t.noise == NoiseMode::kSecure) {
+    const double rho_s = share * privacy::zcdp_rho(t.epsilon, t.delta);
+    return std::max(1.0, std::ceil(std::sqrt(2.0 * C / rho_s)));
+  }
+  const double mu_s = run.poisson() ? privacy::gdp_mu(share * t.epsilon, 0.5 * t.delta)
+                                    : std::sqrt(share) * privacy::gdp_mu(t.epsilon, t.delta);
+  return 2.0 * std::sqrt(C) / mu_s;
+}
+
+ScaledSummary minimize_scaled(const Model& model, const Dataset& data, const Vec& x0, const RunOptions& options,
+                              const ScalingOptions& so) {
+  ScaledSummary out;
+  so.Validate(model.features());
+  if (!so.any()) {
+    out.summary = minimize(model, data, x0, options);
+    return out;
+  }
+  Scaling& s = out.scaling;
+  s.normalize = so.normalize;
+  const Index p = data.cols();
+  if (p != model.features())
+    throw Error("scaling: the records have " + std::to_string(p) + " features, the model " +
+                std::to_string(model.features()));
+  bool estimate_x = so.bounds.empty() && so.estimate_features;
+  bool estimate_y = so.target && !so.y_bounds && so.estimate_target && data.has_labels();
+  RunOptions o = options;
+  const bool is_private = o.is_private_run();
+  std::vector<std::string> notes;  // why scale "auto" left something as it is
+  if (estimate_x && data.is_sparse()) {
+    if (!so.automatic)
+      throw Error("scaling: a private scale of sparse records would make them dense (0 maps off 0): scale them "
+                  "beforehand from public knowledge, or run them as they are");
+    estimate_x = false;  // the documented default for sparse records: as they are
+  }
+  // Whether the counts can stand out of their noise (public: n, the columns, the budget).
+  const auto too_noisy = [&](Index columns) {
+    if (!is_private || columns == 0) return false;
+    const double sigma = scale_count_noise(columns, o, so.share);
+    return 3.0 * sigma >= static_cast<double>(data.rows());
+  };
+  const auto columns_of = [&] { return (estimate_x ? p : 0) + (estimate_y ? 1 : 0); };
+  if (too_noisy(columns_of())) {
+    const Index asked = columns_of();
+    if (!so.automatic)
+      throw Error("scaling: a private estimate of " + std::to_string(asked) + " scales needs more records than " +
+                  std::to_string(data.rows()) + " at this budget (its counts' noise is 3 sigma >= n: not even all "
+                  "records in one bin would stand out): give bounds (and y_bounds), a larger epsilon or a larger scale share");
+    if (estimate_x) {
+      estimate_x = false;
+      notes.push_back("scale: the " + std::to_string(p) + " features run as they are: a private estimate of their "
+                      "scales needs more records than " + std::to_string(data.rows()) + " at this budget (its "
+                      "counts' noise 3 sigma >= n); give bounds to scale them");
+    }
+    if (estimate_y && too_noisy(columns_of())) {
+      estimate_y = false;
+      notes.push_back("scale: the target runs as it is: a private estimate of its interval needs more records "
+                      "than " + std::to_string(data.rows()) + " at this budget; give y_bounds");
+    }
+  }
+  const Index C = columns_of();
+  if (C > 0) {
+    if (o.process_group && o.process_group->size() > 1)
+      throw Error("scaling: the private estimate of the scales runs in one process; give bounds (and y_bounds)");
+    // Not numbers are refused before any noise is drawn (SPEC section 8).
+    check_finite(data, "scaling");
+    if (!o.noise_key && is_private) o.noise_key = NoiseKey::generate();
+    RowMatrix columns(data.rows(), C);
+    Vec row(p);
+    for (Index i = 0; i < data.rows(); ++i) {
+      data.row_dense(i, row);
+      Index c = 0;
+      if (estimate_x)
+        for (Index j = 0; j < p; ++j) columns(i, c++) = row[j];
+      if (estimate_y) columns(i, c) = data.label(i);
+    }
+    double sigma = 0;
+    std::uint64_t discrete = 0;
+    const bool secure = is_private && o.privacy->noise == NoiseMode::kSecure;
+    if (is_private) {
+      const PrivacyTarget t = *o.privacy;
+      s.share = so.share;
+      if (secure) {
+        if (o.poisson()) throw Error("scaling: secure noise with Poisson sampling: give bounds (and y_bounds)");
+        const double rho = privacy::zcdp_rho(t.epsilon, t.delta);
+        s.rho = so.share * rho;
+        // Two histograms of sensitivity^2 = 2C: rho_s = 2C / s^2.
+        discrete = static_cast<std::uint64_t>(std::ceil(std::sqrt(2.0 * static_cast<double>(C) / s.rho)));
+        discrete = std::max<std::uint64_t>(discrete, 1);
+        if (discrete > exact::kMaxDiscreteSigma) throw Error("scaling: the count noise would pass 2^28");
+        sigma = static_cast<double>(discrete);
+        s.composition = "zcdp";
+        o.privacy->epsilon = privacy::zcdp_to_epsilon((1 - so.share) * rho, t.delta);
+      } else if (o.poisson()) {
+        s.epsilon = so.share * t.epsilon;
+        s.delta = 0.5 * t.delta;
+        s.mu = privacy::gdp_mu(s.epsilon, s.delta);
+        s.composition = "basic";
+        o.privacy->epsilon = (1 - so.share) * t.epsilon;
+        o.privacy->delta = 0.5 * t.delta;
+      } else {
+        const double mu = privacy::gdp_mu(t.epsilon, t.delta);
+        s.mu = std::sqrt(so.share) * mu;
+        s.composition = "gdp";
+        o.privacy->epsilon = privacy::gdp_epsilon(std::sqrt(1 - so.share) * mu, t.delta);
+      }
+      if (!secure) sigma = 2.0 * std::sqrt(static_cast<double>(C)) / s.mu;
+    }
+    s.count_noise = sigma;
+    s.columns = C;
+    const std::vector<ColumnBox> boxes =
+        estimate_boxes(columns, sigma, secure, discrete, o.noise_key ? *o.noise_key : NoiseKey::generate());
+    if (estimate_x) {
+      for (Index j = 0; j < p; ++j) {
+        s.lower.push_back(boxes[static_cast<std::size_t>(j)].lower);
+        s.upper.push_back(boxes[static_cast<std::size_t>(j)].upper);
+      }
+      s.feature_source = is_private ? "private" : "exact (non-private run)";
+    }
+    if (estimate_y) {
+      s.has_target = true;
+      s.y_lower = boxes.back().lower;
+      s.y_upper = boxes.back().upper;
+      s.target_source = is_private ? "private" : "exact (non-private run)";
+    }
+  }
+  if (!so.bounds.empty()) {
+    for (Index j = 0; j < p; ++j) {
+      const Interval& b = so.bounds.size() == 1 ? so.bounds[0] : so.bounds[static_cast<std::size_t>(j)];
+      s.lower.push_back(b.lower);
+      s.upper.push_back(b.upper);
+    }
+    s.feature_source = "declared";
+  }
+  if (so.target && so.y_bounds) {
+    s.has_target = true;
+    s.y_lower = so.y_bounds->lower;
+    s.y_upper = so.y_bounds->upper;
+    s.target_source = "declared";
+  }
+  const Dataset unit = s.apply(data);
+  // On the unit box a record's gradient and curvature have public bounds: the
+  // estimates of G and M are capped at them (post-processing of the estimate).
+  if (s.maps_features() || s.normalize) {
+    const double r2 = (s.normalize ? 1.0 : static_cast<double>(p)) + (model.options().fit_intercept ? 1.0 : 0.0);
+    const std::string& m = model.name();
+    double slope = 0, curvature = 0;  // bounds of |phi'| (or ||p - e_y||) and phi''
+    if (m == "logistic") slope = 1, curvature = 0.25;
+    else if (m == "sigmoid") slope = 0.25, curvature = 0.1;
+    else if (m == "softmax") slope = std::sqrt(2.0), curvature = 0.5;
+    else if (m == "linear") slope = 1, curvature = 1;
+    else if (m == "cauchy") slope = std::sqrt(0.5), curvature = 1;
+    if (slope > 0 && (!scales_target(m) || s.has_target)) {
+      o.estimate.G_cap = slope * std::sqrt(r2);
+      o.estimate.M_cap = curvature * r2;
+      // Where the estimate's records are too few for its noise (fewer than 4
+      // times the counts' noise at the run's mu: small n, small eps), the
+      // public rule instead: G = G_cap / 2, M = M_cap / 4 (docs/parameters.md).
+      if (is_private && o.estimate.any() && o.privacy->noise == NoiseMode::kFloat && !o.poisson()) {
+        const double mu_r = privacy::gdp_mu(o.privacy->epsilon, o.privacy->delta);
+        const int rounds = kEstimateRounds * ((o.estimate.G ? 1 : 0) + (o.estimate.M ? 1 : 0));
+        const double noise = std::sqrt(static_cast<double>(rounds)) / mu_r;
+        if (static_cast<double>(estimate_records(data.rows())) < 4.0 * noise) {
+          if (o.estimate.G) o.constants.G = 0.5 * o.estimate.G_cap;
+          if (o.estimate.M) o.constants.M = 0.25 * o.estimate.M_cap;
+          o.estimate = ConstantsEstimateOptions{};
+          s.public_constants = true;
+        }
+      }
+    }
+  }
+  const bool supplied = options.noise_key.has_value();
+  out.summary = minimize(model, unit, x0, o);
+  if (!supplied) out.summary.noise_key_source = "generated";
+  // The whole run's guarantee: the estimate composed with the run.
+  PrivacyRecord& r = out.summary.privacy;
+  if (is_private && !s.composition.empty() && r.is_private()) {
+    if (s.composition == "gdp") {
+      r.mu = std::sqrt(r.mu * r.mu + s.mu * s.mu);
+      r.epsilon = privacy::gdp_epsilon(r.mu, r.delta);
+      r.zcdp_rho = 0.5 * r.mu * r.mu;
+      r.epsilon_rdp = privacy::zcdp_to_epsilon(r.zcdp_rho, r.delta);
+    } else if (s.composition == "zcdp") {
+      r.zcdp_rho += s.rho;
+      r.epsilon = privacy::zcdp_to_epsilon(r.zcdp_rho, r.delta);
+      r.epsilon_rdp = r.epsilon;
+    } else {
+      r.epsilon += s.epsilon;
+      r.delta += s.delta;
+      if (r.epsilon_pld > 0) r.epsilon_pld += s.epsilon;
+      if (r.epsilon_rdp > 0) r.epsilon_rdp += s.epsilon;
+    }
+  }
+  out.x_user = user_units_point(model, out.summary.x, s);
+  for (const std::string& note : notes) out.summary.warnings.push_back(note);
+  if (is_private) {
+    const std::string w = noise_warning(data.rows(), model.dim(), o);
+    if (!w.empty()) out.summary.warnings.push_back(w);
+  }
+  return out;
+}
+
+}  // namespace dpsosp

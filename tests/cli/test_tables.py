@@ -1,0 +1,218 @@
+"""Tables as people have them (docs/data-formats.md): a header line (given or
+detected), --label by name or index, string labels through --classes names,
+--categorical one-hot columns, missing values refused or --impute'd; and the
+words of a run: the delta rule, the clipping note, the summary line, epsilon
+to 4 significant digits. Each encoded table is checked against the same
+records written as plain numbers: the same seed and noise key give the same x."""
+import json
+import os
+import re
+import subprocess
+import tempfile
+import unittest
+
+BIN = os.environ.get("DPSOSP_BIN", "build/dpsosp")
+DATA = os.environ.get("DPSOSP_TEST_DATA", "tests/data")
+KEY = ["--noise-key-file", os.path.join(DATA, "noise.key")]
+FIXED = ["--seed", "7", *KEY, "--G", "1", "--M", "1", "--quiet"]
+COLORS = ["red", "green", "blue"]
+SPECIES = ["setosa", "versicolor", "virginica"]
+
+
+def dpsosp(*args):
+    return subprocess.run([BIN, *args], capture_output=True, text=True, timeout=120)
+
+
+def table(n=600):
+    """n deterministic records: a class (0..2), a color (0..2), two numbers."""
+    rows = []
+    for i in range(n):
+        k, c = i % 3, (i * 7) % 3
+        rows.append((k, c, ((i * 13) % 17 - 8) / 8 + 0.3 * k, ((i * 5) % 11 - 5) / 5 - 0.2 * k))
+    return rows
+
+
+class Tables(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self.tmp.cleanup)
+
+    def write(self, name, lines):
+        path = os.path.join(self.tmp.name, name)
+        with open(path, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        return path
+
+    def run_ok(self, *args):
+        r = dpsosp("run", *args, *FIXED)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return json.loads(r.stdout)
+
+    def numeric(self, rows, one_hot=False):
+        """The plain file: label first, then the features (the color one-hot when asked)."""
+        lines = []
+        for k, c, a, b in rows:
+            color = [float(c == j) for j in range(3)] if one_hot else [c]
+            lines.append(",".join(str(v) for v in [k, *color, a, b]))
+        return self.write("plain.csv", lines)
+
+    def test_header_detected_or_given(self):
+        rows = table()
+        plain = self.run_ok("--model", "softmax", "--classes", "3", "--data", self.numeric(rows))
+        lines = ["label,color,a,b"] + [f"{k},{c},{a},{b}" for k, c, a, b in rows]
+        path = self.write("header.csv", lines)
+        detected = self.run_ok("--model", "softmax", "--classes", "3", "--data", path)
+        given = self.run_ok("--model", "softmax", "--classes", "3", "--data", path, "--header")
+        self.assertEqual(detected["n"], len(rows))
+        self.assertEqual(detected["x"], plain["x"])
+        self.assertEqual(given["x"], plain["x"])
+        # A header only: detected, and no records after it.
+        r = dpsosp("run", "--model", "logistic", "--data", self.write("h.csv", ["label,a"]))
+        self.assertIn("no records after the header line", r.stderr)
+
+    def test_label_by_name_and_by_index(self):
+        rows = table()
+        plain = self.run_ok("--model", "softmax", "--classes", "3", "--data", self.numeric(rows))
+        lines = ["color,a,y,b"] + [f"{c},{a},{k},{b}" for k, c, a, b in rows]
+        path = self.write("last.csv", lines)
+        by_name = self.run_ok("--model", "softmax", "--classes", "3", "--data", path, "--label", "y")
+        by_index = self.run_ok("--model", "softmax", "--classes", "3", "--data", path, "--label", "2")
+        self.assertEqual(by_name["x"], by_index["x"])
+        # The features keep their order (color, a, b), so the model's is that of the plain file.
+        self.assertEqual(by_name["x"], plain["x"])
+        r = dpsosp("run", "--model", "softmax", "--classes", "3", "--data", path, "--label", "species")
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("the header line has no column 'species' (its columns: color, a, y, b)", r.stderr)
+
+    def test_string_labels_through_declared_classes(self):
+        rows = table()
+        plain = self.run_ok("--model", "softmax", "--classes", "3", "--data", self.numeric(rows))
+        lines = ["species,color,a,b"] + [f"{SPECIES[k]},{c},{a},{b}" for k, c, a, b in rows]
+        path = self.write("species.csv", lines)
+        named = self.run_ok("--model", "softmax", "--classes", ",".join(SPECIES), "--data", path)
+        self.assertEqual(named["x"], plain["x"])
+        self.assertEqual(named["shape"]["classes"], 3)
+        self.assertEqual(named["caveats"], plain["caveats"])  # a declared class list: no caveat of inferred classes
+        # Logistic: two names, the first is label 0.
+        two = [r for r in rows if r[0] < 2]
+        lines = ["species,color,a,b"] + [f"{SPECIES[k]},{c},{a},{b}" for k, c, a, b in two]
+        logistic = self.run_ok("--model", "logistic", "--classes", "setosa,versicolor", "--data",
+                               self.write("two.csv", lines))
+        plain2 = self.run_ok("--model", "logistic", "--data", self.numeric(two))
+        self.assertEqual(logistic["x"], plain2["x"])
+        r = dpsosp("run", "--model", "logistic", "--classes", ",".join(SPECIES), "--data", path)
+        self.assertIn("--classes: logistic takes 2 classes", r.stderr)
+
+    def test_unknown_label_refused_alike_for_neighbouring_files(self):
+        rows = table(300)
+        lines = ["species,color,a,b"] + [f"{SPECIES[k]},{c},{a},{b}" for k, c, a, b in rows]
+        lines[11] = "rose" + lines[11][lines[11].index(","):]
+        first = self.write("a.csv", lines)
+        lines[4] = "tulip" + lines[4][lines[4].index(","):]  # a neighbour: one more record changed
+        second = self.write("b.csv", lines)
+        out = []
+        for path in (first, second):
+            r = dpsosp("run", "--model", "softmax", "--classes", ",".join(SPECIES), "--data", path, *FIXED)
+            self.assertEqual(r.returncode, 1)
+            self.assertEqual(r.stdout, "")
+            out.append(r.stderr.replace(path, "FILE"))
+        self.assertEqual(out[0], out[1])
+        self.assertIn("a label in column 'species' is not one of the 3 declared classes", out[0])
+        self.assertNotIn("line", out[0])
+        self.assertNotIn("rose", out[0])
+
+    def test_categorical_one_hot(self):
+        rows = table()
+        plain = self.run_ok("--model", "softmax", "--classes", "3", "--data", self.numeric(rows, one_hot=True))
+        lines = ["y,color,a,b"] + [f"{k},{COLORS[c]},{a},{b}" for k, c, a, b in rows]
+        path = self.write("colors.csv", lines)
+        encoded = self.run_ok("--model", "softmax", "--classes", "3", "--data", path,
+                              "--categorical", "color=" + "|".join(COLORS))
+        self.assertEqual(encoded["shape"]["features"], 5)
+        self.assertEqual(encoded["x"], plain["x"])
+        r = dpsosp("run", "--model", "softmax", "--classes", "3", "--data", path, "--categorical", "color=red|green")
+        self.assertIn("a value in the categorical column 'color' is not one of its 2 declared categories", r.stderr)
+        r = dpsosp("run", "--model", "softmax", "--classes", "3", "--data", path)
+        self.assertIn("line 2: non-numeric value 'red' in column 'color' (a categorical column: declare its "
+                      "categories, --categorical COL=a|b|c)", r.stderr)
+
+    def test_missing_values_refused_or_imputed(self):
+        rows = table()
+        lines = ["y,color,a,b"] + [f"{k},{c},{a},{b}" for k, c, a, b in rows]
+        lines[5] = lines[5].rsplit(",", 1)[0] + ",NA"
+        lines[9] = lines[9].split(",", 1)[0] + ",," + lines[9].split(",", 2)[2]
+        path = self.write("holes.csv", lines)
+        r = dpsosp("run", "--model", "softmax", "--classes", "3", "--data", path, *FIXED)
+        self.assertEqual(r.returncode, 1)
+        self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
+        self.assertIn("line 6: missing value ('NA') in column 'b': fill it in, or declare a rule: --impute zero or "
+                      "--impute b=VALUE", r.stderr)
+        imputed = self.run_ok("--model", "softmax", "--classes", "3", "--data", path, "--impute", "zero")
+        filled = [list(r) for r in rows]
+        filled[4][3] = 0.0
+        filled[8][1] = 0
+        plain = self.run_ok("--model", "softmax", "--classes", "3", "--data", self.numeric(filled))
+        self.assertEqual(imputed["x"], plain["x"])
+        own = self.run_ok("--model", "softmax", "--classes", "3", "--data", path, "--impute", "b=0",
+                          "--impute", "color=0")
+        self.assertEqual(own["x"], plain["x"])
+
+    def test_delta_rule(self):
+        path = self.numeric(table(200))
+        r = dpsosp("run", "--model", "softmax", "--classes", "3", "--data", path, "--delta", "0.005", *FIXED)
+        self.assertEqual(r.returncode, 1)
+        self.assertEqual(r.stderr.strip(),
+                         "dpsosp: error: --delta = 0.005: not below 1/n = 0.005 for the 200 records; delta must be "
+                         "well below 1/n (at 1/n, publishing one whole record at random meets the guarantee): take "
+                         "0.0005 or less")
+        r = dpsosp("run", "--model", "softmax", "--classes", "3", "--data", path, "--delta", "1e-3", *FIXED)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("dpsosp: warning: --delta 0.001 is above 1/(10 n) = 0.0005 for the 200 records", r.stderr)
+        r = dpsosp("run", "--model", "softmax", "--classes", "3", "--data", path, "--delta", "1e-4", *FIXED)
+        self.assertNotIn("warning", r.stderr)
+
+    def test_summary_line_and_epsilon_digits(self):
+        path = self.numeric(table())
+        out = os.path.join(self.tmp.name, "r.json")
+        args = ["run", "--model", "softmax", "--classes", "3", "--data", path, "--seed", "7", *KEY]
+        r = dpsosp(*args, "--out", out, "--eval", path)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(out) as f:
+            j = json.load(f)
+        last = r.stderr.splitlines()[-1]
+        accuracy = j["diagnostics"]["eval"]["accuracy"]
+        self.assertRegex(last, r"^dpsosp: done: spider-mf-adaptive, \(1, 1e-06\)-DP, \d+ steps, --eval accuracy "
+                               r"[01]\.\d{4}, \d+ s, report in " + re.escape(out) + "$")
+        self.assertIn(f"{j['steps']} steps", last)
+        self.assertIn(f"accuracy {accuracy:.4f}", last)
+        # Epsilon in words: 4 significant digits, whatever the float.
+        r = dpsosp(*args, "--epsilon", "0.123456789", "--algo", "dpsgd")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue(json.loads(r.stdout)["guarantee"].startswith("(0.1235, 1e-06)-DP"))
+        self.assertRegex(r.stderr.splitlines()[-1], r"^dpsosp: done: dpsgd, \(0.1235, 1e-06\)-DP, \d+ steps, \d+ s, "
+                                                     r"report on stdout$")
+        r = dpsosp(*args, "--quiet")
+        self.assertNotIn("done:", r.stderr)
+
+    def test_heavy_clipping_is_noted_for_the_data_owner(self):
+        rows = [(k, c, 40 * a, 40 * b) for k, c, a, b in table()]
+        path = self.numeric(rows)
+        args = ["run", "--model", "softmax", "--classes", "3", "--data", path, "--seed", "7", *KEY, "--G", "0.1",
+                "--M", "1"]
+        r = dpsosp(*args)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        fraction = json.loads(r.stdout)["diagnostics"]["clipped"]["fraction"]
+        self.assertGreater(fraction, 0.5)
+        self.assertIn(f"dpsosp: note: clipping changed {100 * fraction:.0f}% of the per-example gradients (G = 0.1; "
+                      "a diagnostic of your data", r.stderr)
+        r = dpsosp(*args, "--release-only")
+        self.assertNotIn("clipping", r.stderr)
+        scaled = [(k, 0, 0.3 * a, 0.3 * b) for k, c, a, b in table()]  # gradient norms below G = 1
+        small = dpsosp("run", "--model", "softmax", "--classes", "3", "--data", self.numeric(scaled), *FIXED,
+                       "--scale", "none")  # as they are
+        self.assertLess(json.loads(small.stdout)["diagnostics"]["clipped"]["fraction"], 0.5)
+        self.assertNotIn("clipping", small.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()

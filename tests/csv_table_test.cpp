@@ -1,0 +1,171 @@
+// Tests of the CSV loader's tables (docs/data-formats.md): the label column by
+// name or index, class names, categorical columns one-hot, missing values
+// refused (naming line and column) or imputed, quoted fields; refusals of
+// undeclared labels and categories name no record.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <utility>
+
+#include "dpsosp/data.hpp"
+#include "dpsosp/error.hpp"
+#include "test_errors.hpp"
+
+namespace dpsosp {
+namespace {
+
+namespace fs = std::filesystem;
+
+template <class F>
+std::string error_of(F&& f) {
+  const std::string msg = testing::error_of(std::forward<F>(f));
+  EXPECT_EQ(msg.find('\n'), std::string::npos) << "message must be one line: " << msg;
+  return msg;
+}
+
+class CsvTableTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::temp_directory_path() / ("dpsosp_csv_table_" + std::to_string(::getpid()) + "_" + info->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string write(const std::string& name, const std::string& bytes) const {
+    const std::string path = (dir_ / name).string();
+    std::ofstream(path, std::ios::binary) << bytes;
+    return path;
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(CsvTableTest, LabelColumnByNameOrIndex) {
+  const std::string path = write("t.csv", "x1,y,x2\n0.5,1,2\n-1,0,3\n");
+  LoadOptions by_name;
+  by_name.label_column = "y";
+  const Dataset a = load_csv(path, by_name);
+  ASSERT_EQ(a.rows(), 2u);
+  ASSERT_EQ(a.cols(), 2u);
+  EXPECT_EQ(a.labels(), Vec((Vec(2) << 1, 0).finished()));
+  EXPECT_EQ(a.dense(), RowMatrix((RowMatrix(2, 2) << 0.5, 2, -1, 3).finished()));
+  LoadOptions by_index;
+  by_index.label_column = "1";
+  const Dataset b = load_csv(path, by_index);
+  EXPECT_EQ(b.dense(), a.dense());
+  EXPECT_EQ(b.labels(), a.labels());
+  // A headerless file by index: the last column.
+  LoadOptions last;
+  last.label_column = "2";
+  const Dataset c = load_csv(write("n.csv", "1,2,0\n3,4,1\n"), last);
+  EXPECT_EQ(c.labels(), Vec((Vec(2) << 0, 1).finished()));
+  EXPECT_EQ(c.dense(), RowMatrix((RowMatrix(2, 2) << 1, 2, 3, 4).finished()));
+  LoadOptions missing;
+  missing.label_column = "income";
+  EXPECT_CONTAINS(error_of([&] { load_csv(path, missing); }),
+                  "the label column (--label): the header line has no column 'income' (its columns: x1, y, x2)");
+  LoadOptions beyond;
+  beyond.label_column = "3";
+  EXPECT_CONTAINS(error_of([&] { load_csv(path, beyond); }), "column 3 (0-based) does not exist: the file has 3 columns");
+  // A name needs a header line.
+  EXPECT_CONTAINS(error_of([&] { load_csv(write("h.csv", "1,2,0\n"), missing); }),
+                  "a column is named by its header name, but the first line is all numbers");
+}
+
+TEST_F(CsvTableTest, ClassNamesMapLabelsToIndices) {
+  const std::string path = write("iris.csv", "species,len\nsetosa,1.5\n\"virginica\",2\nversicolor,3\n");
+  LoadOptions o;
+  o.label_column = "species";
+  o.class_names = {"setosa", "versicolor", "virginica"};
+  const Dataset d = load_csv(path, o);
+  EXPECT_EQ(d.labels(), Vec((Vec(3) << 0, 2, 1).finished()));
+  EXPECT_EQ(d.dense().col(0), Vec((Vec(3) << 1.5, 2, 3).finished()));
+  // A label not declared: refused in words that name no record (the same for any such file).
+  const std::string a = error_of([&] { load_csv(write("a.csv", "species,len\nsetosa,1\nrose,2\n"), o); });
+  const std::string b = error_of([&] { load_csv(write("a.csv", "species,len\ntulip,1\nsetosa,2\n"), o); });
+  EXPECT_EQ(a, b);
+  EXPECT_CONTAINS(a, "a label in column 'species' is not one of the 3 declared classes (--classes "
+                     "setosa,versicolor,virginica)");
+  EXPECT_EQ(a.find("line"), std::string::npos);
+  // The label column is never imputed.
+  o.impute_zero = true;
+  EXPECT_CONTAINS(error_of([&] { load_csv(write("m.csv", "species,len\n,1\n"), o); }),
+                  "line 2: missing label (an empty field) in column 'species': labels are never imputed");
+}
+
+TEST_F(CsvTableTest, CategoricalColumnsOneHot) {
+  const std::string path = write("c.csv", "y,color,size\n1,red,2\n0,blue,3\n1,green,4\n");
+  LoadOptions o;
+  o.categorical = {{"color", {"red", "green", "blue"}}};
+  const Dataset d = load_csv(path, o);
+  ASSERT_EQ(d.cols(), 4u);  // red, green, blue, size
+  RowMatrix expected(3, 4);
+  expected << 1, 0, 0, 2, 0, 0, 1, 3, 0, 1, 0, 4;
+  EXPECT_EQ(d.dense(), expected);
+  LoadOptions by_index;
+  by_index.categorical = {{"1", {"red", "green", "blue"}}};
+  EXPECT_EQ(load_csv(path, by_index).dense(), expected);
+  // A value not declared: refused in words that name no record.
+  o.categorical = {{"color", {"red", "green"}}};
+  const std::string msg = error_of([&] { load_csv(path, o); });
+  EXPECT_CONTAINS(msg, "a value in the categorical column 'color' is not one of its 2 declared categories (red|green)");
+  EXPECT_EQ(msg.find("line"), std::string::npos);
+  LoadOptions twice;
+  twice.categorical = {{"color", {"red", "red"}}};
+  EXPECT_CONTAINS(error_of([&] { load_csv(path, twice); }), "category 'red' is declared twice");
+  LoadOptions label;
+  label.categorical = {{"y", {"0", "1"}}};
+  EXPECT_CONTAINS(error_of([&] { load_csv(path, label); }), "is the label column");
+}
+
+TEST_F(CsvTableTest, MissingValuesRefusedOrImputed) {
+  const std::string path = write("m.csv", "y,age,color\n1,30,red\n0,NA,blue\n1,40,\n");
+  LoadOptions o;
+  o.categorical = {{"color", {"red", "blue"}}};
+  EXPECT_CONTAINS(error_of([&] { load_csv(path, o); }),
+                  "m.csv line 3: missing value ('NA') in column 'age': fill it in, or declare a rule: --impute zero "
+                  "or --impute age=VALUE");
+  o.impute = {{"age", "35"}};
+  EXPECT_CONTAINS(error_of([&] { load_csv(path, o); }), "line 4: missing value (an empty field) in column 'color'");
+  o.impute.push_back({"color", "blue"});
+  const Dataset d = load_csv(path, o);
+  RowMatrix expected(3, 3);
+  expected << 30, 1, 0, 35, 0, 1, 40, 0, 1;
+  EXPECT_EQ(d.dense(), expected);
+  LoadOptions zero;
+  zero.categorical = o.categorical;
+  zero.impute_zero = true;
+  expected << 30, 1, 0, 0, 0, 1, 40, 0, 0;
+  EXPECT_EQ(load_csv(path, zero).dense(), expected);
+  // NaN and N/A are missing too; a rule's value must fit its column.
+  EXPECT_CONTAINS(error_of([this] { load_csv(write("n.csv", "1,2\n0,NaN\n")); }), "missing value ('NaN') in column 1 (0-based)");
+  EXPECT_CONTAINS(error_of([this] { load_csv(write("n.csv", "1,2\n0,n/a\n")); }), "missing value ('n/a')");
+  LoadOptions bad;
+  bad.categorical = o.categorical;
+  bad.impute = {{"color", "green"}};
+  EXPECT_CONTAINS(error_of([&] { load_csv(path, bad); }), "--impute color=green: 'green' is not one of the column's categories");
+  bad.impute = {{"age", "old"}};
+  EXPECT_CONTAINS(error_of([&] { load_csv(path, bad); }), "--impute age=old: expected a finite number");
+  bad.impute = {{"y", "0"}};
+  EXPECT_CONTAINS(error_of([&] { load_csv(path, bad); }), "labels are never imputed");
+}
+
+TEST_F(CsvTableTest, QuotedFields) {
+  const Dataset d = load_csv(write("q.csv", "\"y\",\"a, b\"\n\"1\", \"2.5\"\n0,3\n"));
+  ASSERT_EQ(d.rows(), 2u);
+  EXPECT_EQ(d.dense()(0, 0), 2.5);
+  LoadOptions o;
+  o.categorical = {{"a, b", {"say \"hi\"", "x"}}};
+  const Dataset c = load_csv(write("c.csv", "y,\"a, b\"\n1,\"say \"\"hi\"\"\"\n0,x\n"), o);
+  EXPECT_EQ(c.dense(), RowMatrix((RowMatrix(2, 2) << 1, 0, 0, 1).finished()));
+  EXPECT_CONTAINS(error_of([this] { load_csv(write("u.csv", "1,\"2\n")); }), "line 1: a quoted field has no closing quote");
+  EXPECT_CONTAINS(error_of([this] { load_csv(write("t.csv", "1,\"2\"x\n")); }), "text after a quoted field's closing quote");
+}
+
+}  // namespace
+}  // namespace dpsosp

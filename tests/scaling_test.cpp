@@ -1,0 +1,304 @@
+// Scale as part of the privacy contract (include/dpsosp/scaling.hpp): the
+// private box estimate's known answers, the unit map and its round trip to the
+// user's units, the composed guarantee, and that nothing but the covered
+// estimate depends on the records.
+#include "dpsosp/scaling.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "dpsosp/dpsosp.hpp"
+#include "test_keys.hpp"
+
+namespace dpsosp {
+namespace {
+
+using testing::test_noise_key;
+
+// n records: column 0 ~ N(1000, 100^2) (a large feature, far from 0), column 1
+// ~ U(0.001, 0.003) (a small one), column 2 ~ N(0, 1).
+RowMatrix columns(Index n, std::uint64_t seed) {
+  std::mt19937_64 g(seed);
+  std::normal_distribution<double> z(0, 1);
+  std::uniform_real_distribution<double> u(0.001, 0.003);
+  RowMatrix m(n, 3);
+  for (Index i = 0; i < n; ++i) m.row(i) << 1000 + 100 * z(g), u(g), z(g);
+  return m;
+}
+
+// Known answers without noise: the 2% and 98% points of each column, to within
+// the 16-bin grid on [-S, S] (S the octave edge above the 98% point of |x|).
+TEST(Scaling, ExactBoxesFindTheBulkOfEachColumn) {
+  const RowMatrix m = columns(20000, 1);
+  const std::vector<ColumnBox> b = estimate_boxes(m, 0.0, false, 0, test_noise_key());
+  ASSERT_EQ(b.size(), 3u);
+  // N(1000, 100): 2% / 98% points 795 / 1205; S = 2048, bins of 256.
+  EXPECT_NEAR(b[0].lower, 795, 256);
+  EXPECT_NEAR(b[0].upper, 1205, 256);
+  EXPECT_GT(b[0].lower, 500);
+  // U(0.001, 0.003): 0.00104 / 0.00296; S = 2^-8 = 0.0039, bins of 0.00049.
+  EXPECT_NEAR(b[1].lower, 0.00104, 0.0005);
+  EXPECT_NEAR(b[1].upper, 0.00296, 0.0005);
+  // N(0, 1): -2.05 / 2.05; S = 4, bins of 0.5.
+  EXPECT_NEAR(b[2].lower, -2.05, 0.5);
+  EXPECT_NEAR(b[2].upper, 2.05, 0.5);
+  for (const ColumnBox& c : b) EXPECT_TRUE(c.found);
+}
+
+// With noise (sigma = 2 sqrt(3) / mu at mu = 0.5: about 7 on counts of 2000),
+// fixed key: the same answers within the tolerance of one more bin, and the
+// same bits for the same key.
+TEST(Scaling, PrivateBoxesAtFixedKeyMatchTheExactOnesWithinABin) {
+  const RowMatrix m = columns(2000, 2);
+  const double sigma = 2 * std::sqrt(3.0) / 0.5;
+  const std::vector<ColumnBox> exact = estimate_boxes(m, 0.0, false, 0, test_noise_key());
+  const std::vector<ColumnBox> a = estimate_boxes(m, sigma, false, 0, test_noise_key());
+  const std::vector<ColumnBox> again = estimate_boxes(m, sigma, false, 0, test_noise_key());
+  const double widths[3] = {256, 0.0005, 0.5};
+  for (int c = 0; c < 3; ++c) {
+    EXPECT_NEAR(a[c].lower, exact[c].lower, 2 * widths[c]) << c;
+    EXPECT_NEAR(a[c].upper, exact[c].upper, 2 * widths[c]) << c;
+    EXPECT_EQ(a[c].lower, again[c].lower);
+    EXPECT_EQ(a[c].upper, again[c].upper);
+  }
+}
+
+// A column with no count above the threshold (noise far above n) falls back
+// to the public [-1, 1]... or whatever the noise alone put above it: in every
+// case a box inside the public range, never NaN.
+TEST(Scaling, HopelessNoiseGivesABoxInsideThePublicRange) {
+  const RowMatrix m = columns(20, 3);
+  const std::vector<ColumnBox> b = estimate_boxes(m, 1000.0, false, 0, test_noise_key());
+  for (const ColumnBox& c : b) {
+    EXPECT_TRUE(std::isfinite(c.lower) && std::isfinite(c.upper));
+    EXPECT_LT(c.lower, c.upper);
+    EXPECT_GE(c.lower, -1048576.0);
+    EXPECT_LE(c.upper, 1048576.0);
+  }
+}
+
+Dataset regression(Index n, std::uint64_t seed) {
+  std::mt19937_64 g(seed);
+  std::normal_distribution<double> z(0, 1);
+  RowMatrix X(n, 2);
+  Vec y(n);
+  for (Index i = 0; i < n; ++i) {
+    X(i, 0) = 50 + 10 * z(g);
+    X(i, 1) = 0.01 * z(g);
+    y[i] = 200 + 3 * (X(i, 0) - 50) + 1000 * X(i, 1) + 5 * z(g);
+  }
+  return Dataset(std::move(X), std::move(y));
+}
+
+// The unit map round trip: x_user on raw records inside the box gives the
+// predictions of x on their unit records, mapped back to the user's units.
+TEST(Scaling, UserUnitsPointReproducesThePredictions) {
+  const Dataset data = regression(400, 4);
+  ModelOptions mo;
+  mo.fit_intercept = true;
+  const auto model = make_model("linear", 2, mo);
+  Scaling s;
+  s.lower = {0, -1};
+  s.upper = {100, 1};
+  s.has_target = true;
+  s.y_lower = 0;
+  s.y_upper = 500;
+  const Vec x = (Vec(3) << 0.3, -0.2, 0.05).finished();
+  const std::optional<Vec> xu = user_units_point(*model, x, s);
+  ASSERT_TRUE(xu.has_value());
+  const Dataset unit = s.apply(data);
+  const Vec unit_pred = predict(*model, x, unit);
+  const Vec raw_pred = predict(*model, *xu, data);
+  for (Index i = 0; i < data.rows(); ++i)
+    EXPECT_NEAR(raw_pred[i], s.target_to_user(unit_pred[i]), 1e-9 * (1 + std::abs(raw_pred[i])));
+  // The unit records lie in [-1, 1], the labels too.
+  EXPECT_LE(unit.dense().cwiseAbs().maxCoeff(), 1.0);
+  EXPECT_LE(unit.labels().cwiseAbs().maxCoeff(), 1.0);
+  // softmax: every class's row.
+  ModelOptions so;
+  so.fit_intercept = true;
+  so.classes = 3;
+  const auto soft = make_model("softmax", 2, so);
+  Scaling f = s;
+  f.has_target = false;
+  const Vec xs = (Vec(9) << 0.1, 0.2, -0.3, 0.4, 0.5, -0.6, 0.7, -0.8, 0.9).finished();
+  const Vec xsu = *user_units_point(*soft, xs, f);
+  const RowMatrix pu = predict_proba(*soft, xs, f.apply(data));
+  const RowMatrix pr = predict_proba(*soft, xsu, data);
+  EXPECT_LT((pu - pr).cwiseAbs().maxCoeff(), 1e-12);
+  // No intercept (no place for the offset) or normalize: no user-units point.
+  EXPECT_FALSE(user_units_point(*make_model("linear", 2), Vec::Zero(2), s).has_value());
+  Scaling n = s;
+  n.normalize = true;
+  EXPECT_FALSE(user_units_point(*model, x, n).has_value());
+}
+
+RunOptions private_run(double epsilon) {
+  RunOptions o;
+  o.privacy = PrivacyTarget{epsilon, 1e-6};
+  o.seed = 7;
+  o.noise_key = test_noise_key();
+  o.estimate.G = o.estimate.M = true;
+  return o;
+}
+
+// The composed guarantee: the estimate at sqrt(share) mu and the run at
+// sqrt(1 - share) mu are mu-GDP together, the target (docs/privacy-accounting.md):
+// eps = gdp_epsilon(sqrt(mu_s^2 + mu_r^2), delta), as `dpsosp privacy` gives for
+// a Gaussian of noise multiplier 1 / mu.
+TEST(Scaling, ComposedGuaranteeIsTheTarget) {
+  const Dataset data = regression(3000, 5);
+  ModelOptions mo;
+  mo.fit_intercept = true;
+  const auto model = make_model("linear", 2, mo);
+  ScalingOptions so;
+  so.target = true;
+  so.estimate_features = so.estimate_target = true;
+  for (double eps : {1.0, 3.0}) {
+    const ScaledSummary r = minimize_scaled(*model, data, Vec::Zero(3), private_run(eps), so);
+    const double mu = privacy::gdp_mu(eps, 1e-6);
+    EXPECT_NEAR(r.scaling.mu, std::sqrt(0.25) * mu, 1e-12);
+    EXPECT_NEAR(r.summary.privacy.mu, mu, 1e-6 * mu);
+    EXPECT_NEAR(r.summary.privacy.epsilon, eps, 1e-5);
+    EXPECT_EQ(r.scaling.composition, "gdp");
+    EXPECT_EQ(r.scaling.columns, 3);
+    EXPECT_NEAR(r.scaling.count_noise, 2 * std::sqrt(3.0) / r.scaling.mu, 1e-9);
+    ASSERT_TRUE(r.x_user.has_value());
+  }
+}
+
+// scale "auto" where the estimate cannot work, from public facts alone: at
+// n = 3000, eps 1, 40000 columns give counts' noise sigma = 2 sqrt(C) / mu_s
+// of about 2000 (3 sigma >= n), so the features run as they are with a warning
+// and the target (one column, sigma about 10) is still estimated; asked for
+// explicitly, the same run is refused. A sparse X is never mapped by auto.
+TEST(Scaling, AutoLeavesWhatItCannotEstimateAsItIs) {
+  RunOptions o = private_run(1.0);
+  o.estimate.G = o.estimate.M = false;  // G = M = 1: the test is about the scale
+  const double mu_s = 0.5 * privacy::gdp_mu(1.0, 1e-6);
+  EXPECT_NEAR(scale_count_noise(40000, o, 0.25), 2 * std::sqrt(40000.0) / mu_s, 1e-9);
+  EXPECT_GE(3 * scale_count_noise(40000, o, 0.25), 3000.0);
+  EXPECT_LT(3 * scale_count_noise(1, o, 0.25), 3000.0);
+  const Index p = 40000;
+  RowMatrix X = RowMatrix::Zero(3000, p);
+  Vec y(3000);
+  for (Index i = 0; i < 3000; ++i) {
+    X(i, i % p) = 1;
+    y[i] = 100 + static_cast<double>(i % 7);
+  }
+  const Dataset data(X, y);
+  ModelOptions mo;
+  mo.fit_intercept = true;
+  const auto model = make_model("linear", p, mo);
+  ScalingOptions so;
+  so.target = so.estimate_features = so.estimate_target = true;
+  so.automatic = true;
+  o.max_steps = 2;
+  const ScaledSummary r = minimize_scaled(*model, data, Vec::Zero(p + 1), o, so);
+  EXPECT_FALSE(r.scaling.maps_features());
+  EXPECT_EQ(r.scaling.feature_source, "none");
+  EXPECT_EQ(r.scaling.target_source, "private");
+  EXPECT_EQ(r.scaling.columns, 1);
+  bool warned = false;
+  for (const std::string& w : r.summary.warnings) warned |= w.rfind("scale: the 40000 features run as they are", 0) == 0;
+  EXPECT_TRUE(warned);
+  so.automatic = false;
+  EXPECT_THROW(minimize_scaled(*model, data, Vec::Zero(p + 1), o, so), Error);
+  // Sparse records: auto leaves them as they are (no warning: the documented default); explicit is refused.
+  std::vector<Eigen::Triplet<double, std::int64_t>> t;
+  for (Index i = 0; i < 3000; ++i) t.emplace_back(i, i % 3, 1.0 + static_cast<double>(i % 5));
+  SparseRowMatrix S(3000, 3);
+  S.setFromTriplets(t.begin(), t.end());
+  const Dataset sparse(S, y);
+  const auto small = make_model("linear", 3, mo);
+  so.automatic = true;
+  const ScaledSummary q = minimize_scaled(*small, sparse, Vec::Zero(4), o, so);
+  EXPECT_FALSE(q.scaling.maps_features());
+  so.automatic = false;
+  EXPECT_THROW(minimize_scaled(*small, sparse, Vec::Zero(4), o, so), Error);
+}
+
+// Regression that works: on y = 200 + 3 (x0 - 50) + 1000 x1 + noise (R^2 about
+// 0.95 for the true line), raw units, everything estimated privately at eps 3,
+// the fit explains most of the variance in the user's units.
+TEST(Scaling, PrivateLinearRegressionOnRawUnitsFits) {
+  const Dataset train = regression(4000, 6), test = regression(2000, 7);
+  ModelOptions mo;
+  mo.fit_intercept = true;
+  const auto model = make_model("linear", 2, mo);
+  ScalingOptions so;
+  so.target = true;
+  so.estimate_features = so.estimate_target = true;
+  const ScaledSummary r = minimize_scaled(*model, train, Vec::Zero(3), private_run(3.0), so);
+  const Vec p = predict(*model, *r.x_user, test);
+  double mean = test.labels().mean(), res = 0, tot = 0;
+  for (Index i = 0; i < test.rows(); ++i) {
+    res += std::pow(p[i] - test.label(i), 2);
+    tot += std::pow(test.label(i) - mean, 2);
+  }
+  EXPECT_GT(1 - res / tot, 0.6);
+}
+
+// Neighbouring datasets (one record replaced by an extreme one): every field
+// fixed before the noise is the same; only the covered estimate (the box) and
+// what follows from it may differ.
+TEST(Scaling, NeighboursShareEverythingFixedBeforeTheNoise) {
+  Dataset a = regression(1000, 8);
+  RowMatrix X = a.dense();
+  Vec y = a.labels();
+  X.row(0) << 1e9, -1e9;
+  y[0] = 1e12;
+  const Dataset b(X, y);
+  ModelOptions mo;
+  mo.fit_intercept = true;
+  const auto model = make_model("linear", 2, mo);
+  ScalingOptions so;
+  so.target = true;
+  so.estimate_features = so.estimate_target = true;
+  const ScaledSummary ra = minimize_scaled(*model, a, Vec::Zero(3), private_run(1.0), so);
+  const ScaledSummary rb = minimize_scaled(*model, b, Vec::Zero(3), private_run(1.0), so);
+  EXPECT_EQ(ra.scaling.mu, rb.scaling.mu);
+  EXPECT_EQ(ra.scaling.count_noise, rb.scaling.count_noise);
+  EXPECT_EQ(ra.scaling.columns, rb.scaling.columns);
+  EXPECT_EQ(ra.scaling.share, rb.scaling.share);
+  EXPECT_EQ(ra.summary.privacy.epsilon, rb.summary.privacy.epsilon);
+  EXPECT_EQ(ra.summary.privacy.mu, rb.summary.privacy.mu);
+  EXPECT_EQ(ra.summary.privacy.sigma, rb.summary.privacy.sigma);
+  EXPECT_EQ(ra.summary.reserved_records, rb.summary.reserved_records);
+  // The extreme record moves counts by one: it cannot drag the box out to 1e9.
+  EXPECT_LT(rb.scaling.upper[0], 1e4);
+  EXPECT_LT(rb.scaling.y_upper, 1e4);
+}
+
+// Declared bounds cost nothing: the run gets the whole target and the box is
+// the declared one; a bad declaration is refused in the option's words.
+TEST(Scaling, DeclaredBoundsAreUsedAsGivenAndChecked) {
+  const Dataset data = regression(3000, 9);
+  ModelOptions mo;
+  mo.fit_intercept = true;
+  const auto model = make_model("linear", 2, mo);
+  ScalingOptions so;
+  so.target = true;
+  so.bounds = {{0, 100}, {-0.05, 0.05}};
+  so.y_bounds = Interval{0, 500};
+  const ScaledSummary r = minimize_scaled(*model, data, Vec::Zero(3), private_run(1.0), so);
+  EXPECT_EQ(r.scaling.feature_source, "declared");
+  EXPECT_EQ(r.scaling.lower[1], -0.05);
+  EXPECT_TRUE(r.scaling.composition.empty());
+  EXPECT_NEAR(r.summary.privacy.epsilon, 1.0, 1e-9);
+  ScalingOptions bad = so;
+  bad.bounds = {{1, 0}};
+  try {
+    bad.Validate(2);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "bounds: expected finite lower < upper, got 1:0");
+  }
+  bad.bounds = {{0, 1}, {0, 1}, {0, 1}};
+  EXPECT_THROW(bad.Validate(2), Error);
+}
+
+}  // namespace
+}  // namespace dpsosp

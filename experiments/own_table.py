@@ -4,9 +4,14 @@ scikit-learn's bundled tables loaded raw, DPClassifier(epsilon=eps, classes=np.u
 DPRegressor(epsilon=eps) with nothing else set, five random 75/25 splits, the median test score, against
 the majority class (mean for regression) and the non-private model (standardized logistic / ridge regression).
 
-    /usr/bin/python3 experiments/own_table.py [--out docs/own-table-results.md] [--splits 5]
+    /usr/bin/python3 experiments/own_table.py [--out docs/own-table-results.md] [--splits 5] [--repeats 1]
+        [--options '{"algo": "dpsgd", "epochs": 5}'] [--no-cli]
+
+--repeats R: each split's score is the mean over R fits with fresh noise (steadier medians); --options: keywords
+given to both estimators (the defaults otherwise); --no-cli: the estimators alone.
 """
 import argparse
+import json
 import os
 import sys
 import time
@@ -37,6 +42,17 @@ def load(loader):
     return d if isinstance(d, tuple) else (d.data, d.target)
 
 
+OPTIONS = {}
+REPEATS = 1
+
+
+def fit_score(make, Xtr, ytr, score):
+    """The mean over REPEATS fits with fresh noise of score(fitted estimator)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return float(np.mean([score(make().fit(Xtr, ytr)) for _ in range(REPEATS)]))
+
+
 def classification(name, loader, eps_list, splits):
     X, y = load(loader)
     rows = []
@@ -47,9 +63,8 @@ def classification(name, loader, eps_list, splits):
             vals, counts = np.unique(ytr, return_counts=True)
             maj.append(np.mean(yte == vals[np.argmax(counts)]))
             ref.append(make_pipeline(StandardScaler(), LogisticRegression(max_iter=5000)).fit(Xtr, ytr).score(Xte, yte))
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                dp.append(dpsosp.DPClassifier(epsilon=eps, classes=np.unique(y)).fit(Xtr, ytr).score(Xte, yte))
+            dp.append(fit_score(lambda: dpsosp.DPClassifier(epsilon=eps, classes=np.unique(y), **OPTIONS), Xtr, ytr,
+                                lambda m: m.score(Xte, yte)))
         m, r, d = np.median(maj), np.median(ref), np.median(dp)
         rows.append((name, len(X), eps, m, r, d, min(dp), (d - m) / (r - m)))
     return rows
@@ -63,9 +78,8 @@ def regression(name, loader, eps_list, splits):
         for s in range(splits):
             Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.25, random_state=s)
             ref.append(r2_score(yte, make_pipeline(StandardScaler(), Ridge()).fit(Xtr, ytr).predict(Xte)))
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                dp.append(r2_score(yte, dpsosp.DPRegressor(epsilon=eps).fit(Xtr, ytr).predict(Xte)))
+            dp.append(fit_score(lambda: dpsosp.DPRegressor(epsilon=eps, **OPTIONS), Xtr, ytr,
+                                lambda m: r2_score(yte, m.predict(Xte))))
         r, d = np.median(ref), np.median(dp)
         rows.append((name, len(X), eps, 0.0, r, d, min(dp), d / r))
     return rows
@@ -101,7 +115,13 @@ def main():
     ap.add_argument("--splits", type=int, default=5)
     ap.add_argument("--out", default=None)
     ap.add_argument("--eps", default="1,3")
+    ap.add_argument("--repeats", type=int, default=1)
+    ap.add_argument("--options", default="{}")
+    ap.add_argument("--no-cli", action="store_true")
     a = ap.parse_args()
+    global REPEATS
+    REPEATS = a.repeats
+    OPTIONS.update(json.loads(a.options))
     eps_list = [float(e) for e in a.eps.split(",")]
     t = time.time()
     c = [r for name, ld in CLASSIFICATION for r in classification(name, ld, eps_list, a.splits)]
@@ -118,9 +138,11 @@ def main():
     for name, n, eps, m, r, d, w, f in g:
         lines.append(f"| {name} ({n}) | {eps:g} | 0 | {r:.3f} | {d:.3f} | {w:.3f} | {100 * f:.0f}% |")
     lines += ["", "| `dpsosp run` on the same CSV | model | eps | median (accuracy or R^2) | worst split |", "|---|---|---|---|---|"]
-    for name, model, eps, d, w in [r for name, ld, m in CLI_TABLES for r in cli(name, ld, m, eps_list, a.splits)]:
+    cli_rows = [] if a.no_cli else [r for name, ld, m in CLI_TABLES for r in cli(name, ld, m, eps_list, a.splits)]
+    for name, model, eps, d, w in cli_rows:
         lines.append(f"| {name} | {model} | {eps:g} | {d:.3f} | {w:.3f} |")
-    text = "\n".join(lines) + f"\n\n({a.splits} splits, {time.time() - t:.0f} s)\n"
+    text = "\n".join(lines) + f"\n\n({a.splits} splits, {a.repeats} fits each, options {a.options}, " \
+        f"{time.time() - t:.0f} s)\n"
     print(text)
     if a.out:
         with open(a.out, "w") as f:

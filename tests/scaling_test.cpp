@@ -165,26 +165,34 @@ TEST(Scaling, ComposedGuaranteeIsTheTarget) {
     EXPECT_EQ(r.scaling.composition, "gdp");
     EXPECT_EQ(r.scaling.columns, 3);
     EXPECT_NEAR(r.scaling.count_noise, 2 * std::sqrt(3.0) / r.scaling.mu, 1e-9);
+    EXPECT_EQ(r.scaling.histograms, 2);
     ASSERT_TRUE(r.x_user.has_value());
   }
+  // At n = 100 the second histogram could not be read (2.5 sigma >= n / 4 for
+  // sigma = 2 sqrt(3) / mu_s, about 25 at eps 1): the first alone, sigma =
+  // sqrt(2 * 3) / mu_s, and the whole is still the target.
+  const ScaledSummary small = minimize_scaled(*model, regression(100, 5), Vec::Zero(3), private_run(1.0), so);
+  EXPECT_EQ(small.scaling.histograms, 1);
+  EXPECT_NEAR(small.scaling.count_noise, std::sqrt(6.0) / small.scaling.mu, 1e-9);
+  EXPECT_NEAR(small.summary.privacy.epsilon, 1.0, 1e-5);
 }
 
 // scale "auto" where the estimate cannot work, from public facts alone: at
-// n = 3000, eps 1, 40000 columns give counts' noise sigma = 2 sqrt(C) / mu_s
-// of about 2000 (3 sigma >= n), so the features run as they are with a warning
-// and the target (one column, sigma about 10) is still estimated; asked for
+// n = 500, eps 1, 2000 columns give counts' noise sigma = 2 sqrt(C) / mu_s of
+// about 660 >= n, so the features run as they are with a warning, and the
+// target (one column, sigma about 15) is still estimated; asked for
 // explicitly, the same run is refused. A sparse X is never mapped by auto.
 TEST(Scaling, AutoLeavesWhatItCannotEstimateAsItIs) {
   RunOptions o = private_run(1.0);
   o.estimate.G = o.estimate.M = false;  // G = M = 1: the test is about the scale
   const double mu_s = 0.5 * privacy::gdp_mu(1.0, 1e-6);
-  EXPECT_NEAR(scale_count_noise(40000, o, 0.25), 2 * std::sqrt(40000.0) / mu_s, 1e-9);
-  EXPECT_GE(3 * scale_count_noise(40000, o, 0.25), 3000.0);
-  EXPECT_LT(3 * scale_count_noise(1, o, 0.25), 3000.0);
-  const Index p = 40000;
-  RowMatrix X = RowMatrix::Zero(3000, p);
-  Vec y(3000);
-  for (Index i = 0; i < 3000; ++i) {
+  EXPECT_NEAR(scale_count_noise(2000, o, 0.25), 2 * std::sqrt(2000.0) / mu_s, 1e-9);
+  EXPECT_GE(scale_count_noise(2000, o, 0.25), 500.0);
+  EXPECT_LT(scale_count_noise(1, o, 0.25), 500.0);
+  const Index p = 2000, n = 500;
+  RowMatrix X = RowMatrix::Zero(n, p);
+  Vec y(n);
+  for (Index i = 0; i < n; ++i) {
     X(i, i % p) = 1;
     y[i] = 100 + static_cast<double>(i % 7);
   }
@@ -202,14 +210,14 @@ TEST(Scaling, AutoLeavesWhatItCannotEstimateAsItIs) {
   EXPECT_EQ(r.scaling.target_source, "private");
   EXPECT_EQ(r.scaling.columns, 1);
   bool warned = false;
-  for (const std::string& w : r.summary.warnings) warned |= w.rfind("scale: the 40000 features run as they are", 0) == 0;
+  for (const std::string& w : r.summary.warnings) warned |= w.rfind("scale: the 2000 features run as they are", 0) == 0;
   EXPECT_TRUE(warned);
   so.automatic = false;
   EXPECT_THROW(minimize_scaled(*model, data, Vec::Zero(p + 1), o, so), Error);
   // Sparse records: auto leaves them as they are (no warning: the documented default); explicit is refused.
   std::vector<Eigen::Triplet<double, std::int64_t>> t;
-  for (Index i = 0; i < 3000; ++i) t.emplace_back(i, i % 3, 1.0 + static_cast<double>(i % 5));
-  SparseRowMatrix S(3000, 3);
+  for (Index i = 0; i < n; ++i) t.emplace_back(i, i % 3, 1.0 + static_cast<double>(i % 5));
+  SparseRowMatrix S(n, 3);
   S.setFromTriplets(t.begin(), t.end());
   const Dataset sparse(S, y);
   const auto small = make_model("linear", 3, mo);

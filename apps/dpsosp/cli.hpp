@@ -61,11 +61,12 @@ void default_features_from_point(DataSource& source, std::optional<Index> featur
 std::vector<std::string> split_names(const std::string& text, char sep, const std::string& option);
 /// --label, --classes NAMES, --categorical and --impute into the CSV loader's options.
 void csv_table_options(const DataSource& source, bool labeled, LoadOptions& lo);
-/// The --eval diagnostics of x on `eval`: n, loss, accuracy, and with `target`
-/// (the run's scaling of a regression target) R^2 in the user's units;
-/// `figure` gets the summary line's words (eval_figures.cpp).
-nlohmann::json eval_diagnostics(const Model& model, const Vec& x, const Dataset& eval, const Scaling* target,
-                                std::string& figure);
+/// The --eval diagnostics of x on `eval`: n, loss, accuracy, and for a
+/// regression R^2 against `user_y`, the held-out targets in the user's units
+/// before any clip (`target`: the run's map of the target, if any); `figure`
+/// gets the summary line's words (eval_figures.cpp).
+nlohmann::json eval_diagnostics(const Model& model, const Vec& x, const Dataset& eval, const Vec& user_y,
+                                const Scaling* target, std::string& figure);
 
 /// A loaded problem: data, model, and (for synthetic specs) the problem.
 struct LoadedProblem {

@@ -220,6 +220,8 @@ int do_run(const RunArgs& a) {
   if (p.records) scaled.summary = minimize(*p.model, *p.records, x0, o);
   else scaled = minimize_scaled(*p.model, p.data, x0, o, so);
   const Summary& s = scaled.summary;
+  // The held-out targets in the user's units, unclipped: R^2 is measured on them.
+  const Vec eval_y = eval && eval->has_labels() ? eval->labels() : Vec();
   if (eval && so.any()) eval = scaled.scaling.apply(*eval);
   progress.reset();  // ends the line
   const bool interrupted = s.interrupted() || stop_requested_by_signal();
@@ -246,7 +248,8 @@ int do_run(const RunArgs& a) {
   j["constants"] = {{"G", s.constants.G}, {"M", s.constants.M}, {"rho", s.constants.rho}, {"B", s.constants.B}};
   std::string eval_figure;  // for the summary line
   if (eval) {  // before the certificate, which may take long on large models
-    diagnostics["eval"] = eval_diagnostics(*p.model, s.x, *eval, so.target ? &scaled.scaling : nullptr, eval_figure);
+    diagnostics["eval"] = eval_diagnostics(*p.model, s.x, *eval, eval_y, so.target ? &scaled.scaling : nullptr,
+                                           eval_figure);
   }
   // Heavy clipping, for the data owner (a diagnostic: not with --release-only).
   const std::string clipping = a.release_only ? "" : clipping_note(s);

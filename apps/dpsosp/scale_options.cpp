@@ -94,7 +94,7 @@ nlohmann::json scaling_json(const ScaledSummary& r) {
     j["estimate"] = {{"share", s.share},           {"composition", s.composition}, {"mu", s.mu},
                      {"rho", s.rho},               {"epsilon", s.epsilon},         {"delta", s.delta},
                      {"count_noise", s.count_noise}, {"columns", s.columns},
-                     {"public_range", {-1048576.0, 1048576.0}}};
+                     {"histograms", s.histograms},  {"public_range", {-1048576.0, 1048576.0}}};
   }
   if (r.x_user) j["x_user"] = std::vector<double>(r.x_user->data(), r.x_user->data() + r.x_user->size());
   return j;

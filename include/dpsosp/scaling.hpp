@@ -29,6 +29,12 @@
 // Gaussian mechanisms of (sqrt(2C) / sigma)-GDP each, (2 sqrt(C) / sigma)-GDP
 // together; sigma = 2 sqrt(C) / mu_s makes the estimate mu_s-GDP.
 //
+// Where step 2 could not be read (public: its counts' noise 2.5 sigma of the
+// two-histogram estimate at least n / 4, so that its kept counts would rarely
+// hold half the records and the box would be [a, b] anyway), step 1 alone is
+// released, with sigma = sqrt(2C) / mu_s (secure: the discrete scale
+// sqrt(C / rho_s)), and the box is [a, b]: Scaling::histograms = 1.
+//
 // On the unit box a record's gradient and curvature have public bounds (the
 // model's loss slope and curvature bounds times ||[z, 1]||, ||[z, 1]||^2): the
 // private G and M estimates are capped at them.
@@ -81,7 +87,7 @@ struct ScalingOptions {
   /// where it cannot work, decided from public facts alone, the records run as
   /// they are: sparse records (the map onto [-1, 1] would make them dense;
   /// their documented default), or, with a warning in the summary, a run
-  /// whose counts' noise is too large for its n (3 sigma >= n: not even all
+  /// whose counts' noise is too large for its n (sigma >= n: not even all
   /// records in one bin would stand out; the target alone is still estimated when it can be). Not
   /// automatic: those cases are refused.
   bool automatic = false;
@@ -109,6 +115,7 @@ struct Scaling {
   double epsilon = 0, delta = 0;  ///< its (eps, delta) under basic composition (Poisson runs), else 0
   double count_noise = 0;    ///< the counts' noise standard deviation
   Index columns = 0;         ///< columns estimated
+  int histograms = 0;        ///< 2, or 1 where step 2 could not be read (above); 0 without an estimate
   std::string composition;   ///< "gdp", "zcdp" or "basic"; empty without an estimate
   /// G and M came from the public rule of the unit box (too few records for
   /// their private estimate), not from an estimate.
@@ -124,13 +131,15 @@ struct Scaling {
 
 /// The estimate on records (every row of data) with noise keyed by `key`
 /// (stream kScaling), at GDP mu_s (float) or zCDP rho_s (secure); a
-/// non-private target (epsilon = inf) takes the exact counts. Exposed for tests.
+/// non-private target (epsilon = inf) takes the exact counts. magnitude_only:
+/// step 1 alone, the box [a, b] of the sides found and S_c (one histogram).
+/// Exposed for tests.
 struct ColumnBox {
   double lower = -1, upper = 1;
   bool found = false;  ///< the magnitude histogram had a count above its threshold
 };
 std::vector<ColumnBox> estimate_boxes(const RowMatrix& columns, double count_noise, bool secure,
-                                      std::uint64_t discrete_scale, const NoiseKey& key);
+                                      std::uint64_t discrete_scale, const NoiseKey& key, bool magnitude_only = false);
 
 /// What a scaled run released: the optimizer's summary (x on the unit scale;
 /// its privacy record the whole run's, the estimate included) and the map.

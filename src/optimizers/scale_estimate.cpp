@@ -1,4 +1,5 @@
-// The private box estimate of scaling.hpp: two noisy histograms per column.
+// The private box estimate of scaling.hpp: two noisy histograms per column
+// (or the first alone, where the second could not be read).
 #include <algorithm>
 #include <cmath>
 
@@ -74,7 +75,7 @@ double kept_quantile(const std::vector<double>& counts, const std::vector<double
 }  // namespace
 
 std::vector<ColumnBox> estimate_boxes(const RowMatrix& columns, double count_noise, bool secure,
-                                      std::uint64_t discrete_scale, const NoiseKey& key) {
+                                      std::uint64_t discrete_scale, const NoiseKey& key, bool magnitude_only) {
   const Eigen::Index n = columns.rows(), C = columns.cols();
   std::vector<ColumnBox> boxes(static_cast<std::size_t>(C));
   Noise first(key, count_noise, secure, discrete_scale, 0), second(key, count_noise, secure, discrete_scale, 1);
@@ -123,6 +124,10 @@ std::vector<ColumnBox> estimate_boxes(const RowMatrix& columns, double count_noi
     }
     // The second histogram's domain: the sides that hold records.
     const double a = negative ? -S : 0.0, b = positive ? S : 0.0;
+    if (magnitude_only) {  // the sides and the magnitude are the box
+      boxes[static_cast<std::size_t>(c)] = {a, b, found};
+      continue;
+    }
     std::vector<double> edges(kLinearBins + 1);
     for (int k = 0; k <= kLinearBins; ++k) edges[static_cast<std::size_t>(k)] = a + (b - a) * k / kLinearBins;
     std::vector<double> linear(kLinearBins, 0.0);

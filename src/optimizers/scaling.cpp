@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 
 #include "dpsosp/discrete_gaussian.hpp"
@@ -167,20 +168,20 @@ ScaledSummary minimize_scaled(const Model& model, const Dataset& data, const Vec
   const auto too_noisy = [&](Index columns) {
     if (!is_private || columns == 0) return false;
     const double sigma = scale_count_noise(columns, o, so.share);
-    return 3.0 * sigma >= static_cast<double>(data.rows());
+    return sigma >= static_cast<double>(data.rows());
   };
   const auto columns_of = [&] { return (estimate_x ? p : 0) + (estimate_y ? 1 : 0); };
   if (too_noisy(columns_of())) {
     const Index asked = columns_of();
     if (!so.automatic)
       throw Error("scaling: a private estimate of " + std::to_string(asked) + " scales needs more records than " +
-                  std::to_string(data.rows()) + " at this budget (its counts' noise is 3 sigma >= n: not even all "
+                  std::to_string(data.rows()) + " at this budget (its counts' noise sigma >= n: not even all "
                   "records in one bin would stand out): give bounds (and y_bounds), a larger epsilon or a larger scale share");
     if (estimate_x) {
       estimate_x = false;
       notes.push_back("scale: the " + std::to_string(p) + " features run as they are: a private estimate of their "
                       "scales needs more records than " + std::to_string(data.rows()) + " at this budget (its "
-                      "counts' noise 3 sigma >= n); give bounds to scale them");
+                      "counts' noise sigma >= n); give bounds to scale them");
     }
     if (estimate_y && too_noisy(columns_of())) {
       estimate_y = false;
@@ -236,10 +237,23 @@ ScaledSummary minimize_scaled(const Model& model, const Dataset& data, const Vec
       }
       if (!secure) sigma = 2.0 * std::sqrt(static_cast<double>(C)) / s.mu;
     }
+    // Step 2 unreadable at this noise (public: n, C, the budget): step 1 alone,
+    // one histogram, its noise sqrt(2) smaller for the same mu_s (rho_s).
+    const bool one = is_private && 2.5 * sigma >= 0.25 * static_cast<double>(data.rows());
+    if (one) {
+      if (secure) {
+        discrete = std::max<std::uint64_t>(
+            1, static_cast<std::uint64_t>(std::ceil(std::sqrt(static_cast<double>(C) / s.rho))));
+        sigma = static_cast<double>(discrete);
+      } else {
+        sigma = std::sqrt(2.0 * static_cast<double>(C)) / s.mu;
+      }
+    }
+    s.histograms = one ? 1 : 2;
     s.count_noise = sigma;
     s.columns = C;
     const std::vector<ColumnBox> boxes =
-        estimate_boxes(columns, sigma, secure, discrete, o.noise_key ? *o.noise_key : NoiseKey::generate());
+        estimate_boxes(columns, sigma, secure, discrete, o.noise_key ? *o.noise_key : NoiseKey::generate(), one);
     if (estimate_x) {
       for (Index j = 0; j < p; ++j) {
         s.lower.push_back(boxes[static_cast<std::size_t>(j)].lower);

@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 
 from . import _core
-from ._table import _codes, _isna, _show, _table_input, encode_table  # noqa: F401 (encode_table: exported)
+from ._table import _codes, _declared_width, _isna, _show, _table_input, encode_table  # noqa: F401 (encode_table: exported)
 
 __all__ = ["RunWarning", "PrivacyLeakWarning", "Model", "run", "certify", "predict", "predict_proba", "save", "load",
            "encode_table"]
@@ -77,23 +77,6 @@ def _records(X, name="X"):
         raise ValueError(f"{name}: expected a 2-d array (n records x p features), got {a.ndim}-d"
                          + ("; X.reshape(-1, 1) makes one feature" if a.ndim == 1 else ""))
     return np.ascontiguousarray(a)
-
-
-def _declared_width(records, n_features):
-    """The records at the declared feature count n_features (None: not declared). A sparse X is widened to it
-    (its shape may come from its largest index), and a record with an index at or above it is refused in words that
-    name no record; a dense X's width (the same for every record) must be it."""
-    if n_features is None:
-        return records
-    n_features = _count("n_features", n_features, 1, 2147483647)
-    if hasattr(records, "indptr"):
-        if records.nnz and int(records.indices.max()) >= n_features:
-            raise ValueError(f"X: a record has a feature index at or above n_features={n_features}; which record "
-                             "is not said, as a refusal must not depend on it")
-        return type(records)((records.data, records.indices, records.indptr), shape=(records.shape[0], n_features))
-    if records.shape[1] != n_features:
-        raise ValueError(f"n_features={n_features}: X has {records.shape[1]} columns (the width of every record)")
-    return records
 
 
 def _labels(y, n, names=None):
@@ -214,7 +197,8 @@ def run(model, X=None, y=None, *, algo="spider-mf-adaptive", epsilon=None, delta
     if not isinstance(stream, bool):
         raise TypeError(f"stream: expected True or False, got {stream!r}")
     X, y, class_names = _table_input(model, X, y, classes, label, categorical, impute, _core.models())
-    records = None if X is None else _declared_width(_records(X), n_features)
+    width = None if n_features is None else _count("n_features", n_features, 1, 2147483647)
+    records = None if X is None else _declared_width(_records(X), width)
     labels = None if records is None else _labels(y, records.shape[0], class_names)
     if records is None and y is not None:
         raise ValueError("y: applies to X; a record file holds its labels")
@@ -263,8 +247,23 @@ def run(model, X=None, y=None, *, algo="spider-mf-adaptive", epsilon=None, delta
 
 
 def certify(model, X, y=None, x=None, *, rho=1.0, classes=None, hidden=None, rank=None, fit_intercept=False):
-    """Gradient norm, smallest Hessian eigenvalue and SOSP gap of the point x on the records X, y."""
+    """Gradient norm, smallest Hessian eigenvalue and SOSP gap of the point x on the records X, y. x may be a run's
+    report: then its x on the records as the run saw them (its scaling applied), with its shape (as `dpsosp certify
+    --point` does)."""
     _check_model(model)
+    if isinstance(x, dict):
+        point = Model.from_result(x)
+        shape = x["shape"]
+        classes = shape.get("classes") if model in ("softmax", "mlp") else classes
+        hidden = shape.get("hidden") if model == "mlp" else hidden
+        rank = shape.get("rank") if model == "pca" else rank
+        fit_intercept = bool(shape.get("fit_intercept", fit_intercept))
+        X = point._unit(X)
+        t = (point.scaling or {}).get("target")
+        if t and y is not None:
+            lo, hi = t["lower"], t["upper"]
+            y = (np.clip(np.asarray(y, dtype=np.float64), lo, hi) - 0.5 * (lo + hi)) / (0.5 * (hi - lo))
+        x = point.x
     records = _records(X)
     if hasattr(records, "toarray"):
         records = np.ascontiguousarray(records.toarray())

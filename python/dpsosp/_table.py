@@ -166,3 +166,19 @@ def _table_input(model, X, y, classes, label, categorical, impute, models):
     elif categorical is not None or impute is not None:
         raise ValueError("categorical and impute apply to X (a table); a record file is encoded already")
     return X, y, class_names
+
+
+def _declared_width(records, n_features):
+    """The records at the declared feature count n_features (None: not declared). A sparse X is widened to it
+    (its shape may come from its largest index), and a record with an index at or above it is refused in words that
+    name no record; a dense X's width (the same for every record) must be it. n_features: checked already."""
+    if n_features is None:
+        return records
+    if hasattr(records, "indptr"):
+        if records.nnz and int(records.indices.max()) >= n_features:
+            raise ValueError(f"X: a record has a feature index at or above n_features={n_features}; which record "
+                             "is not said, as a refusal must not depend on it")
+        return type(records)((records.data, records.indices, records.indptr), shape=(records.shape[0], n_features))
+    if records.shape[1] != n_features:
+        raise ValueError(f"n_features={n_features}: X has {records.shape[1]} columns (the width of every record)")
+    return records

@@ -180,6 +180,20 @@ RELEASED = {"x", "trajectory", "steps", "o1_calls", "perturbations", "samples_us
             "phase_lengths", "termination", "certificate", "estimate", "warnings", "diagnostics", "scaling"}
 
 
+class CertifyAReport(unittest.TestCase):
+    def test_a_report_is_certified_on_the_records_as_its_run_saw_them(self):
+        X, y = logistic_data(n=3000)
+        X = 100 * X + 50  # raw units: the default run scales them privately
+        r = dpsosp.run("logistic", X, y, epsilon=2, seed=1, noise_key=KEY)
+        self.assertEqual(r["scaling"]["features"], "private")
+        got = dpsosp.certify("logistic", X, y, r)
+        unit = dpsosp.Model.from_result(r)._unit(X)  # the library's map onto the unit box
+        want = dpsosp.certify("logistic", unit, y, r["x"], fit_intercept=True)
+        self.assertEqual(got, want)
+        raw = dpsosp.certify("logistic", X, y, r["x"], fit_intercept=True)  # the wrong problem: another answer
+        self.assertNotEqual(raw["grad_norm"], got["grad_norm"])
+
+
 class PublicShape(unittest.TestCase):
     """docs/privacy.md, "Public shape": neighbouring datasets that differ in one record, changed in an extreme way
     (a huge sparse index, a new class label), give the same report outside the release, or the same refusal."""

@@ -175,6 +175,18 @@ TEST(Scaling, ComposedGuaranteeIsTheTarget) {
   EXPECT_EQ(small.scaling.histograms, 1);
   EXPECT_NEAR(small.scaling.count_noise, std::sqrt(6.0) / small.scaling.mu, 1e-9);
   EXPECT_NEAR(small.summary.privacy.epsilon, 1.0, 1e-5);
+  // Secure noise: zCDP, rho_s = s rho, discrete counts of scale ceil(sqrt(2C / rho_s)) (two histograms).
+  RunOptions secure = private_run(1.0);
+  secure.privacy->noise = NoiseMode::kSecure;
+  const ScaledSummary z = minimize_scaled(*model, regression(3000, 5), Vec::Zero(3), secure, so);
+  const double rho = privacy::zcdp_rho(1.0, 1e-6);
+  EXPECT_EQ(z.scaling.composition, "zcdp");
+  EXPECT_EQ(z.scaling.histograms, 2);
+  EXPECT_NEAR(z.scaling.rho, 0.25 * rho, 1e-15);
+  EXPECT_EQ(z.scaling.count_noise, std::ceil(std::sqrt(2.0 * 3 / (0.25 * rho))));
+  // The whole is within the target (the run's calibration on its grid is a little conservative).
+  EXPECT_LE(z.summary.privacy.zcdp_rho, rho * (1 + 1e-12));
+  EXPECT_GT(z.summary.privacy.zcdp_rho, 0.99 * rho);
 }
 
 // scale "auto" where the estimate cannot work, from public facts alone: at

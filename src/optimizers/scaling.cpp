@@ -215,11 +215,6 @@ ScaledSummary minimize_scaled(const Model& model, const Dataset& data, const Vec
         if (o.poisson()) throw Error("scaling: secure noise with Poisson sampling: give bounds (and y_bounds)");
         const double rho = privacy::zcdp_rho(t.epsilon, t.delta);
         s.rho = so.share * rho;
-        // Two histograms of sensitivity^2 = 2C: rho_s = 2C / s^2.
-        discrete = static_cast<std::uint64_t>(std::ceil(std::sqrt(2.0 * static_cast<double>(C) / s.rho)));
-        discrete = std::max<std::uint64_t>(discrete, 1);
-        if (discrete > exact::kMaxDiscreteSigma) throw Error("scaling: the count noise would pass 2^28");
-        sigma = static_cast<double>(discrete);
         s.composition = "zcdp";
         o.privacy->epsilon = privacy::zcdp_to_epsilon((1 - so.share) * rho, t.delta);
       } else if (o.poisson()) {
@@ -235,7 +230,13 @@ ScaledSummary minimize_scaled(const Model& model, const Dataset& data, const Vec
         s.composition = "gdp";
         o.privacy->epsilon = privacy::gdp_epsilon(std::sqrt(1 - so.share) * mu, t.delta);
       }
-      if (!secure) sigma = 2.0 * std::sqrt(static_cast<double>(C)) / s.mu;
+      // Two histograms: sigma = 2 sqrt(C) / mu_s (secure: the discrete scale of rho_s = 2C / s^2).
+      sigma = scale_count_noise(C, options, so.share);
+      if (secure) {
+        if (sigma > static_cast<double>(exact::kMaxDiscreteSigma))
+          throw Error("scaling: the count noise would pass 2^28");
+        discrete = static_cast<std::uint64_t>(sigma);
+      }
     }
     // Step 2 unreadable at this noise (public: n, C, the budget): step 1 alone,
     // one histogram, its noise sqrt(2) smaller for the same mu_s (rho_s).

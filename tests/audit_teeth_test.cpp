@@ -17,6 +17,7 @@
 
 #include "audit/tradeoff.hpp"
 #include "dpsosp/error.hpp"
+#include "test_fixtures.hpp"
 
 namespace dpsosp::audit {
 namespace {
@@ -70,12 +71,7 @@ INSTANTIATE_TEST_SUITE_P(EveryPrivateAlgorithm, AuditTeethSinglePass,
                          ::testing::Values(Algorithm::kDpsgd, Algorithm::kSpiderGaussFixed,
                                            Algorithm::kSpiderTreeAdaptive, Algorithm::kSpiderTreePeriodic,
                                            Algorithm::kSpiderMfAdaptive),
-                         [](const ::testing::TestParamInfo<Algorithm>& info) {
-                           std::string name = algorithm_name(info.param);
-                           for (char& c : name)
-                             if (c == '-') c = '_';
-                           return name;
-                         });
+                         testing::AlgorithmTestName());
 
 TEST(AuditTeeth, SecureNoiseFactorsOfTwoAreFlagged) {
   // The discrete Gaussian's runs are slower: 2 x 1000 (the broken variants'

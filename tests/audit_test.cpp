@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "dpsosp/error.hpp"
+#include "test_fixtures.hpp"
 #include "dpsosp/factorization.hpp"
 
 namespace dpsosp {
@@ -173,12 +174,7 @@ INSTANTIATE_TEST_SUITE_P(PrivateAlgorithms, AuditEveryPrivateAlgorithm,
                          ::testing::Values(Algorithm::kSpiderTreeAdaptive, Algorithm::kSpiderGaussFixed,
                                            Algorithm::kSpiderTreePeriodic, Algorithm::kDpsgd,
                                            Algorithm::kSpiderMfAdaptive),
-                         [](const ::testing::TestParamInfo<Algorithm>& info) {
-                           std::string name = algorithm_name(info.param);
-                           for (char& c : name)
-                             if (c == '-') c = '_';
-                           return name;
-                         });
+                         testing::AlgorithmTestName());
 
 // The quadratic-o2 canary sits in the first O2 batch, where its gradient
 // difference c M (x_1 - x_0) is clipped to M |x_1 - x_0|: the O2 sensitivity
@@ -227,12 +223,7 @@ TEST_P(AuditQuadraticO2, PublishedKeyIsCaught) {
 INSTANTIATE_TEST_SUITE_P(SpiderAlgorithms, AuditQuadraticO2,
                          ::testing::Values(Algorithm::kSpiderTreeAdaptive, Algorithm::kSpiderGaussFixed,
                                            Algorithm::kSpiderTreePeriodic, Algorithm::kSpiderMfAdaptive),
-                         [](const ::testing::TestParamInfo<Algorithm>& info) {
-                           std::string name = algorithm_name(info.param);
-                           for (char& c : name)
-                             if (c == '-') c = '_';
-                           return name;
-                         });
+                         testing::AlgorithmTestName());
 
 TEST(Audit, UnclippedO2IsCaught) {
   // M raised 10.1-fold so the O2 clip never binds for the canary, kappa divided

@@ -3,21 +3,17 @@
 // refused (naming line and column) or imputed, quoted fields; refusals of
 // undeclared labels and categories name no record.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <filesystem>
-#include <fstream>
 #include <string>
 #include <utility>
 
 #include "dpsosp/data.hpp"
 #include "dpsosp/error.hpp"
 #include "test_errors.hpp"
+#include "test_fixtures.hpp"
 
 namespace dpsosp {
 namespace {
-
-namespace fs = std::filesystem;
 
 template <class F>
 std::string error_of(F&& f) {
@@ -26,23 +22,9 @@ std::string error_of(F&& f) {
   return msg;
 }
 
-class CsvTableTest : public ::testing::Test {
+class CsvTableTest : public testing::ScratchDirTest {
  protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() / ("dpsosp_csv_table_" + std::to_string(::getpid()) + "_" + info->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::string write(const std::string& name, const std::string& bytes) const {
-    const std::string path = (dir_ / name).string();
-    std::ofstream(path, std::ios::binary) << bytes;
-    return path;
-  }
-
-  fs::path dir_;
+  CsvTableTest() : ScratchDirTest("dpsosp_csv_table_") {}
 };
 
 TEST_F(CsvTableTest, LabelColumnByNameOrIndex) {

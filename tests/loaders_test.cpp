@@ -14,6 +14,7 @@
 #include "dpsosp/data.hpp"
 #include "dpsosp/error.hpp"
 #include "test_errors.hpp"
+#include "test_fixtures.hpp"
 
 namespace dpsosp {
 namespace {
@@ -37,24 +38,9 @@ LoadOptions unlabeled() {
 }
 
 // Each test writes its ad-hoc files into its own directory, removed afterwards.
-class LoaderTest : public ::testing::Test {
+class LoaderTest : public testing::ScratchDirTest {
  protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() /
-           ("dpsosp_loaders_" + std::to_string(::getpid()) + "_" + info->test_suite_name() + "_" + info->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::string write(const std::string& name, const std::string& bytes) const {
-    const std::string path = (dir_ / name).string();
-    std::ofstream(path, std::ios::binary) << bytes;
-    return path;
-  }
-
-  fs::path dir_;
+  LoaderTest() : ScratchDirTest("dpsosp_loaders_") {}
 };
 
 using LoaderCsvTest = LoaderTest;

@@ -44,12 +44,15 @@ void check_finite_arrays(const Eigen::Ref<const RowMatrix>& X, const std::option
     const std::string value = std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf");
     throw Error("run: " + where + " is " + value + "; NaN and Inf are not allowed");
   };
-  if (!X.allFinite()) {
+  bool finite = true;
+  for (Eigen::Index i = 0; finite && i < X.rows(); ++i)
+    finite = all_finite(X.row(i).data(), static_cast<Index>(X.cols()));
+  if (!finite) {
     for (Eigen::Index i = 0; i < X.rows(); ++i)
       for (Eigen::Index j = 0; j < X.cols(); ++j)
         if (!std::isfinite(X(i, j))) fail("X[" + std::to_string(i) + ", " + std::to_string(j) + "]", X(i, j));
   }
-  if (y && !y->allFinite()) {
+  if (y && !all_finite(y->data(), static_cast<Index>(y->size()))) {
     for (Eigen::Index i = 0; i < y->size(); ++i)
       if (!std::isfinite((*y)[i])) fail("y[" + std::to_string(i) + "]", (*y)[i]);
   }

@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -209,5 +211,34 @@ TEST(SamplePoolTest, OrderIsAFunctionOfTheSeed) {
 // A dataset of n records with distinct, recognisable features and labels:
 // record i's features are (i, i + 0.5, -i, ...), its label 1000 + i; sparse
 // records keep every other feature (record 0's only one: 0 is not stored).
+
+// all_finite (types.hpp) against std::isfinite, value by value: a single NaN,
+// +inf or -inf at every position of vectors whose lengths cover the
+// vectorized body and the scalar tail, among extreme finite values (the
+// largest double, whose product with 0 is still 0; subnormals; -0).
+TEST(AllFinite, AgreesWithIsfiniteAtEveryPosition) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const double specials[] = {std::nan(""), inf, -inf};
+  const double finite[] = {std::numeric_limits<double>::max(), -std::numeric_limits<double>::max(),
+                           std::numeric_limits<double>::denorm_min(), -0.0, 1.5, -3e300};
+  EXPECT_TRUE(all_finite(Vec(0)));
+  for (Eigen::Index n = 1; n <= 37; ++n) {
+    Vec v(n);
+    for (Eigen::Index k = 0; k < n; ++k) v[k] = finite[k % 6];
+    EXPECT_TRUE(all_finite(v)) << n;
+    for (const double bad : specials) {
+      for (Eigen::Index k = 0; k < n; ++k) {
+        Vec w = v;
+        w[k] = bad;
+        EXPECT_FALSE(all_finite(w)) << "n " << n << " position " << k << " value " << bad;
+      }
+    }
+  }
+  RowMatrix m = RowMatrix::Constant(5, 7, std::numeric_limits<double>::max());
+  EXPECT_TRUE(all_finite(m));
+  m(4, 6) = -inf;
+  EXPECT_FALSE(all_finite(m));
+}
+
 }  // namespace
 }  // namespace dpsosp

@@ -150,14 +150,14 @@ void check_finite(const Dataset& data, const std::string& who) {
                 value + "; NaN and Inf are not allowed");
   };
   const Vec& labels = data.labels();
-  if (!labels.allFinite()) {
+  if (!all_finite(labels)) {
     for (Eigen::Index k = 0; k < labels.size(); ++k) {
       if (!std::isfinite(labels[k])) fail(static_cast<Index>(k), "its label", labels[k]);
     }
   }
   if (!data.is_sparse()) {
     const RowMatrix& m = data.dense();
-    if (m.allFinite()) return;
+    if (all_finite(m)) return;
     for (Eigen::Index r = 0; r < m.rows(); ++r) {
       for (Eigen::Index j = 0; j < m.cols(); ++j) {
         if (!std::isfinite(m(r, j))) fail(static_cast<Index>(r), "feature " + std::to_string(j), m(r, j));

@@ -59,7 +59,7 @@ void check_start(const Model& model, const Vec& x0) {
     throw Error("minimize: x0 has " + std::to_string(x0.size()) + " entries, the model " + model.name() +
                 " has dimension " + std::to_string(model.dim()));
   }
-  if (!x0.allFinite()) throw Error("minimize: x0 has a non-finite entry");
+  if (!all_finite(x0)) throw Error("minimize: x0 has a non-finite entry");
 }
 
 Summary run_checked(const Model& model, const Dataset& records, const Vec& x0, const RunOptions& options,

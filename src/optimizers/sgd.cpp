@@ -113,7 +113,7 @@ void run(const Model& model, const Dataset& data, const RunOptions& o, const Noi
     x -= lr * g.value;
     ++steps;
     if (o.record_trajectory) s.trajectory.push_back(x);
-    if (!x.allFinite()) throw Error(s.algorithm + ": the iterate became non-finite at step " + std::to_string(steps) +
+    if (!all_finite(x)) throw Error(s.algorithm + ": the iterate became non-finite at step " + std::to_string(steps) +
                                     " (learning rate too large? check M)");
     // (the batch size of a Poisson step is secret: not in the record)
     last = Iteration{steps, &x, true, poisson ? 0 : g.batch, g.value.norm(), false, planned_steps};

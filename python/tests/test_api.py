@@ -15,6 +15,7 @@ import dpsosp
 
 KEY = bytes(range(16))
 CLI = os.environ.get("DPSOSP_CLI")
+WIDE = 1000  # the sparse neighbour's width (PublicShape)
 
 
 def logistic_data(n=2000, p=3, seed=1):
@@ -203,10 +204,12 @@ class PublicShape(unittest.TestCase):
         X, y = logistic_data(n=3000, p=5)
         X[np.abs(X) < 0.2] = 0
         base = sp.csr_matrix(X)
-        other = sp.lil_matrix((3000, 100000))
+        # The neighbour's one record has index WIDE - 1, 200 times the others' largest (4);
+        # the declared count is 2 * WIDE (x of 2 * WIDE + 1 entries: wide enough, and cheap).
+        other = sp.lil_matrix((3000, WIDE))
         other[:, :5] = X
         other[at, :] = 0
-        other[at, 99999] = 0.5
+        other[at, WIDE - 1] = 0.5
         return base, other.tocsr(), y  # scipy takes each matrix's width from its construction
 
     def assert_same_outside_the_release(self, a, b):
@@ -226,8 +229,8 @@ class PublicShape(unittest.TestCase):
         self.assertEqual(said, {"n_features: a private run on sparse X is sized by its feature count, which must be "
                                 "declared (public; a sparse matrix's width may come from its largest index): pass "
                                 "n_features=D"})
-        a, b = (dpsosp.run("logistic", X, y, n_features=200000, **common) for X in (base, other))
-        self.assertEqual((a["shape"]["features"], a["d"]), (200000, 200001))  # and the intercept
+        a, b = (dpsosp.run("logistic", X, y, n_features=2 * WIDE, **common) for X in (base, other))
+        self.assertEqual((a["shape"]["features"], a["d"]), (2 * WIDE, 2 * WIDE + 1))  # and the intercept
         self.assert_same_outside_the_release(a, b)
         # An index at or above the declared count: refused, in the same words whichever record holds it.
         said = set()

@@ -19,7 +19,7 @@ from test_privacy_report import RELEASED
 BIN = os.environ.get("DPSOSP_BIN", "build/dpsosp")
 DATA = os.environ.get("DPSOSP_TEST_DATA", "tests/data")
 KEY_FILE = os.path.join(DATA, "noise.key")
-HUGE = 100000  # the neighbour's one index; the others are at most 20
+HUGE = 1000  # the neighbour's one index, 50 times the others' largest (20): x has 2 * HUGE + 1 entries
 
 
 def dpsosp(*args, stdin=None, timeout=300):

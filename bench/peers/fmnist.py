@@ -4,18 +4,14 @@ files for `dpsosp run`."""
 import gzip
 import os
 import struct
+import sys
 
 import numpy as np
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "experiments"))
+from fmnist_eval import read_idx  # noqa: E402  the IDX reader the experiments use
+
 FM_DIR = "/usr/share/datasets/fashion-mnist"
-
-
-def read_idx(path):
-    with gzip.open(path, "rb") as f:
-        data = f.read()
-    ndim = struct.unpack(">I", data[:4])[0] & 0xFF
-    dims = struct.unpack(">" + "I" * ndim, data[4:4 + 4 * ndim])
-    return np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * ndim).reshape(dims)
 
 
 def _write_idx(path, arr):

@@ -21,7 +21,8 @@ namespace {
 // words with the field named as the keyword (the CLI names it --epsilon).
 [[noreturn]] void refuse_in_python_words(const Error& e) {
   static const std::pair<const char*, const char*> kFields[] = {
-      {"privacy.noise", "noise"}, {"privacy.epsilon", "epsilon"}, {"privacy.delta", "delta"}, {"privacy", "epsilon"}};
+      {"privacy.noise", "noise"}, {"privacy.epsilon", "epsilon"}, {"privacy.delta", "delta"},
+      {"privacy.adjacency", "adjacency"}, {"privacy", "epsilon"}};
   std::string m = e.what();
   const std::string prefix = "RunOptions: ";
   if (m.compare(0, prefix.size(), prefix) != 0) throw e;
@@ -175,7 +176,7 @@ void bind_run(py::module_& m) {
          const std::optional<std::string>& noise_key_file, bool release_only, const std::string& noise,
          std::optional<double> tail, std::optional<bool> o2, const std::optional<std::string>& accountant,
          const std::optional<std::string>& sampling, std::optional<Index> bands,
-         const py::object& callback, const std::optional<std::string>& data_file, bool stream, Index n_features,
+         const std::optional<std::string>& adjacency, const py::object& callback, const std::optional<std::string>& data_file, bool stream, Index n_features,
          const std::vector<std::pair<double, double>>& bounds, const std::optional<std::pair<double, double>>& y_bounds,
          const std::string& scale, double scale_share, bool normalize) {
         RunOptions o;
@@ -233,6 +234,12 @@ void bind_run(py::module_& m) {
           o.sampling = *sampling == "poisson" ? Sampling::kPoisson : Sampling::kOrder;
         }
         o.bands = bands;
+        if (adjacency) {
+          if (*adjacency != "replace-one" && *adjacency != "zero-out")
+            throw Error("adjacency: expected 'replace-one' or 'zero-out', got '" + *adjacency + "'");
+          if (!o.privacy) throw Error("adjacency: applies to private runs");
+          o.privacy->adjacency = *adjacency == "zero-out" ? Adjacency::kZeroOut : Adjacency::kReplaceOne;
+        }
         if (tail) check_value("tail", *tail, ValueRule::kNonNegative, shown(*tail));
         o.tail = tail;
         o.o2 = o2;
@@ -245,6 +252,7 @@ void bind_run(py::module_& m) {
         o.max_phase_length = max_phase_length;
         o.threads = threads;
         set_overrides(overrides, o.overrides);
+        choose_default_sampling(o, stream);  // the library's default, as the CLI's
         try {
           o.Validate();
         } catch (const Error& e) {
@@ -375,7 +383,7 @@ void bind_run(py::module_& m) {
       py::arg("rank"), py::arg("fit_intercept"),
       py::arg("overrides"), py::arg("noise_key"), py::arg("noise_key_file"), py::arg("release_only"),
       py::arg("noise"), py::arg("tail"), py::arg("o2"), py::arg("accountant"), py::arg("sampling"), py::arg("bands"),
-      py::arg("callback"),
+      py::arg("adjacency"), py::arg("callback"),
       py::arg("data"), py::arg("stream"), py::arg("n_features"), py::arg("bounds"), py::arg("y_bounds"), py::arg("scale"),
       py::arg("scale_share"), py::arg("normalize"),
       "The run behind dpsosp.run (which checks its keywords and converts X and y first).");

@@ -255,8 +255,8 @@ TEST(SpiderMfAdaptive, PoissonPassesCycleThroughTheGroups) {
   // Part epochs are expected passes; bands need groups that hold the batch.
   RunOptions part = o;
   part.epochs = 2.5;
-  EXPECT_EQ(minimize(*pr.model, pr.problem.data, pr.problem.saddle, part).params.at("cycles"),
-            std::ceil(2.5 / q));
+  const Summary c = minimize(*pr.model, pr.problem.data, pr.problem.saddle, part);
+  EXPECT_EQ(c.params.at("cycles"), std::ceil(2.5 / c.params.at("sampling_rate")));
   RunOptions wide = o;
   wide.bands = n / b1 + 1;
   try {

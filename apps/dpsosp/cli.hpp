@@ -106,6 +106,8 @@ using Range = ValueRule;
 double parse_real(const std::string& text, const std::string& option, Range range);
 /// --sampling's words: poisson or order; throws Error naming the option otherwise.
 Sampling parse_sampling(const std::string& text);
+/// --adjacency replace-one|zero-out into o.privacy (a private run's).
+void set_adjacency(const std::string& text, RunOptions& o);
 /// Parses an integer in [min, max] for `option`.
 std::uint64_t parse_count(const std::string& text, const std::string& option, std::uint64_t min,
                           std::uint64_t max);

@@ -351,4 +351,11 @@ Sampling parse_sampling(const std::string& text) {
   throw Error("--sampling: expected poisson or order, got " + quote_token(text));
 }
 
+void set_adjacency(const std::string& text, RunOptions& o) {
+  if (text != "replace-one" && text != "zero-out")
+    throw Error("--adjacency: expected replace-one or zero-out, got " + quote_token(text));
+  if (!o.privacy) throw Error("--adjacency: applies to private runs");
+  o.privacy->adjacency = text == "zero-out" ? Adjacency::kZeroOut : Adjacency::kReplaceOne;
+}
+
 }  // namespace dpsosp::cli

@@ -31,7 +31,7 @@ struct RunArgs {
   std::string G = "auto", M = "auto", rho = "1", B = "1";
   std::string alpha_scale = "1";
   std::string batch_size, period, max_steps = "0", max_phase_length = "0";
-  std::string epochs = "0", learning_rate, tail, o2 = "off", accountant = "pld", sampling, bands;
+  std::string epochs = "0", learning_rate, tail, o2 = "off", accountant = "pld", sampling, bands, adjacency;
   std::string threads = "0";
   bool trajectory = false, quiet = false;
   bool stream = false;  // --stream: read a record file once, front to back (stream_source.cpp)
@@ -128,6 +128,7 @@ int do_run(const RunArgs& a) {
     o.accountant = a.accountant == "pld" ? Accountant::kPld : Accountant::kRdp;
   }
   if (a.given("--sampling")) o.sampling = parse_sampling(a.sampling);
+  if (a.given("--adjacency")) set_adjacency(a.adjacency, o);
   if (a.given("--bands")) o.bands = parse_index_value(a.bands, "--bands");
   if (a.given("--learning-rate")) o.learning_rate = parse_real(a.learning_rate, "--learning-rate", Range::kPositive);
   if (a.given("--tail")) o.tail = parse_real(a.tail, "--tail", Range::kNonNegative);
@@ -147,12 +148,13 @@ int do_run(const RunArgs& a) {
       throw Error("--order " + a.order + ": a streamed run reads the records in the file's order (--order file)");
     o.sample_order = a.order == "file" ? SampleOrder::kFile : SampleOrder::kSeed;
   }
+  o.process_group = Processes::group();
+  choose_default_sampling(o, a.stream);  // the library's default, as Python's
   if (a.stream && o.poisson())
     throw Error(std::string("--stream: a streamed run reads the file in order; ") +
                 (info.knobs & kKnobSampling ? "--sampling poisson (the default with --epochs above 1) draws records by "
                                               "index; give --sampling order"
                                             : "--epochs (Poisson dpsgd) draws records by index"));
-  o.process_group = Processes::group();
   // What applies to which algorithm is the library's rule, in its words.
   try {
     o.Validate();
@@ -350,6 +352,8 @@ void setup_run(CLI::App& app) {
                   "spider-mf-adaptive: poisson (the default with --epochs above 1: cyclic Poisson sampling with the "
                   "banded square-root factorization, amplified, zero-out, --accountant) or order (whole passes over "
                   "the sample order, replace-one; streams)");
+  run->add_option("--adjacency", args->adjacency, "Poisson-sampled runs: replace-one (PLD) or zero-out (as "
+                  "Opacus; the default with --sampling poisson or --epochs above 1); single passes: replace-one");
   run->add_option("--bands", args->bands,
                   "spider-mf-adaptive with --sampling poisson: the bands (groups the steps cycle through; default "
                   "automatic, docs/parameters.md)");

@@ -48,7 +48,8 @@ void parse_overrides(const std::vector<std::string>& items, ParameterOverrides& 
 // the command line names it ("RunOptions: batch_size: ..." -> "--batch-size: ...").
 [[noreturn]] void refuse_in_cli_words(const Error& e) {
   static const std::pair<const char*, const char*> kFields[] = {
-      {"privacy.noise", "--noise"},     {"privacy.epsilon", "--epsilon"}, {"privacy.delta", "--delta"}, {"privacy", "--epsilon"},      {"batch_size", "--batch-size"},
+      {"privacy.noise", "--noise"},     {"privacy.epsilon", "--epsilon"}, {"privacy.delta", "--delta"},
+      {"privacy.adjacency", "--adjacency"}, {"privacy", "--epsilon"},      {"batch_size", "--batch-size"},
       {"period", "--period"},           {"epochs", "--epochs"},        {"learning_rate", "--learning-rate"},
       {"alpha_scale", "--alpha-scale"}, {"max_phase_length", "--max-phase-length"}, {"tail", "--tail"},
       {"o2", "--o2"},                   {"accountant", "--accountant"},  {"sample_order", "--order"},

@@ -27,14 +27,6 @@ enum class MechanismKind {
 std::string mechanism_name(MechanismKind kind);
 
 
-/// The neighbouring relation a guarantee holds for.
-enum class Adjacency {
-  kNone,        ///< no guarantee (non-private)
-  kReplaceOne,  ///< one record replaced by another (the single-pass methods; n public)
-  kZeroOut,     ///< one record replaced by a null record (Poisson dpsgd: accounted as add/remove, n public)
-};
-std::string adjacency_name(Adjacency a);  ///< "none", "replace-one", "zero-out"
-
 /// The guarantee a run states, fixed before it starts: (epsilon, delta)-DP for
 /// `adjacency`, with the figures that reproduce it (docs/privacy-accounting.md).
 struct PrivacyRecord {

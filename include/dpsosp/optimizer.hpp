@@ -156,6 +156,18 @@ struct RunOptions {
   SampleOrder sample_order_or_default() const { return sample_order.value_or(SampleOrder::kSeed); }
 };
 
+/// The front ends' default sampling (the CLI's `dpsosp run` and Python's
+/// `dpsosp.run` call it before loading the records; docs/parameters.md
+/// "sampling"): a private single pass of spider-mf-adaptive with float noise,
+/// its records in memory (one process or several), and none of the options that need
+/// the sample order set (sampling, sample_order, bands, accountant, o2,
+/// max_phase_length, overrides.sigma or noise_multiplier, a zero-out target),
+/// samples by Poisson at a replace-one target: the same guarantee as the pass
+/// over the sample order, with the amplification by sampling (one pass of
+/// the banded factorization, docs/privacy-accounting.md section 9). Sets
+/// sampling and privacy->adjacency and returns true; otherwise changes nothing.
+bool choose_default_sampling(RunOptions& options, bool streamed);
+
 /// The rules a front end checks a numeric option by, and their words, so that
 /// the CLI (--epsilon) and Python (epsilon=) refuse a value alike:
 /// "OPTION: expected RULE, got VALUE" (check_value).

@@ -58,6 +58,14 @@ enum class Accountant {
 };
 std::string accountant_name(Accountant a);  ///< "pld", "rdp"
 
+/// The neighbouring relation a guarantee holds for.
+enum class Adjacency {
+  kNone,        ///< no guarantee (non-private)
+  kReplaceOne,  ///< one record replaced by another (the single-pass methods; n public)
+  kZeroOut,     ///< one record replaced by a null record (Poisson sampling: accounted as add/remove, n public)
+};
+std::string adjacency_name(Adjacency a);  ///< "none", "replace-one", "zero-out"
+
 /// The privacy target. epsilon = +infinity means non-private (no noise, no clipping).
 struct PrivacyTarget {
   double epsilon = 1.0;
@@ -65,6 +73,12 @@ struct PrivacyTarget {
   /// How the noise meets the target (the secure mode adds about 6-8 % noise
   /// for the same epsilon).
   NoiseMode noise = NoiseMode::kFloat;
+  /// The relation (epsilon, delta) is for. Unset: the run's own, replace-one
+  /// for the single-pass methods and zero-out for Poisson-sampled runs.
+  /// Poisson-sampled runs take either (replace-one: the PLD of the replaced
+  /// record's Poisson-subsampled Gaussian, sensitivity 2C; PLD accountant
+  /// only); the single-pass methods hold for replace-one only.
+  std::optional<Adjacency> adjacency = std::nullopt;
   bool is_private() const { return epsilon < std::numeric_limits<double>::infinity(); }
   void Validate() const;
 };

@@ -143,7 +143,7 @@ def run(model, X=None, y=None, *, algo="spider-mf-adaptive", epsilon=None, delta
         seed=None, alpha_scale=None, batch_size=None, period=None, epochs=None, learning_rate=None, x0=None,
         max_steps=0, max_phase_length=None, threads=0, classes=None, hidden=None, rank=None, fit_intercept=None,
         overrides=None, noise_key=None, noise_key_file=None, noise="float", release_only=False, tail=None, o2=None,
-        accountant=None, sampling=None, bands=None, callback=None, data=None, stream=False, n_features=None,
+        accountant=None, sampling=None, bands=None, adjacency=None, callback=None, data=None, stream=False, n_features=None,
         label=None, categorical=None, impute=None, bounds=None, y_bounds=None, scale="auto", scale_share=0.25,
         normalize=False):
     """Run an optimizer on the records X (n x p: numpy, pandas or scipy.sparse) with labels y; returns the
@@ -156,7 +156,9 @@ def run(model, X=None, y=None, *, algo="spider-mf-adaptive", epsilon=None, delta
     leaves unused; 1 for a non-private
     run). accountant ('pld', the default, or 'rdp') calibrates and accounts the Poisson-sampled runs (dpsgd with
     epochs > 0, spider-mf-adaptive with sampling='poisson'); tail, o2, sampling ('poisson', the default beyond
-    one epoch, or 'order') and bands are spider-mf-adaptive's (docs/parameters.md). seed keys the public randomness (sample order,
+    one epoch, or 'order') and bands are spider-mf-adaptive's (docs/parameters.md); adjacency ('replace-one' or
+    'zero-out') is the relation epsilon is for in a Poisson-sampled run (default: replace-one for the default
+    single pass, which samples by Poisson where it can, zero-out otherwise; docs/privacy-accounting.md). seed keys the public randomness (sample order,
     perturbations); the privacy noise is keyed by noise_key (16 secret bytes) or noise_key_file, by default a
     fresh key from the OS kept nowhere. noise='secure' puts every release on a grid with exact discrete Gaussian
     noise (docs/noise.md). overrides sets the parameters of docs/parameters.md ({'alpha': 0.1, 'b': 500}).
@@ -232,7 +234,8 @@ def run(model, X=None, y=None, *, algo="spider-mf-adaptive", epsilon=None, delta
         noise_key, None if noise_key_file is None else str(noise_key_file), bool(release_only), noise,
         None if tail is None else _real("tail", tail), None if o2 is None else bool(o2),
         None if accountant is None else str(accountant), None if sampling is None else str(sampling),
-        None if bands is None else _count("bands", bands, 1, 1 << 20), callback,
+        None if bands is None else _count("bands", bands, 1, 1 << 20),
+        None if adjacency is None else str(adjacency), callback,
         None if data is None else os.fspath(data), stream,
         0 if n_features is None else _count("n_features", n_features, 1, 2147483647), _bounds("bounds", bounds),
         None if y_bounds is None else _bounds("y_bounds", [y_bounds])[0], str(scale), _real("scale_share", scale_share),

@@ -86,7 +86,7 @@ class _DPEstimator(BaseEstimator):
                        threads=self.threads, noise=self.noise, noise_key=self.noise_key,
                        bounds=getattr(self, "bounds", None), y_bounds=getattr(self, "y_bounds", None),
                        scale=getattr(self, "scale", None), scale_share=getattr(self, "scale_share", None),
-                       normalize=getattr(self, "normalize", None))
+                       normalize=getattr(self, "normalize", None), sampling=getattr(self, "sampling", None))
         options.update(extra)
         self.report_ = run(model, X, y, **{k: v for k, v in options.items() if v is not None})
         self.model_ = Model.from_result(self.report_)
@@ -139,8 +139,9 @@ class DPClassifier(ClassifierMixin, _DPEstimator):
     does not cover: a PrivacyLeakWarning and a caveat in report_). n_features: the public feature count, required
     for a sparse X (which is widened to it).
     algo, epsilon, delta, G, M, batch_size, epochs, learning_rate, max_steps, noise, bounds, scale, scale_share,
-    normalize: as dpsosp.run, with its defaults (the CLI's: spider-mf-adaptive, one pass, G and M estimated
-    privately, the scale estimated privately). random_state: the public seed.
+    normalize, sampling: as dpsosp.run, with its defaults (the CLI's: spider-mf-adaptive, one pass, Poisson-sampled
+    at a replace-one target where the records are in memory, G and M estimated privately, the scale estimated
+    privately). random_state: the public seed.
     noise_key: 16 secret bytes for a reproducible fit (keep them as secret as the data).
     fit(X, y): X an array or a pandas DataFrame, or the path of a record file whose labels are the indices of
     classes (then required); stream: read such a file once, front to back, in its order (True), or load it whole
@@ -151,7 +152,8 @@ class DPClassifier(ClassifierMixin, _DPEstimator):
     def __init__(self, epsilon=1.0, delta=1e-6, *, model="auto", algo="spider-mf-adaptive", fit_intercept=True,
                  classes=None, hidden=None, G="auto", M="auto", batch_size=None, epochs=None, learning_rate=None,
                  max_steps=0, noise="float", random_state=None, noise_key=None, threads=0, stream=True, bounds=None,
-                 scale="auto", scale_share=0.25, normalize=False, n_features=None, categorical=None, impute=None):
+                 scale="auto", scale_share=0.25, normalize=False, n_features=None, categorical=None, impute=None,
+                 sampling=None):
         self.n_features = n_features
         self.categorical = categorical
         self.impute = impute
@@ -173,6 +175,7 @@ class DPClassifier(ClassifierMixin, _DPEstimator):
         self.noise_key = noise_key
         self.threads = threads
         self.stream = stream
+        self.sampling = sampling
         self.bounds = bounds
         self.scale = scale
         self.scale_share = scale_share
@@ -270,7 +273,7 @@ class DPRegressor(RegressorMixin, _DPEstimator):
     def __init__(self, epsilon=1.0, delta=1e-6, *, model="linear", algo="spider-mf-adaptive", fit_intercept=True,
                  G="auto", M="auto", batch_size=None, epochs=None, learning_rate=None, max_steps=0, noise="float",
                  random_state=None, noise_key=None, threads=0, stream=True, bounds=None, y_bounds=None, scale="auto",
-                 scale_share=0.25, normalize=False, n_features=None, categorical=None, impute=None):
+                 scale_share=0.25, normalize=False, n_features=None, categorical=None, impute=None, sampling=None):
         self.n_features = n_features
         self.categorical = categorical
         self.impute = impute
@@ -290,6 +293,7 @@ class DPRegressor(RegressorMixin, _DPEstimator):
         self.noise_key = noise_key
         self.threads = threads
         self.stream = stream
+        self.sampling = sampling
         self.bounds = bounds
         self.y_bounds = y_bounds
         self.scale = scale

@@ -160,7 +160,8 @@ class PoissonMechanism final : public PoissonGaussianMechanism {
  public:
   PoissonMechanism(Index dim, const NoiseKey& key, double clip, double q, std::uint64_t steps,
                    const PrivacyTarget& target, std::optional<double> z, Accountant accountant, Index bands)
-      : clip_(clip), q_(q), z_(z ? *z : calibrate(q, steps, target, accountant)), banded_(bands > 0),
+      : clip_(clip), q_(q), replace_one_(target.adjacency == Adjacency::kReplaceOne),
+        z_(z ? *z : calibrate(q, steps, target, accountant, replace_one_)), banded_(bands > 0),
         bands_(std::max<Index>(1, bands)),
         horizon_(static_cast<std::uint64_t>(bands_) * steps), factorization_(BandedFactorization::square_root(bands_)),
         noise_stream_(key, StreamPurpose::kGaussianNoise), sampling_stream_(key, StreamPurpose::kPoisson),
@@ -184,9 +185,18 @@ class PoissonMechanism final : public PoissonGaussianMechanism {
         record_.epsilon_pld = kInf;
       }
     }
-    record_.epsilon = accountant == Accountant::kPld ? record_.epsilon_pld : record_.epsilon_rdp;
-    record_.epsilon_zero_out = record_.epsilon;
+    record_.epsilon_zero_out = accountant == Accountant::kPld ? record_.epsilon_pld : record_.epsilon_rdp;
     record_.epsilon_replace_one = replace_one_epsilon(q, z_, steps, target.delta);
+    if (replace_one_) {
+      // The target was replace-one: that is the guarantee, by PLD (epsilon_pld
+      // its figure; RDP has no replace-one form here, so epsilon_rdp is none),
+      // the zero-out figure beside it.
+      record_.adjacency = Adjacency::kReplaceOne;
+      record_.epsilon = record_.epsilon_pld = record_.epsilon_replace_one;
+      record_.epsilon_rdp = kInf;
+    } else {
+      record_.epsilon = record_.epsilon_zero_out;
+    }
     record_.depth = 1;
     if (banded_) {
       record_.column_norm = factorization_.column_norm();
@@ -248,12 +258,22 @@ class PoissonMechanism final : public PoissonGaussianMechanism {
       return kInf;
     }
   }
-  static double calibrate(double q, std::uint64_t steps, const PrivacyTarget& t, Accountant a) {
+  // z of the zero-out form (sigma = z C). replace-one: the multiplier of the
+  // sensitivity-2C release, sigma / (2C), is calibrated; z is twice it.
+  static double calibrate(double q, std::uint64_t steps, const PrivacyTarget& t, Accountant a, bool replace_one) {
+    if (replace_one) {
+      if (a != Accountant::kPld)
+        throw Error("Poisson mechanism: a replace-one target is accounted by PLD only (the RDP bound here is for "
+                    "add/remove); use accountant = pld, or adjacency = zero-out");
+      return 2 * privacy::calibrate_dpsgd_noise_pld(q, steps, t.epsilon, t.delta, privacy::Neighbouring::kReplaceOne);
+    }
     return a == Accountant::kPld ? privacy::calibrate_dpsgd_noise_pld(q, steps, t.epsilon, t.delta)
                                  : privacy::calibrate_dpsgd_noise(q, steps, t.epsilon, t.delta);
   }
 
-  double clip_, q_, z_;
+  double clip_, q_;
+  bool replace_one_;
+  double z_;
   bool banded_;  // the cyclic groups and the banded record, even with one band
   Index bands_;
   std::uint64_t horizon_, released_ = 0;

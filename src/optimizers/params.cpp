@@ -59,6 +59,8 @@ void PrivacyTarget::Validate() const {
     os << "PrivacyTarget: delta must lie in (0, 1), got " << delta;
     throw Error(os.str());
   }
+  if (adjacency == Adjacency::kNone)
+    throw Error("PrivacyTarget: adjacency must be replace-one or zero-out (or unset: the run's own), got none");
 }
 
 double theorem_alpha(Index n, Index d, double epsilon, const ProblemConstants& c) {

@@ -234,6 +234,15 @@ void RunOptions::Validate() const {
   if (accountant && !poisson())
     refuse("accountant = " + accountant_name(*accountant) + ": applies to Poisson-sampled runs only (" +
            poisson_words() + "); the others are accounted exactly by GDP");
+  if (privacy && privacy->adjacency && is_private_run()) {
+    const Adjacency a = *privacy->adjacency;
+    if (a == Adjacency::kZeroOut && !poisson())
+      refuse("privacy.adjacency = zero-out: applies to Poisson-sampled runs (" + poisson_words() +
+             "); the single-pass runs hold for replace-one, and their reports state the zero-out figure beside it");
+    if (a == Adjacency::kReplaceOne && poisson() && accountant == Accountant::kRdp)
+      refuse("privacy.adjacency = replace-one: a Poisson-sampled run is accounted for replace-one by PLD only; use "
+             "accountant = pld, or adjacency = zero-out");
+  }
   if (bands && *bands < 1) refuse("bands = 0: must be at least 1");
   if (bands && !poisson())
     refuse("bands = " + std::to_string(*bands) + ": applies to spider-mf-adaptive with sampling = poisson (the "

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "dpsosp/error.hpp"
+#include "dpsosp/algorithm.hpp"
 #include "dpsosp/optimizer.hpp"
 
 namespace dpsosp {
@@ -35,11 +36,26 @@ void RunOptions::Validate(Index records) const {
   if (overrides.b && *overrides.b > records)
     throw Error("RunOptions: overrides.b = " + std::to_string(*overrides.b) + ": more than the " + n + " records");
   if (poisson() && records > 0) {
-    const double steps = *epochs * static_cast<double>(records) / static_cast<double>(sgd_batch_size(records));
+    const double steps = epochs.value_or(1.0) * static_cast<double>(records) / static_cast<double>(sgd_batch_size(records));
     if (!(steps <= 1e10))
       throw Error("RunOptions: epochs = " + std::to_string(*epochs) + ": more than 1e10 Poisson steps at batch size " +
                   std::to_string(sgd_batch_size(records)) + " of " + n + " records");
   }
+}
+
+bool choose_default_sampling(RunOptions& o, bool streamed) {
+  const AlgorithmInfo& info = algorithm_info(o.algorithm);
+  const bool one_pass = !o.epochs || *o.epochs == 0.0 || *o.epochs == 1.0;
+  if (!(info.knobs & kKnobSampling) || o.sampling || !one_pass || !o.is_private_run()) return false;
+  const PrivacyTarget& t = *o.privacy;
+  if (t.noise != NoiseMode::kFloat || (t.adjacency && *t.adjacency != Adjacency::kReplaceOne)) return false;
+  if (streamed || o.sample_order || o.overrides.sigma || o.overrides.noise_multiplier || o.bands ||
+      o.accountant ||
+      o.o2.value_or(false) || o.max_phase_length)
+    return false;
+  o.sampling = Sampling::kPoisson;
+  o.privacy->adjacency = Adjacency::kReplaceOne;
+  return true;
 }
 
 std::string value_rule_text(ValueRule rule) {

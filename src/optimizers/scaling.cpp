@@ -301,7 +301,7 @@ ScaledSummary minimize_scaled(const Model& model, const Dataset& data, const Vec
       // Where the estimate's records are too few for its noise (fewer than 4
       // times the counts' noise at the run's mu: small n, small eps), the
       // public rule instead: G = G_cap / 2, M = M_cap / 4 (docs/parameters.md).
-      if (is_private && o.estimate.any() && o.privacy->noise == NoiseMode::kFloat && !o.poisson()) {
+      if (is_private && o.estimate.any() && o.privacy->noise == NoiseMode::kFloat) {
         const double mu_r = privacy::gdp_mu(o.privacy->epsilon, o.privacy->delta);
         const int rounds = kEstimateRounds * ((o.estimate.G ? 1 : 0) + (o.estimate.M ? 1 : 0));
         const double noise = std::sqrt(static_cast<double>(rounds)) / mu_r;
@@ -321,19 +321,29 @@ ScaledSummary minimize_scaled(const Model& model, const Dataset& data, const Vec
   PrivacyRecord& r = out.summary.privacy;
   if (is_private && !s.composition.empty() && r.is_private()) {
     if (s.composition == "gdp") {
+      // Zero-out: the optimizer's releases at mu / 2, a G/M estimate's counts
+      // (other records) at theirs, each with the histograms on all records.
+      const double estimate_mu = out.summary.estimate ? out.summary.estimate->mu : 0.0;
+      const double zero_out_mu = std::max(0.5 * r.mu, estimate_mu);
+      r.epsilon_zero_out = privacy::gdp_epsilon(std::sqrt(zero_out_mu * zero_out_mu + s.mu * s.mu), r.delta);
       r.mu = std::sqrt(r.mu * r.mu + s.mu * s.mu);
       r.epsilon = privacy::gdp_epsilon(r.mu, r.delta);
+      r.epsilon_replace_one = r.epsilon;
       r.zcdp_rho = 0.5 * r.mu * r.mu;
       r.epsilon_rdp = privacy::zcdp_to_epsilon(r.zcdp_rho, r.delta);
     } else if (s.composition == "zcdp") {
       r.zcdp_rho += s.rho;
       r.epsilon = privacy::zcdp_to_epsilon(r.zcdp_rho, r.delta);
-      r.epsilon_rdp = r.epsilon;
+      r.epsilon_rdp = r.epsilon_replace_one = r.epsilon_zero_out = r.epsilon;
     } else {
+      // Basic composition under either relation: the histograms' sigma is for
+      // their replace-one sensitivity, which bounds the zero-out one.
       r.epsilon += s.epsilon;
       r.delta += s.delta;
       if (r.epsilon_pld > 0) r.epsilon_pld += s.epsilon;
       if (r.epsilon_rdp > 0) r.epsilon_rdp += s.epsilon;
+      r.epsilon_replace_one += s.epsilon;
+      r.epsilon_zero_out += s.epsilon;
     }
   }
   out.x_user = user_units_point(model, out.summary.x, s);

@@ -128,16 +128,19 @@ class RunContract(unittest.TestCase):
         self.assertEqual(reports["default"]["x"], pld["x"])
         self.assertEqual(pld["accounting"], "pld-poisson")
         self.assertEqual(rdp["accounting"], "rdp-poisson")
+        # epsilon: the worse of the accountant's figure (calibrated to within 1e-6 below the target) and the
+        # G/M estimate's (the target's own mu, on records the run leaves unused).
         for j, key in [(pld, "epsilon_pld"), (rdp, "epsilon_rdp")]:
-            self.assertEqual(j["epsilon"], j[key])
+            self.assertEqual(j["epsilon"], max(j[key], j["epsilon_zero_out"]))
+            self.assertLessEqual(j[key], j["epsilon"])
             self.assertLessEqual(j["epsilon"], 2.0)
-            self.assertGreater(j["epsilon"], 2.0 * (1 - 1e-5))
+            self.assertGreater(j[key], 2.0 * (1 - 1e-5))
         self.assertLess(pld["sigma"], 0.97 * rdp["sigma"])  # the same target, less noise
         # The guarantee is reproduced by `dpsosp privacy` from the reported figures.
         p = dpsosp("privacy", "--noise-multiplier", repr(pld["noise_multiplier"]), "--sampling-rate",
                    repr(pld["params"]["sampling_rate"]), "--steps", str(int(pld["params"]["planned_steps"])),
                    "--delta", "1e-5", "--accountant", "pld")
-        self.assertEqual(json.loads(p.stdout)["epsilon"], pld["epsilon"])
+        self.assertEqual(json.loads(p.stdout)["epsilon"], pld["epsilon_pld"])
 
     def test_demo_runs_and_reports(self):
         r = dpsosp("demo")

@@ -179,12 +179,22 @@ class PrivateReport(unittest.TestCase):
                     self.assertAlmostEqual(p["epsilon_gdp"], j["epsilon"], places=12)
                     self.assertEqual(p["column_norm"], j["column_norm"])
                 if j["accounting"] == "pld-banded-mf":
-                    # The cycles' Poisson-subsampled Gaussian: the Poisson form reproduces it.
-                    p = run_json("privacy", "--noise-multiplier", repr(j["noise_multiplier"]), "--sampling-rate",
-                                 repr(j["sampling_rate"]), "--steps", str(j["cycles"]), "--delta", "1e-6")
-                    self.assertAlmostEqual(p["epsilon_pld"], j["epsilon"], places=12)
+                    # The cycles' Poisson-subsampled Gaussian: the Poisson form reproduces it (replace-one, the
+                    # default single pass: dp_accounting's convention z = sigma / 2C). epsilon is the worse of it
+                    # and the G/M estimate's (the target's own mu).
+                    replace = j["adjacency"] == "replace-one"
+                    z = j["noise_multiplier"] / 2 if replace else j["noise_multiplier"]
+                    p = run_json("privacy", "--noise-multiplier", repr(z), "--sampling-rate",
+                                 repr(j["sampling_rate"]), "--steps", str(j["cycles"]), "--delta", "1e-6",
+                                 *(["--adjacency", "replace-one", "--accountant", "pld"] if replace else []))
+                    self.assertAlmostEqual(p["epsilon_pld"] if not replace else p["epsilon"], j["epsilon_pld"],
+                                           places=12)
+                    self.assertLessEqual(j["epsilon_pld"], j["epsilon"])
                     self.assertEqual(j["horizon"], j["bands"] * j["cycles"])
-                if "--epochs" in extra and j["accounting"] in ("pld-poisson", "pld-banded-mf"):
+                if algo == "spider-mf-adaptive" and not extra:  # the default single pass: Poisson, replace-one
+                    self.assertEqual((j["accounting"], j["adjacency"]), ("pld-banded-mf", "replace-one"))
+                    self.assertIsNone(j["gradient_evaluations"])
+                elif "--epochs" in extra and j["accounting"] in ("pld-poisson", "pld-banded-mf"):
                     self.assertEqual(j["adjacency"], "zero-out")
                     self.assertIsNone(j["gradient_evaluations"])  # the batch sizes are secret
                 else:
@@ -195,7 +205,8 @@ class PrivateReport(unittest.TestCase):
     # estimate, whose counts are target-eps under both relations).
     def test_the_guarantee_under_both_relations_is_reproduced(self):
         path = self.csv("phase-plain.csv", "phase-retrieval")
-        cases = [("spider-mf-adaptive", []), ("dpsgd", ["--batch-size", "50", "--epochs", "2"]),
+        cases = [("spider-mf-adaptive", []), ("spider-mf-adaptive", ["--sampling", "order"]),
+                 ("dpsgd", ["--batch-size", "50", "--epochs", "2"]),
                  ("spider-mf-adaptive", ["--epochs", "3", "--bands", "4"]), ("spider-tree-adaptive", ["--alpha-scale", "3"])]
         for algo, extra in cases:
             with self.subTest(algo=algo, extra=extra):
@@ -215,6 +226,19 @@ class PrivateReport(unittest.TestCase):
                     self.assertAlmostEqual(p["epsilon"], j["epsilon_replace_one"], places=12)
                     self.assertGreater(j["epsilon_replace_one"], 1.2)  # eps 1 zero-out is not eps 1 replace-one
                     self.assertIn("replace-one: epsilon", j["guarantee"])
+                elif j["accounting"] == "pld-banded-mf":  # the default single pass: Poisson at a replace-one target
+                    self.assertEqual(j["adjacency"], "replace-one")
+                    self.assertEqual(j["epsilon_replace_one"], j["epsilon"])
+                    poisson = ["--sampling-rate", repr(j["sampling_rate"]), "--steps", str(j["cycles"]), "--delta",
+                               "1e-6"]
+                    p = run_json("privacy", "--noise-multiplier", repr(j["noise_multiplier"] / 2), *poisson,
+                                 "--adjacency", "replace-one", "--accountant", "pld")
+                    self.assertAlmostEqual(p["epsilon"], j["epsilon"], places=12)
+                    p = run_json("privacy", "--noise-multiplier", z, *poisson)
+                    self.assertAlmostEqual(p["epsilon_pld"], j["epsilon_zero_out"], places=12)
+                    self.assertLess(j["epsilon_zero_out"], 0.8 * j["epsilon"])
+                    self.assertIn("zero-out: epsilon", j["guarantee"])
+                    self.assertIsNone(j["epsilon_rdp"])  # RDP has no replace-one form here
                 else:
                     self.assertEqual(j["adjacency"], "replace-one")
                     self.assertEqual(j["epsilon_replace_one"], j["epsilon"])

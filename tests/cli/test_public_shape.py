@@ -59,8 +59,10 @@ class PublicShape(unittest.TestCase):
     def tearDownClass(cls):
         cls.tmp.cleanup()
 
+    # --sampling order: the changed record enters a release for sure (a Poisson pass, the default, samples it
+    # with probability b1 / n).
     COMMON = ["run", "--model", "logistic", "--epsilon", "1", "--G", "1", "--M", "1", "--seed", "3",
-              "--noise-key-file", KEY_FILE, "--no-certificate"]
+              "--noise-key-file", KEY_FILE, "--no-certificate", "--sampling", "order"]
 
     def assert_same_outside_the_release(self, a, b):
         self.assertEqual(set(a), set(b))

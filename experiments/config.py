@@ -11,6 +11,10 @@ import os
 PRIVATE = ["spider-mf-adaptive", "spider-tree-adaptive", "spider-gauss-fixed", "spider-tree-periodic", "dpsgd"]
 # The practical finder and the baselines it is held against (issue 18).
 FLAGSHIP = "spider-mf-adaptive"
+# The single-pass comparisons (the paper's setting: every method one pass over the seed's order, replace-one)
+# pin the flagship's pass over the order: in memory its default samples by Poisson (RunOptions'
+# choose_default_sampling), which docs/results-peers.md measures.
+ORDER = ["--sampling", "order"]
 BASELINES = [a for a in PRIVATE if a != FLAGSHIP]
 
 
@@ -117,6 +121,7 @@ def synthetic_args(problem, n, eps, algo, seed, knob=None, delta=1e-6):
          "--algo", algo, "--epsilon", eps_text(eps if algo in PRIVATE else math.inf)]
     if algo in PRIVATE:
         a += ["--delta", repr(delta)] + noise_key_args(seed)
+    a += ORDER if algo == FLAGSHIP else []
     a += ["--G", fmt(p["G"]), "--M", fmt(p["M"]), "--rho", fmt(p["rho"]), "--B", fmt(p["B"]),
           "--seed", str(seed), "--threads", "1"]
     if knob is not None:
@@ -188,12 +193,13 @@ class FashionMNIST:
         # of softmax cross-entropy is about |a|^2 / 2 (about 40 here), so M = 1 is optimistic.
         self.extra_M = [4, 16] if self.models else []
 
-    def args(self, model, algo, eps, M=None, seed=None):
+    def args(self, model, algo, eps, M=None, seed=None, order=True):
         seed = self.seed if seed is None else seed
         name, _, variant = algo.partition(":")
         a = ["--model", model, "--data", FM_TRAIN, "--classes", "10",
              "--algo", "dpsgd" if name == "dpsgd-multi" else name,
              "--epsilon", fmt(eps), "--delta", repr(self.delta)]
+        a += ORDER if name == FLAGSHIP and order else []
         if variant != "defaults":
             a += ["--G", fmt(self.G), "--M", fmt(M if M is not None else self.M), "--rho", fmt(self.rho),
                   "--B", fmt(self.B)]

@@ -40,10 +40,10 @@ GOAL_EPS1 = 82.0  # the best multi-epoch method at eps = 1
 
 def arglist(fm, method, eps, epochs, seed):
     fm.seed, fm.epochs = seed, epochs
-    a = fm.args("softmax", "spider-mf-adaptive" if method == "spider-mf-order" else method, eps)
+    a = fm.args("softmax", "spider-mf-adaptive" if method == "spider-mf-order" else method, eps, order=False)
     if method in ("spider-mf-adaptive", "spider-mf-order"):
         a += ["--epochs", str(epochs)]
-    if method == "spider-mf-order" and epochs > 1:
+    if method == "spider-mf-order":
         a += ["--sampling", "order"]
     return a
 

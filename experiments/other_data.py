@@ -108,7 +108,7 @@ def args_of(csv, model, algo, eps, seed, defaults):
         a += ["--classes", "10"]  # digits 0-9: public, declared (a private run refuses to read it from the labels)
     if not defaults:
         a += ["--G", "1", "--M", "1"]
-    return a
+    return a + (config.ORDER if algo == config.FLAGSHIP else [])
 
 
 def main():

@@ -50,7 +50,7 @@ void setup_demo(CLI::App& app) {
                 before.grad_norm, before.lambda_min, before.sosp_gap);
     const Summary s = minimize(*model, problem.data, x0, o);
     const Certificate after = certify_population(*problem.population, s.x, o.constants.rho);
-    std::printf("  run       %s (the default), %zu steps, %zu O1 calls, %zu saddle perturbations, %zu of %zu records, "
+    std::printf("  run       %s (the default algorithm; one pass over the sample order, as the paper), %zu steps, %zu O1 calls, %zu saddle perturbations, %zu of %zu records, "
                 "%.2f s; the result is the mean of the iterates over the last quarter of the records\n",
                 s.algorithm.c_str(), static_cast<size_t>(s.steps), static_cast<size_t>(s.o1_calls),
                 static_cast<size_t>(s.perturbations), static_cast<size_t>(s.samples_used),

@@ -8,7 +8,8 @@ by its arguments), so a rerun repeats only what is missing.
         [--passes 1 5] [--seeds 1 2 3] [--dpsosp build/dpsosp] [--jobs 1] [--dpsosp-only]
 
 OPACUS_SRC: a folder holding Opacus v1.4.0's `opacus` package and an `opt_einsum` stand-in
-(bench/peers/README.md). Not part of CI.
+(bench/peers/README.md). Not part of CI. With --dpsosp-only and no Opacus run cached, the Opacus columns are
+the medians kept in bench/peers/opacus-medians.json (marked *).
 """
 import argparse
 import concurrent.futures
@@ -70,6 +71,9 @@ def main():
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--dpsosp-only", action="store_true", help="only the dpsosp runs (Opacus from the cache)")
     ap.add_argument("--cache", default=os.path.join(HERE, "out", "runs.jsonl"))
+    ap.add_argument("--opacus-medians", default=os.path.join(HERE, "opacus-medians.json"),
+                    help="Opacus's medians per cell, printed where the cache holds no Opacus run of that cell "
+                         "(marked *); default: the 2026-12-03 run")
     ap.add_argument("--tag", default="", help="a name for this dpsosp build in the cache (default: its path)")
     ap.add_argument("--variant", action="append", default=[], metavar="NAME=ARGS",
                     help="a further dpsosp column: NAME=extra run arguments ('poisson=--sampling poisson'); "
@@ -116,6 +120,9 @@ def main():
     def dkey(n, eps, passes, extra):
         return lambda s: json.dumps(["dpsosp", tag, n, s, eps, passes] + ([] if extra is None else [extra]))
 
+    with open(a.opacus_medians) as f:
+        kept = json.load(f)["cells"]
+    marked = False
     cols = "".join(f" dpsosp {name} (replace-one eps) |" for name, _ in variants[1:])
     print(f"| n | passes | eps | dpsosp default |{cols} Opacus lr 1 | Opacus best lr (lr) | default - best |")
     print("|---:|---:|---:|---:|" + "---:|" * (len(variants) - 1) + "---:|---:|---:|")
@@ -128,8 +135,14 @@ def main():
                                for _, x in variants[1:])
                 by_lr = {lr: med(lambda s: json.dumps(["opacus", n, s, eps, passes, lr]), a.seeds) for lr in GRID}
                 best = max(by_lr, key=lambda lr: -1 if np.isnan(by_lr[lr]) else by_lr[lr])
-                print(f"| {n} | {passes} | {eps:g} | {d:.1f} |{more} {by_lr[1.0]:.1f} | {by_lr[best]:.1f} ({best:g}) | "
-                      f"{d - by_lr[best]:+.1f} |")
+                lr1, top, star = by_lr[1.0], by_lr[best], ""
+                cell = kept.get(f"{n} {passes} {eps:g}")
+                if all(np.isnan(v) for v in by_lr.values()) and cell:
+                    lr1, top, best, star, marked = cell["lr1"], cell["best"], cell["best_lr"], "*", True
+                print(f"| {n} | {passes} | {eps:g} | {d:.1f} |{more} {lr1:.1f}{star} | {top:.1f}{star} ({best:g}) | "
+                      f"{d - top:+.1f} |")
+    if marked:
+        print(f"\n\\* Opacus's medians from {os.path.relpath(a.opacus_medians)} (no Opacus run in the cache).")
 
 
 if __name__ == "__main__":

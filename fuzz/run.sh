@@ -12,6 +12,10 @@
 # Seeds come from fuzz/corpus/<name>/ (in the repository, read only); what the
 # fuzzers find goes to BUILD_DIR/corpus/<name>/ and a crashing input to
 # BUILD_DIR/artifacts/. Reproduce a finding with BUILD_DIR/fuzz_<name> FILE.
+#
+# FUZZ_MERGE=1 adds to fuzz/corpus/<name>/ the inputs of a clean run that reach
+# coverage the seeds do not (libFuzzer's -merge=1): a long run offline
+# (FUZZ_MERGE=1 bash fuzz/run.sh 600) grows the corpus that CI's short runs start from.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_EACH=${1:-60}
@@ -55,6 +59,14 @@ run_one() {
                    name, runs, secs, init, cov, last, runs ? secs * last / runs : 0 }' "$BUILD/$name.log"
   else
     echo "fuzz: $name FAILED"; tail -60 "$BUILD/$name.log"; return 1
+  fi
+  if [ "${FUZZ_MERGE:-0}" = 1 ]; then
+    local before
+    before=$(ls "fuzz/corpus/$name" | wc -l)
+    "$BUILD/fuzz_$name" -merge=1 -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=1024 -max_len=8192 \
+      "fuzz/corpus/$name" "$BUILD/corpus/$name" > "$BUILD/$name-merge.log" 2>&1 ||
+      { echo "fuzz: $name merge FAILED"; tail -20 "$BUILD/$name-merge.log"; return 1; }
+    echo "fuzz: $name merged: fuzz/corpus/$name $before -> $(ls "fuzz/corpus/$name" | wc -l) inputs"
   fi
 }
 export -f run_one

@@ -132,6 +132,32 @@ TEST(Pld, PoissonAtRateOneIsTheGaussian) {
   }
 }
 
+// A prior Gaussian release of mu_p-GDP composed with T steps at q = 1 is
+// (sqrt(T / z^2 + mu_p^2))-GDP exactly, under either relation; the
+// calibration with the prior needs more noise than without and meets the
+// target with it.
+TEST(Pld, PriorGaussianComposesExactly) {
+  const double mu_p = 0.3, delta = 1e-6;
+  for (Neighbouring n : {Neighbouring::kAddRemove, Neighbouring::kReplaceOne}) {
+    const double eps = dpsgd_pld_epsilon(1.0, 4.0, 9, delta, n, {}, mu_p);
+    const double exact = gdp_epsilon(std::sqrt(9.0 / 16.0 + mu_p * mu_p), delta);
+    EXPECT_GE(eps, exact);
+    EXPECT_LE(eps, exact + 10 * kH);
+    EXPECT_GT(eps, dpsgd_pld_epsilon(1.0, 4.0, 9, delta, n));
+  }
+  // At eps 1, delta 1e-6 the target is about 0.25-GDP: a prior of 0.15 leaves room.
+  const double q = 0.05, target = 1.0, prior = 0.15;
+  const std::uint64_t steps = 200;
+  const double z0 = calibrate_dpsgd_noise_pld(q, steps, target, delta);
+  const double z1 = calibrate_dpsgd_noise_pld(q, steps, target, delta, Neighbouring::kAddRemove, {}, prior);
+  EXPECT_GT(z1, 1.1 * z0);
+  EXPECT_LE(dpsgd_pld_epsilon(q, z1, steps, delta, Neighbouring::kAddRemove, {}, prior), target);
+  EXPECT_GT(dpsgd_pld_epsilon(q, z1 * (1 - 1e-4), steps, delta, Neighbouring::kAddRemove, {}, prior), target * 0.999);
+  // A prior that spends the whole target leaves no calibration.
+  EXPECT_THROW(calibrate_dpsgd_noise_pld(q, steps, target, delta, Neighbouring::kAddRemove, {}, mu_p), Error);
+  EXPECT_THROW(dpsgd_pld_epsilon(q, z1, steps, delta, Neighbouring::kAddRemove, {}, -1.0), Error);
+}
+
 TEST(Pld, ReplaceOneLiesBetweenAddRemoveAndItsGroupPrivacyBound) {
   // The same noise and record bound C: replacing a record is at least as
   // revealing as adding or removing it, and at most two such changes

@@ -189,6 +189,51 @@ TEST(Scaling, ComposedGuaranteeIsTheTarget) {
   EXPECT_GT(z.summary.privacy.zcdp_rho, 0.99 * rho);
 }
 
+// A Poisson-sampled run (the default single pass, replace-one) composes the
+// estimate's Gaussian, sqrt(share) mu-GDP, into its own PLD: the whole is the
+// target, as dpsgd_pld_epsilon of the run's q, z and cycles with that prior
+// reproduces; the counts' noise is that of the GDP split (not of basic
+// composition's (share eps, delta / 2)). Under RDP the two compose basically.
+TEST(Scaling, PoissonRunsComposeTheEstimateByPld) {
+  const Dataset data = regression(3000, 5);
+  ModelOptions mo;
+  mo.fit_intercept = true;
+  const auto model = make_model("linear", 2, mo);
+  ScalingOptions so;
+  so.target = true;
+  so.estimate_features = so.estimate_target = true;
+  RunOptions o = private_run(1.0);
+  o.sampling = Sampling::kPoisson;
+  o.privacy->adjacency = Adjacency::kReplaceOne;
+  const double mu = privacy::gdp_mu(1.0, 1e-6);
+  EXPECT_NEAR(scale_count_noise(3, o, 0.25), 2 * std::sqrt(3.0) / (0.5 * mu), 1e-9);
+  const ScaledSummary r = minimize_scaled(*model, data, Vec::Zero(3), o, so);
+  EXPECT_EQ(r.scaling.composition, "pld");
+  EXPECT_NEAR(r.scaling.mu, 0.5 * mu, 1e-12);
+  const PrivacyRecord& p = r.summary.privacy;
+  EXPECT_LE(p.epsilon, 1.0 + 1e-9);
+  EXPECT_GT(p.epsilon, 0.999);
+  const double whole = privacy::dpsgd_pld_epsilon(p.sampling_rate, p.noise_multiplier / 2, p.cycles, 1e-6,
+                                                   privacy::Neighbouring::kReplaceOne, {}, r.scaling.mu);
+  EXPECT_LE(whole, p.epsilon);  // the guarantee is the worse of the run (with the prior) and the G/M estimate
+  EXPECT_GT(whole, 0.999);
+  EXPECT_GT(whole, privacy::dpsgd_pld_epsilon(p.sampling_rate, p.noise_multiplier / 2, p.cycles, 1e-6,
+                                              privacy::Neighbouring::kReplaceOne) + 0.05);
+  // The G/M estimate (its own records) within what GDP composition with the prior leaves.
+  ASSERT_TRUE(r.summary.estimate.has_value());
+  EXPECT_NEAR(r.summary.estimate->mu, std::sqrt(mu * mu - r.scaling.mu * r.scaling.mu), 1e-9);
+  EXPECT_LE(p.epsilon_replace_one, 1.0 + 1e-9);
+  o.privacy->adjacency = Adjacency::kZeroOut;
+  o.accountant = Accountant::kRdp;
+  const ScaledSummary b = minimize_scaled(*model, data, Vec::Zero(3), o, so);
+  EXPECT_EQ(b.scaling.composition, "basic");
+  EXPECT_NEAR(b.scaling.mu, privacy::gdp_mu(0.25, 0.5e-6), 1e-9);
+  // A prior on a run that cannot compose it is refused.
+  RunOptions order = private_run(1.0);
+  order.privacy->prior_mu = 0.1;
+  EXPECT_THROW(order.Validate(), Error);
+}
+
 // scale "auto" where the estimate cannot work, from public facts alone: at
 // n = 500, eps 1, 2000 columns give counts' noise sigma = 2 sqrt(C) / mu_s of
 // about 660 >= n, so the features run as they are with a warning, and the

@@ -98,7 +98,7 @@ std::vector<std::uint64_t> parse_steps(const std::string& text) {
 
 void setup_privacy(CLI::App& app) {
   struct Args {
-    std::string z, steps, delta, q, accountant, adjacency, epsilon, discretization = "1e-4";
+    std::string z, steps, delta, q, accountant, adjacency, epsilon, prior_mu, discretization = "1e-4";
     std::string mechanism = "tree", period = "0";
   };
   auto args = std::make_shared<Args>();
@@ -123,6 +123,9 @@ void setup_privacy(CLI::App& app) {
                   "zero-out (= add-remove with n public) or replace-one. Poisson form: z = sigma / C, add-remove by "
                   "default; replace-one by PLD only. Single-pass forms: z = sigma / (2C / b), the replace-one "
                   "bound, replace-one by default; zero-out halves every release's sensitivity (mu / 2)");
+  cmd->add_option("--prior-mu", args->prior_mu,
+                  "Poisson form, PLD: a Gaussian release of this mu-GDP made first on the same records (a run's "
+                  "private scale estimate: its report's scaling.estimate.mu where composition is pld), composed in");
   cmd->add_option("--epsilon", args->epsilon, "Also print delta at this eps >= 0 (delta_pld, delta_gdp)");
   cmd->add_option("--discretization", args->discretization, "PLD value discretization interval, > 0")
       ->capture_default_str();
@@ -141,6 +144,8 @@ void setup_privacy(CLI::App& app) {
     // The single-pass forms' z is relative to the replace-one bound; a record
     // replaced by a null record moves each release by half of it.
     const double single_pass_z = replace ? z : 2 * z;
+    if (cmd->count("--prior-mu") > 0 && !poisson)
+      throw Error("--prior-mu: applies to the Poisson form (--sampling-rate)");
     if (cmd->count("--period") > 0 && (poisson || args->mechanism != "mf"))
       throw Error("--period: applies to the mf form (--mechanism mf)");
     if (poisson && cmd->count("--mechanism") > 0)
@@ -162,17 +167,22 @@ void setup_privacy(CLI::App& app) {
       const double q = parse_real(args->q, "--sampling-rate", Range::kHalfOpenUnit);
       if (steps.size() != 1) throw Error("--steps: the Poisson form takes one step count T, got " + std::to_string(steps.size()));
       const auto relation = replace ? privacy::Neighbouring::kReplaceOne : privacy::Neighbouring::kAddRemove;
-      if (use_rdp) j["epsilon_rdp"] = number(epsilon = privacy::dpsgd_poisson_epsilon(q, z, steps[0], delta));
+      const double prior = cmd->count("--prior-mu") > 0 ? parse_real(args->prior_mu, "--prior-mu", Range::kPositive) : 0.0;
+      if (prior > 0 && explicit_choice && chosen == "rdp")
+        throw Error("--prior-mu: composed by PLD only; use --accountant pld");
+      if (prior > 0) j["prior_mu"] = number(prior);
+      if (use_rdp && prior == 0) j["epsilon_rdp"] = number(epsilon = privacy::dpsgd_poisson_epsilon(q, z, steps[0], delta));
       if (use_pld) {
         try {
-          j["epsilon_pld"] = number(epsilon = privacy::dpsgd_pld_epsilon(q, z, steps[0], delta, relation, pld));
+          j["epsilon_pld"] = number(epsilon = privacy::dpsgd_pld_epsilon(q, z, steps[0], delta, relation, pld, prior));
           j["epsilon_pld_optimistic"] =
-              number(privacy::dpsgd_pld_epsilon_optimistic(q, z, steps[0], delta, relation, pld));
-          if (at_epsilon) j["delta_pld"] = privacy::dpsgd_pld_delta(q, z, steps[0], *at_epsilon, relation, pld);
+              number(privacy::dpsgd_pld_epsilon_optimistic(q, z, steps[0], delta, relation, pld, prior));
+          if (at_epsilon)
+            j["delta_pld"] = privacy::dpsgd_pld_delta(q, z, steps[0], *at_epsilon, relation, pld, prior);
         } catch (const Error& e) {
           // Asked for, the PLD's failure (too many bins) is the answer; by
           // default the other accountants' figures still stand.
-          if (explicit_choice || !use_rdp) throw;
+          if (explicit_choice || !use_rdp || prior > 0) throw;
           j["epsilon_pld"] = nullptr;
           j["pld_error"] = e.what();
         }

@@ -79,7 +79,16 @@ struct PrivacyTarget {
   /// record's Poisson-subsampled Gaussian, sensitivity 2C; PLD accountant
   /// only); the single-pass methods hold for replace-one only.
   std::optional<Adjacency> adjacency = std::nullopt;
+  /// A Gaussian release of the same records made before the run (the private
+  /// scale estimate of scaling.hpp), as its mu-GDP figure under replace-one,
+  /// which bounds its zero-out figure; 0: none. Poisson-sampled runs under the
+  /// PLD accountant compose its PLD with theirs, exactly, in their calibration
+  /// and guarantee; a G/M estimate takes what GDP composition leaves
+  /// (run_gdp_mu). Other runs refuse it (scaling.cpp composes theirs).
+  double prior_mu = 0;
   bool is_private() const { return epsilon < std::numeric_limits<double>::infinity(); }
+  /// The mu-GDP of the target less the prior's: sqrt(mu(eps, delta)^2 - prior_mu^2).
+  double run_gdp_mu() const;
   void Validate() const;
 };
 

@@ -101,25 +101,30 @@ PrivacyLossDistribution poisson_gaussian_pld(double sampling_rate, double sigma,
 // Poisson DP-SGD by PLD. The noise multiplier is z = sigma / s with s the
 // sensitivity of the relation in use (C for add/remove, 2C for replace-one),
 // as everywhere in dpsosp; at q = 1 both relations give (1/z)-GDP.
+// prior_mu > 0: the steps follow a Gaussian release of mu-GDP on the same
+// records (gaussian_pld(1, prior_mu), composed exactly): the figures and the
+// calibration are the whole's. 0: none.
 
 /// eps of `steps` Poisson-subsampled Gaussian steps at delta (pessimistic:
 /// a guarantee). Results are memoized (the same arguments give the same bits).
 double dpsgd_pld_epsilon(double sampling_rate, double noise_multiplier, std::uint64_t steps, double delta,
-                         Neighbouring neighbouring = Neighbouring::kAddRemove, const PldOptions& options = {});
+                         Neighbouring neighbouring = Neighbouring::kAddRemove, const PldOptions& options = {},
+                         double prior_mu = 0);
 /// The same with optimistic rounding: a lower bound on the exact eps, so the
 /// exact value lies in [dpsgd_pld_epsilon_optimistic, dpsgd_pld_epsilon].
 double dpsgd_pld_epsilon_optimistic(double sampling_rate, double noise_multiplier, std::uint64_t steps,
                                     double delta, Neighbouring neighbouring = Neighbouring::kAddRemove,
-                                    PldOptions options = {});
+                                    PldOptions options = {}, double prior_mu = 0);
 /// delta of `steps` steps at eps (pessimistic).
 double dpsgd_pld_delta(double sampling_rate, double noise_multiplier, std::uint64_t steps, double epsilon,
-                       Neighbouring neighbouring = Neighbouring::kAddRemove, const PldOptions& options = {});
+                       Neighbouring neighbouring = Neighbouring::kAddRemove, const PldOptions& options = {},
+                       double prior_mu = 0);
 /// The noise multiplier z with dpsgd_pld_epsilon(q, z, steps, delta) <= epsilon,
 /// within a relative 1e-6 of the smallest such z (the feasible end of the
 /// bracket is returned). Memoized.
 double calibrate_dpsgd_noise_pld(double sampling_rate, std::uint64_t steps, double epsilon, double delta,
                                  Neighbouring neighbouring = Neighbouring::kAddRemove,
-                                 const PldOptions& options = {});
+                                 const PldOptions& options = {}, double prior_mu = 0);
 
 /// eps of tree-aggregated Gaussian releases (noise multiplier z, the longest
 /// tree of `depth` levels) by PLD: a Gaussian of sensitivity sqrt(depth) / z;

@@ -161,7 +161,8 @@ class PoissonMechanism final : public PoissonGaussianMechanism {
   PoissonMechanism(Index dim, const NoiseKey& key, double clip, double q, std::uint64_t steps,
                    const PrivacyTarget& target, std::optional<double> z, Accountant accountant, Index bands)
       : clip_(clip), q_(q), replace_one_(target.adjacency == Adjacency::kReplaceOne),
-        z_(z ? *z : calibrate(q, steps, target, accountant, replace_one_)), banded_(bands > 0),
+        prior_(target.prior_mu), z_(z ? *z : calibrate(q, steps, target, accountant, replace_one_)),
+        banded_(bands > 0),
         bands_(std::max<Index>(1, bands)),
         horizon_(static_cast<std::uint64_t>(bands_) * steps), factorization_(BandedFactorization::square_root(bands_)),
         noise_stream_(key, StreamPurpose::kGaussianNoise), sampling_stream_(key, StreamPurpose::kPoisson),
@@ -175,9 +176,14 @@ class PoissonMechanism final : public PoissonGaussianMechanism {
     record_.noise_multiplier = z_;
     record_.sensitivity = clip_;
     record_.sigma = z_ * clip_ * factorization_.column_norm();
-    record_.epsilon_rdp = privacy::dpsgd_poisson_epsilon(q, z_, steps, target.delta);
+    if (prior_ > 0 && accountant != Accountant::kPld)
+      throw Error("Poisson mechanism: a prior release (the private scale estimate) is composed by PLD only; use "
+                  "accountant = pld");
+    // With a prior release the RDP figure here would leave it out: none is stated.
+    record_.epsilon_rdp = prior_ > 0 ? kInf : privacy::dpsgd_poisson_epsilon(q, z_, steps, target.delta);
     if (accountant == Accountant::kPld) {
-      record_.epsilon_pld = privacy::dpsgd_pld_epsilon(q, z_, steps, target.delta);
+      record_.epsilon_pld =
+          privacy::dpsgd_pld_epsilon(q, z_, steps, target.delta, privacy::Neighbouring::kAddRemove, {}, prior_);
     } else {
       try {  // shown for comparison; a PLD too large to build does not stop an RDP run
         record_.epsilon_pld = privacy::dpsgd_pld_epsilon(q, z_, steps, target.delta);
@@ -186,7 +192,7 @@ class PoissonMechanism final : public PoissonGaussianMechanism {
       }
     }
     record_.epsilon_zero_out = accountant == Accountant::kPld ? record_.epsilon_pld : record_.epsilon_rdp;
-    record_.epsilon_replace_one = replace_one_epsilon(q, z_, steps, target.delta);
+    record_.epsilon_replace_one = replace_one_epsilon(q, z_, steps, target.delta, prior_);
     if (replace_one_) {
       // The target was replace-one: that is the guarantee, by PLD (epsilon_pld
       // its figure; RDP has no replace-one form here, so epsilon_rdp is none),
@@ -251,9 +257,9 @@ class PoissonMechanism final : public PoissonGaussianMechanism {
   // calibrated (RDP has no replace-one form for Poisson sampling here). Its
   // noise multiplier is sigma / (2C) = z / 2. +inf where the PLD would pass
   // its size limit.
-  static double replace_one_epsilon(double q, double z, std::uint64_t steps, double delta) {
+  static double replace_one_epsilon(double q, double z, std::uint64_t steps, double delta, double prior_mu) {
     try {
-      return privacy::dpsgd_pld_epsilon(q, z / 2, steps, delta, privacy::Neighbouring::kReplaceOne);
+      return privacy::dpsgd_pld_epsilon(q, z / 2, steps, delta, privacy::Neighbouring::kReplaceOne, {}, prior_mu);
     } catch (const Error&) {
       return kInf;
     }
@@ -265,14 +271,21 @@ class PoissonMechanism final : public PoissonGaussianMechanism {
       if (a != Accountant::kPld)
         throw Error("Poisson mechanism: a replace-one target is accounted by PLD only (the RDP bound here is for "
                     "add/remove); use accountant = pld, or adjacency = zero-out");
-      return 2 * privacy::calibrate_dpsgd_noise_pld(q, steps, t.epsilon, t.delta, privacy::Neighbouring::kReplaceOne);
+      return 2 * privacy::calibrate_dpsgd_noise_pld(q, steps, t.epsilon, t.delta, privacy::Neighbouring::kReplaceOne,
+                                                    {}, t.prior_mu);
     }
-    return a == Accountant::kPld ? privacy::calibrate_dpsgd_noise_pld(q, steps, t.epsilon, t.delta)
-                                 : privacy::calibrate_dpsgd_noise(q, steps, t.epsilon, t.delta);
+    if (t.prior_mu > 0 && a != Accountant::kPld)
+      throw Error("Poisson mechanism: a prior release (the private scale estimate) is composed by PLD only; use "
+                  "accountant = pld");
+    return a == Accountant::kPld
+               ? privacy::calibrate_dpsgd_noise_pld(q, steps, t.epsilon, t.delta, privacy::Neighbouring::kAddRemove,
+                                                    {}, t.prior_mu)
+               : privacy::calibrate_dpsgd_noise(q, steps, t.epsilon, t.delta);
   }
 
   double clip_, q_;
   bool replace_one_;
+  double prior_;  // the prior release's mu (PrivacyTarget::prior_mu), composed by PLD
   double z_;
   bool banded_;  // the cyclic groups and the banded record, even with one band
   Index bands_;

@@ -29,7 +29,7 @@ class NoisyCounts {
       if (scale_ > exact::kMaxDiscreteSigma) throw Error("estimate_constants: the count noise would pass 2^28");
       sigma_ = static_cast<double>(scale_);
     } else {
-      sigma_ = std::sqrt(static_cast<double>(total)) / privacy::gdp_mu(target.epsilon, target.delta);
+      sigma_ = std::sqrt(static_cast<double>(total)) / target.run_gdp_mu();
     }
   }
   double noisy(double count) {
@@ -91,7 +91,7 @@ ConstantsEstimate estimate_constants(const Model& model, const Dataset& data, co
   e.rounds = kEstimateRounds * ((what.G ? 1 : 0) + (what.M ? 1 : 0));
   NoisyCounts counts(key, target, e.rounds);
   e.count_noise = counts.sigma();
-  e.mu = target.noise == NoiseMode::kSecure ? 0.0 : privacy::gdp_mu(target.epsilon, target.delta);
+  e.mu = target.noise == NoiseMode::kSecure ? 0.0 : target.run_gdp_mu();
   (void)seed;
   const auto d = static_cast<Eigen::Index>(model.dim());
   Vec g(d), g_moved(d), moved(d);

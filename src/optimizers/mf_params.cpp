@@ -69,12 +69,16 @@ BandsPlan plan_bands(Index bands, Index n, Index b1, double epochs, const Privac
   if (!z && replace_one && accountant != Accountant::kPld)
     throw Error("spider_mf_adaptive_parameters: adjacency = replace-one with sampling = poisson is accounted by PLD "
                 "only; use accountant = pld, or adjacency = zero-out");
+  if (!z && privacy.prior_mu > 0 && accountant != Accountant::kPld)
+    throw Error("spider_mf_adaptive_parameters: a prior release (the private scale estimate) is composed by PLD "
+                "only; use accountant = pld");
   b.z = z            ? *z
         : replace_one ? 2 * privacy::calibrate_dpsgd_noise_pld(b.q, b.cycles, privacy.epsilon, privacy.delta,
-                                                               privacy::Neighbouring::kReplaceOne, pld)
+                                                               privacy::Neighbouring::kReplaceOne, pld,
+                                                               privacy.prior_mu)
         : accountant == Accountant::kPld
             ? privacy::calibrate_dpsgd_noise_pld(b.q, b.cycles, privacy.epsilon, privacy.delta,
-                                                 privacy::Neighbouring::kAddRemove, pld)
+                                                 privacy::Neighbouring::kAddRemove, pld, privacy.prior_mu)
             : privacy::calibrate_dpsgd_noise(b.q, b.cycles, privacy.epsilon, privacy.delta);
   b.f = BandedFactorization::square_root(bands);
   return b;

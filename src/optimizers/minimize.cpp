@@ -46,8 +46,11 @@ std::vector<std::string> run_warnings(const Summary& s, Index n, const RunOption
 // count by at most 1), on records the run leaves unused: under each relation
 // the whole is the worse of the estimate and the run (parallel composition).
 // Secure mode states no estimate mu: its zCDP figure is the run's target.
-void state_estimate_relations(const ConstantsEstimate& e, PrivacyRecord& p) {
-  const double estimate_epsilon = e.mu > 0 ? privacy::gdp_epsilon(e.mu, p.delta) : p.epsilon;
+// A prior release (PrivacyTarget::prior_mu) saw the estimate's records too:
+// GDP composition with it (the run's own figure has it already).
+void state_estimate_relations(const ConstantsEstimate& e, double prior_mu, PrivacyRecord& p) {
+  const double estimate_epsilon =
+      e.mu > 0 ? privacy::gdp_epsilon(std::sqrt(e.mu * e.mu + prior_mu * prior_mu), p.delta) : p.epsilon;
   p.epsilon_replace_one = std::max(p.epsilon_replace_one, estimate_epsilon);
   p.epsilon_zero_out = std::max(p.epsilon_zero_out, estimate_epsilon);
   // The guarantee is the whole run's: a calibration that landed just below the
@@ -121,7 +124,7 @@ Summary run_checked(const Model& model, const Dataset& records, const Vec& x0, c
   }
   summary.constants = o.constants;
   algorithm_row(options.algorithm).run(model, records, o, key, summary);
-  if (summary.estimate && summary.privacy.is_private()) state_estimate_relations(*summary.estimate, summary.privacy);
+  if (summary.estimate && summary.privacy.is_private()) state_estimate_relations(*summary.estimate, options.privacy->prior_mu, summary.privacy);
   summary.diagnostics.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   // Safe to say (SPEC section 8): whether a run took a step, and what the
   // warnings say, are functions of steps, samples_used and termination, which

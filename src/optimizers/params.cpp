@@ -4,6 +4,7 @@
 #include "dpsosp/params.hpp"
 #include "dpsosp/mechanism.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -61,6 +62,21 @@ void PrivacyTarget::Validate() const {
   }
   if (adjacency == Adjacency::kNone)
     throw Error("PrivacyTarget: adjacency must be replace-one or zero-out (or unset: the run's own), got none");
+  if (!(prior_mu >= 0) || !std::isfinite(prior_mu)) {
+    std::ostringstream os;
+    os << "PrivacyTarget: prior_mu must be finite and >= 0, got " << prior_mu;
+    throw Error(os.str());
+  }
+  if (prior_mu > 0 && is_private() && !(run_gdp_mu() > 0)) {
+    std::ostringstream os;
+    os << "PrivacyTarget: prior_mu = " << prior_mu << " spends the whole target (" << epsilon << ", " << delta << ")";
+    throw Error(os.str());
+  }
+}
+
+double PrivacyTarget::run_gdp_mu() const {
+  const double mu = privacy::gdp_mu(epsilon, delta);
+  return prior_mu > 0 ? std::sqrt(std::max(0.0, mu * mu - prior_mu * prior_mu)) : mu;
 }
 
 double theorem_alpha(Index n, Index d, double epsilon, const ProblemConstants& c) {

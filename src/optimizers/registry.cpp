@@ -243,6 +243,10 @@ void RunOptions::Validate() const {
       refuse("privacy.adjacency = replace-one: a Poisson-sampled run is accounted for replace-one by PLD only; use "
              "accountant = pld, or adjacency = zero-out");
   }
+  if (privacy && privacy->prior_mu > 0 && is_private_run() &&
+      (!poisson() || accountant.value_or(Accountant::kPld) != Accountant::kPld || privacy->noise != NoiseMode::kFloat))
+    refuse("privacy.prior_mu = " + shown(privacy->prior_mu) + ": a prior release is composed into Poisson-sampled "
+           "runs with float noise under the PLD accountant only");
   if (bands && *bands < 1) refuse("bands = 0: must be at least 1");
   if (bands && !poisson())
     refuse("bands = " + std::to_string(*bands) + ": applies to spider-mf-adaptive with sampling = poisson (the "

@@ -126,6 +126,13 @@ std::optional<Vec> user_units_point(const Model& model, const Vec& x, const Scal
   return out;
 }
 
+// Poisson-sampled runs under the PLD accountant compose the estimate's
+// Gaussian into their own PLD (PrivacyTarget::prior_mu); under RDP the two
+// compose by basic composition.
+static bool basic_composition(const RunOptions& run) {
+  return run.poisson() && run.accountant.value_or(Accountant::kPld) != Accountant::kPld;
+}
+
 double scale_count_noise(Index columns, const RunOptions& run, double share) {
   if (!run.is_private_run() || columns <= 0) return 0;
   const PrivacyTarget& t = *run.privacy;
@@ -134,8 +141,8 @@ double scale_count_noise(Index columns, const RunOptions& run, double share) {
     const double rho_s = share * privacy::zcdp_rho(t.epsilon, t.delta);
     return std::max(1.0, std::ceil(std::sqrt(2.0 * C / rho_s)));
   }
-  const double mu_s = run.poisson() ? privacy::gdp_mu(share * t.epsilon, 0.5 * t.delta)
-                                    : std::sqrt(share) * privacy::gdp_mu(t.epsilon, t.delta);
+  const double mu_s = basic_composition(run) ? privacy::gdp_mu(share * t.epsilon, 0.5 * t.delta)
+                                             : std::sqrt(share) * privacy::gdp_mu(t.epsilon, t.delta);
   return 2.0 * std::sqrt(C) / mu_s;
 }
 
@@ -217,6 +224,12 @@ ScaledSummary minimize_scaled(const Model& model, const Dataset& data, const Vec
         s.rho = so.share * rho;
         s.composition = "zcdp";
         o.privacy->epsilon = privacy::zcdp_to_epsilon((1 - so.share) * rho, t.delta);
+      } else if (o.poisson() && !basic_composition(o)) {
+        // The run's PLD with the estimate's Gaussian composed in, calibrated to
+        // the whole target; a G/M estimate takes the GDP remainder.
+        s.mu = std::sqrt(so.share) * privacy::gdp_mu(t.epsilon, t.delta);
+        s.composition = "pld";
+        o.privacy->prior_mu = s.mu;
       } else if (o.poisson()) {
         s.epsilon = so.share * t.epsilon;
         s.delta = 0.5 * t.delta;
@@ -302,7 +315,7 @@ ScaledSummary minimize_scaled(const Model& model, const Dataset& data, const Vec
       // times the counts' noise at the run's mu: small n, small eps), the
       // public rule instead: G = G_cap / 2, M = M_cap / 4 (docs/parameters.md).
       if (is_private && o.estimate.any() && o.privacy->noise == NoiseMode::kFloat) {
-        const double mu_r = privacy::gdp_mu(o.privacy->epsilon, o.privacy->delta);
+        const double mu_r = o.privacy->run_gdp_mu();
         const int rounds = kEstimateRounds * ((o.estimate.G ? 1 : 0) + (o.estimate.M ? 1 : 0));
         const double noise = std::sqrt(static_cast<double>(rounds)) / mu_r;
         if (static_cast<double>(estimate_records(data.rows())) < 4.0 * noise) {
@@ -331,6 +344,8 @@ ScaledSummary minimize_scaled(const Model& model, const Dataset& data, const Vec
       r.epsilon_replace_one = r.epsilon;
       r.zcdp_rho = 0.5 * r.mu * r.mu;
       r.epsilon_rdp = privacy::zcdp_to_epsilon(r.zcdp_rho, r.delta);
+    } else if (s.composition == "pld") {
+      // Composed in the run's own accounting (PrivacyTarget::prior_mu).
     } else if (s.composition == "zcdp") {
       r.zcdp_rho += s.rho;
       r.epsilon = privacy::zcdp_to_epsilon(r.zcdp_rho, r.delta);

@@ -35,26 +35,35 @@ void check_z(const char* function, double z) {
 void check_delta(const char* function, double delta) {
   if (!(delta > 0 && delta < 1)) fail(function, "delta must be in (0, 1)", delta);
 }
+void check_prior(const char* function, double prior_mu) {
+  if (!(prior_mu >= 0) || !std::isfinite(prior_mu)) fail(function, "prior_mu must be finite and >= 0", prior_mu);
+}
 
 // The composed PLD of `steps` steps at noise multiplier z = sigma / s:
 // add/remove s = C, replace-one s = 2C (C = 1 here).
-PrivacyLossDistribution composed(double q, double z, std::uint64_t steps, Neighbouring n, const PldOptions& o) {
+// A prior Gaussian release of mu-GDP: noise 1, sensitivity mu.
+PrivacyLossDistribution composed(double q, double z, std::uint64_t steps, Neighbouring n, const PldOptions& o,
+                                 double prior_mu) {
   const double record_bound = n == Neighbouring::kAddRemove ? 1.0 : 0.5;
-  return poisson_gaussian_pld(q, z, record_bound, n, o).self_compose(steps);
+  PrivacyLossDistribution steps_pld = poisson_gaussian_pld(q, z, record_bound, n, o).self_compose(steps);
+  return prior_mu > 0 ? gaussian_pld(1.0, prior_mu, o).compose(steps_pld) : steps_pld;
 }
 
 enum class Query { kEpsilon, kDelta, kCalibration };
-using Key = std::tuple<int, double, double, std::uint64_t, double, int, double, double, double, bool, std::size_t>;
+using Key =
+    std::tuple<int, double, double, std::uint64_t, double, int, double, double, double, bool, std::size_t, double>;
 
-Key key(Query query, double q, double z, std::uint64_t steps, double value, Neighbouring n, const PldOptions& o) {
+Key key(Query query, double q, double z, std::uint64_t steps, double value, Neighbouring n, const PldOptions& o,
+        double prior_mu) {
   return Key{static_cast<int>(query), q, z, steps, value, static_cast<int>(n), o.discretization,
-             o.log_mass_truncation, o.tail_mass_truncation, o.pessimistic, o.max_bins};
+             o.log_mass_truncation, o.tail_mass_truncation, o.pessimistic, o.max_bins, prior_mu};
 }
 
 // eps at z, +inf where the PLD would pass max_bins (more noise is needed).
-double epsilon_or_inf(double q, double z, std::uint64_t steps, double delta, Neighbouring n, const PldOptions& o) {
+double epsilon_or_inf(double q, double z, std::uint64_t steps, double delta, Neighbouring n, const PldOptions& o,
+                      double prior_mu) {
   try {
-    return dpsgd_pld_epsilon(q, z, steps, delta, n, o);
+    return dpsgd_pld_epsilon(q, z, steps, delta, n, o, prior_mu);
   } catch (const detail::TooManyBins&) {
     return kInf;
   }
@@ -63,37 +72,43 @@ double epsilon_or_inf(double q, double z, std::uint64_t steps, double delta, Nei
 }  // namespace
 
 double dpsgd_pld_epsilon(double q, double z, std::uint64_t steps, double delta, Neighbouring n,
-                         const PldOptions& o) {
+                         const PldOptions& o, double prior_mu) {
   check_common("dpsgd_pld_epsilon", q, steps, o);
   check_z("dpsgd_pld_epsilon", z);
   check_delta("dpsgd_pld_epsilon", delta);
-  return detail::memoized(key(Query::kEpsilon, q, z, steps, delta, n, o),
-                  [&] { return composed(q, z, steps, n, o).epsilon(delta); });
+  check_prior("dpsgd_pld_epsilon", prior_mu);
+  return detail::memoized(key(Query::kEpsilon, q, z, steps, delta, n, o, prior_mu),
+                  [&] { return composed(q, z, steps, n, o, prior_mu).epsilon(delta); });
 }
 
 double dpsgd_pld_epsilon_optimistic(double q, double z, std::uint64_t steps, double delta, Neighbouring n,
-                                    PldOptions o) {
+                                    PldOptions o, double prior_mu) {
   o.pessimistic = false;
-  return dpsgd_pld_epsilon(q, z, steps, delta, n, o);
+  return dpsgd_pld_epsilon(q, z, steps, delta, n, o, prior_mu);
 }
 
 double dpsgd_pld_delta(double q, double z, std::uint64_t steps, double epsilon, Neighbouring n,
-                       const PldOptions& o) {
+                       const PldOptions& o, double prior_mu) {
   check_common("dpsgd_pld_delta", q, steps, o);
   check_z("dpsgd_pld_delta", z);
+  check_prior("dpsgd_pld_delta", prior_mu);
   if (!(epsilon >= 0) || !std::isfinite(epsilon)) fail("dpsgd_pld_delta", "epsilon must be finite and >= 0", epsilon);
-  return detail::memoized(key(Query::kDelta, q, z, steps, epsilon, n, o),
-                  [&] { return composed(q, z, steps, n, o).delta(epsilon); });
+  return detail::memoized(key(Query::kDelta, q, z, steps, epsilon, n, o, prior_mu),
+                  [&] { return composed(q, z, steps, n, o, prior_mu).delta(epsilon); });
 }
 
 double calibrate_dpsgd_noise_pld(double q, std::uint64_t steps, double epsilon, double delta, Neighbouring n,
-                                 const PldOptions& o) {
+                                 const PldOptions& o, double prior_mu) {
   check_common("calibrate_dpsgd_noise_pld", q, steps, o);
   if (!(epsilon > 0) || !std::isfinite(epsilon)) fail("calibrate_dpsgd_noise_pld", "epsilon must be finite and > 0", epsilon);
   check_delta("calibrate_dpsgd_noise_pld", delta);
-  return detail::memoized(key(Query::kCalibration, q, epsilon, steps, delta, n, o), [&] {
+  check_prior("calibrate_dpsgd_noise_pld", prior_mu);
+  // The prior alone must leave room: its epsilon at delta below the target's.
+  if (prior_mu > 0 && !(gdp_epsilon(prior_mu, delta) < epsilon))
+    fail("calibrate_dpsgd_noise_pld", "prior_mu spends the whole epsilon", prior_mu);
+  return detail::memoized(key(Query::kCalibration, q, epsilon, steps, delta, n, o, prior_mu), [&] {
     const auto feasible = [&](double z, double& g) {
-      const double e = epsilon_or_inf(q, z, steps, delta, n, o);
+      const double e = epsilon_or_inf(q, z, steps, delta, n, o, prior_mu);
       g = e > 0 ? std::log(e / epsilon) : -kInf;
       return e <= epsilon;
     };
@@ -103,7 +118,7 @@ double calibrate_dpsgd_noise_pld(double q, std::uint64_t steps, double epsilon, 
     // A PLD too large to build at the start is an error, not "more noise": the
     // caller should coarsen the discretization or use RDP. (Below the start,
     // a PLD too large counts as infeasible, which can only raise z.)
-    dpsgd_pld_epsilon(q, hi, steps, delta, n, o);
+    dpsgd_pld_epsilon(q, hi, steps, delta, n, o, prior_mu);
     for (int i = 0; !feasible(hi, g_hi); ++i) {
       if (i == 400) fail("calibrate_dpsgd_noise_pld", "no noise multiplier reaches epsilon", epsilon);
       lo = hi;

@@ -250,6 +250,27 @@ class PrivateReport(unittest.TestCase):
                     self.assertLess(j["epsilon_zero_out"], 0.6 * j["epsilon"])
                     self.assertIn("zero-out: epsilon", j["guarantee"])
 
+    # A raw table at the defaults: the private scale's Gaussian (scaling.estimate.mu) composed into the
+    # Poisson pass's PLD, the whole the target; `dpsosp privacy --prior-mu` reproduces it, and without the
+    # prior the run's own steps stay well under the target.
+    def test_a_scaled_poisson_run_is_reproduced_with_its_prior(self):
+        path = self.csv("scaled-logistic.csv", "logistic")
+        j = run_json("run", "--model", "logistic", "--data", path, "--epsilon", "1", "--delta", "1e-6",
+                     "--seed", "4", "--noise-key-file", KEY_FILE, "--no-certificate")
+        est = j["scaling"]["estimate"]
+        self.assertEqual(est["composition"], "pld")
+        self.assertEqual(j["adjacency"], "replace-one")
+        self.assertLessEqual(j["epsilon"], 1.0 + 1e-9)
+        poisson = ["--noise-multiplier", repr(j["noise_multiplier"] / 2), "--sampling-rate", repr(j["sampling_rate"]),
+                   "--steps", str(j["cycles"]), "--delta", "1e-6", "--adjacency", "replace-one"]
+        p = run_json("privacy", *poisson, "--prior-mu", repr(est["mu"]))
+        self.assertAlmostEqual(p["epsilon_pld"], j["epsilon"], delta=1e-6)
+        self.assertGreater(p["epsilon_pld"], 0.999)
+        self.assertLess(run_json("privacy", *poisson)["epsilon_pld"], 0.95)
+        r = dpsosp("privacy", "--noise-multiplier", "1", "--steps", "10", "--delta", "1e-6", "--prior-mu", "0.1")
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("--prior-mu: applies to the Poisson form", r.stderr)
+
     # The whole report as the attack surface: datasets D and D' differ in one
     # record (norm 100 against clip G = 5, which the other records' gradients
     # rarely reach); the same seed and key file fix the noise. Only the released iterates (and what is computed from them) may

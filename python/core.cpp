@@ -48,6 +48,7 @@ py::dict scaling_dict(const ScaledSummary& r) {
     d["estimate"] = py::dict(py::arg("share") = s.share, py::arg("composition") = s.composition,
                              py::arg("mu") = s.mu, py::arg("rho") = s.rho, py::arg("epsilon") = s.epsilon,
                              py::arg("delta") = s.delta, py::arg("count_noise") = s.count_noise,
+                             py::arg("target_count_noise") = s.target_count_noise,
                              py::arg("columns") = s.columns, py::arg("histograms") = s.histograms,
                              py::arg("public_range") = std::vector<double>{-1048576.0, 1048576.0});
   }

@@ -1,6 +1,6 @@
 // Scale as part of the privacy contract (include/dpsosp/scaling.hpp): the
 // private box estimate's known answers, the unit map and its round trip to the
-// user's units, the composed guarantee, and that nothing but the covered
+// user's units, and that nothing but the covered
 // estimate depends on the records.
 #include "dpsosp/scaling.hpp"
 
@@ -11,10 +11,13 @@
 
 #include "dpsosp/dpsosp.hpp"
 #include "test_keys.hpp"
+#include "test_scaling_data.hpp"
 
 namespace dpsosp {
 namespace {
 
+using testing::private_run;
+using testing::regression;
 using testing::test_noise_key;
 
 // n records: column 0 ~ N(1000, 100^2) (a large feature, far from 0), column 1
@@ -79,18 +82,6 @@ TEST(Scaling, HopelessNoiseGivesABoxInsideThePublicRange) {
   }
 }
 
-Dataset regression(Index n, std::uint64_t seed) {
-  std::mt19937_64 g(seed);
-  std::normal_distribution<double> z(0, 1);
-  RowMatrix X(n, 2);
-  Vec y(n);
-  for (Index i = 0; i < n; ++i) {
-    X(i, 0) = 50 + 10 * z(g);
-    X(i, 1) = 0.01 * z(g);
-    y[i] = 200 + 3 * (X(i, 0) - 50) + 1000 * X(i, 1) + 5 * z(g);
-  }
-  return Dataset(std::move(X), std::move(y));
-}
 
 // The unit map round trip: x_user on raw records inside the box gives the
 // predictions of x on their unit records, mapped back to the user's units.
@@ -135,104 +126,6 @@ TEST(Scaling, UserUnitsPointReproducesThePredictions) {
   EXPECT_FALSE(user_units_point(*model, x, n).has_value());
 }
 
-RunOptions private_run(double epsilon) {
-  RunOptions o;
-  o.privacy = PrivacyTarget{epsilon, 1e-6};
-  o.seed = 7;
-  o.noise_key = test_noise_key();
-  o.estimate.G = o.estimate.M = true;
-  return o;
-}
-
-// The composed guarantee: the estimate at sqrt(share) mu and the run at
-// sqrt(1 - share) mu are mu-GDP together, the target (docs/privacy-accounting.md):
-// eps = gdp_epsilon(sqrt(mu_s^2 + mu_r^2), delta), as `dpsosp privacy` gives for
-// a Gaussian of noise multiplier 1 / mu.
-TEST(Scaling, ComposedGuaranteeIsTheTarget) {
-  const Dataset data = regression(3000, 5);
-  ModelOptions mo;
-  mo.fit_intercept = true;
-  const auto model = make_model("linear", 2, mo);
-  ScalingOptions so;
-  so.target = true;
-  so.estimate_features = so.estimate_target = true;
-  for (double eps : {1.0, 3.0}) {
-    const ScaledSummary r = minimize_scaled(*model, data, Vec::Zero(3), private_run(eps), so);
-    const double mu = privacy::gdp_mu(eps, 1e-6);
-    EXPECT_NEAR(r.scaling.mu, std::sqrt(0.25) * mu, 1e-12);
-    EXPECT_NEAR(r.summary.privacy.mu, mu, 1e-6 * mu);
-    EXPECT_NEAR(r.summary.privacy.epsilon, eps, 1e-5);
-    EXPECT_EQ(r.scaling.composition, "gdp");
-    EXPECT_EQ(r.scaling.columns, 3);
-    EXPECT_NEAR(r.scaling.count_noise, 2 * std::sqrt(3.0) / r.scaling.mu, 1e-9);
-    EXPECT_EQ(r.scaling.histograms, 2);
-    ASSERT_TRUE(r.x_user.has_value());
-  }
-  // At n = 100 the second histogram could not be read (2.5 sigma >= n / 4 for
-  // sigma = 2 sqrt(3) / mu_s, about 25 at eps 1): the first alone, sigma =
-  // sqrt(2 * 3) / mu_s, and the whole is still the target.
-  const ScaledSummary small = minimize_scaled(*model, regression(100, 5), Vec::Zero(3), private_run(1.0), so);
-  EXPECT_EQ(small.scaling.histograms, 1);
-  EXPECT_NEAR(small.scaling.count_noise, std::sqrt(6.0) / small.scaling.mu, 1e-9);
-  EXPECT_NEAR(small.summary.privacy.epsilon, 1.0, 1e-5);
-  // Secure noise: zCDP, rho_s = s rho, discrete counts of scale ceil(sqrt(2C / rho_s)) (two histograms).
-  RunOptions secure = private_run(1.0);
-  secure.privacy->noise = NoiseMode::kSecure;
-  const ScaledSummary z = minimize_scaled(*model, regression(3000, 5), Vec::Zero(3), secure, so);
-  const double rho = privacy::zcdp_rho(1.0, 1e-6);
-  EXPECT_EQ(z.scaling.composition, "zcdp");
-  EXPECT_EQ(z.scaling.histograms, 2);
-  EXPECT_NEAR(z.scaling.rho, 0.25 * rho, 1e-15);
-  EXPECT_EQ(z.scaling.count_noise, std::ceil(std::sqrt(2.0 * 3 / (0.25 * rho))));
-  // The whole is within the target (the run's calibration on its grid is a little conservative).
-  EXPECT_LE(z.summary.privacy.zcdp_rho, rho * (1 + 1e-12));
-  EXPECT_GT(z.summary.privacy.zcdp_rho, 0.99 * rho);
-}
-
-// A Poisson-sampled run (the default single pass, replace-one) composes the
-// estimate's Gaussian, sqrt(share) mu-GDP, into its own PLD: the whole is the
-// target, as dpsgd_pld_epsilon of the run's q, z and cycles with that prior
-// reproduces; the counts' noise is that of the GDP split (not of basic
-// composition's (share eps, delta / 2)). Under RDP the two compose basically.
-TEST(Scaling, PoissonRunsComposeTheEstimateByPld) {
-  const Dataset data = regression(3000, 5);
-  ModelOptions mo;
-  mo.fit_intercept = true;
-  const auto model = make_model("linear", 2, mo);
-  ScalingOptions so;
-  so.target = true;
-  so.estimate_features = so.estimate_target = true;
-  RunOptions o = private_run(1.0);
-  o.sampling = Sampling::kPoisson;
-  o.privacy->adjacency = Adjacency::kReplaceOne;
-  const double mu = privacy::gdp_mu(1.0, 1e-6);
-  EXPECT_NEAR(scale_count_noise(3, o, 0.25), 2 * std::sqrt(3.0) / (0.5 * mu), 1e-9);
-  const ScaledSummary r = minimize_scaled(*model, data, Vec::Zero(3), o, so);
-  EXPECT_EQ(r.scaling.composition, "pld");
-  EXPECT_NEAR(r.scaling.mu, 0.5 * mu, 1e-12);
-  const PrivacyRecord& p = r.summary.privacy;
-  EXPECT_LE(p.epsilon, 1.0 + 1e-9);
-  EXPECT_GT(p.epsilon, 0.999);
-  const double whole = privacy::dpsgd_pld_epsilon(p.sampling_rate, p.noise_multiplier / 2, p.cycles, 1e-6,
-                                                   privacy::Neighbouring::kReplaceOne, {}, r.scaling.mu);
-  EXPECT_LE(whole, p.epsilon);  // the guarantee is the worse of the run (with the prior) and the G/M estimate
-  EXPECT_GT(whole, 0.999);
-  EXPECT_GT(whole, privacy::dpsgd_pld_epsilon(p.sampling_rate, p.noise_multiplier / 2, p.cycles, 1e-6,
-                                              privacy::Neighbouring::kReplaceOne) + 0.05);
-  // The G/M estimate (its own records) within what GDP composition with the prior leaves.
-  ASSERT_TRUE(r.summary.estimate.has_value());
-  EXPECT_NEAR(r.summary.estimate->mu, std::sqrt(mu * mu - r.scaling.mu * r.scaling.mu), 1e-9);
-  EXPECT_LE(p.epsilon_replace_one, 1.0 + 1e-9);
-  o.privacy->adjacency = Adjacency::kZeroOut;
-  o.accountant = Accountant::kRdp;
-  const ScaledSummary b = minimize_scaled(*model, data, Vec::Zero(3), o, so);
-  EXPECT_EQ(b.scaling.composition, "basic");
-  EXPECT_NEAR(b.scaling.mu, privacy::gdp_mu(0.25, 0.5e-6), 1e-9);
-  // A prior on a run that cannot compose it is refused.
-  RunOptions order = private_run(1.0);
-  order.privacy->prior_mu = 0.1;
-  EXPECT_THROW(order.Validate(), Error);
-}
 
 // scale "auto" where the estimate cannot work, from public facts alone: at
 // n = 500, eps 1, 2000 columns give counts' noise sigma = 2 sqrt(C) / mu_s of

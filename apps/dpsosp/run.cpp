@@ -346,7 +346,8 @@ void setup_run(CLI::App& app) {
   run->add_option("--period", args->period, "spider-tree-periodic: O1 every q >= 1 steps (default: from the theory)");
   run->add_option("--epochs", args->epochs,
                   "dpsgd: > 0 selects multi-epoch Poisson sampling (PLD accounting); 0 = single pass. "
-                  "spider-mf-adaptive: passes over the records (0 or 1: one pass), drawn as --sampling says")
+                  "spider-mf-adaptive: passes (0 or 1: one), drawn as --sampling says; unset: the default run's, "
+                  "3 up to 100000 records, then floor(300000 / n), at least 1 (docs/parameters.md)")
       ->capture_default_str();
   run->add_option("--sampling", args->sampling,
                   "spider-mf-adaptive: poisson (the default with --epochs above 1: cyclic Poisson sampling with the "

@@ -93,7 +93,8 @@ nlohmann::json scaling_json(const ScaledSummary& r) {
   if (!s.composition.empty()) {
     j["estimate"] = {{"share", s.share},           {"composition", s.composition}, {"mu", s.mu},
                      {"rho", s.rho},               {"epsilon", s.epsilon},         {"delta", s.delta},
-                     {"count_noise", s.count_noise}, {"columns", s.columns},
+                     {"count_noise", s.count_noise}, {"target_count_noise", s.target_count_noise},
+                     {"columns", s.columns},
                      {"histograms", s.histograms},  {"public_range", {-1048576.0, 1048576.0}}};
   }
   if (r.x_user) j["x_user"] = std::vector<double>(r.x_user->data(), r.x_user->data() + r.x_user->size());

@@ -29,14 +29,18 @@ GRID = [0.5, 1.0, 2.0, 4.0, 8.0]
 DELTA = 1e-5
 
 
+DEFAULT_PASSES = "@default-passes"
+
+
 def dpsosp_args(binary, images, eps, passes, out, extra):
-    """A variant's own --epsilon or --epochs replaces the cell's."""
+    """A variant's own --epsilon or --epochs replaces the cell's; the variant argument @default-passes gives no
+    --epochs at all (the default run's passes, dpsosp::default_passes)."""
     a = [binary, "run", "--model", "softmax", "--classes", "10", "--data", images, "--eval",
          os.path.join(fmnist.FM_DIR, "t10k-images-idx3-ubyte.gz"), "--delta", repr(DELTA),
          "--no-certificate", "--quiet", "--threads", "1", "--out", out]
     a += [] if "--epsilon" in extra else ["--epsilon", repr(eps)]
-    a += [] if "--epochs" in extra or passes == 1 else ["--epochs", str(passes)]
-    return a + extra
+    a += [] if "--epochs" in extra or DEFAULT_PASSES in extra else ["--epochs", str(passes)]
+    return a + [x for x in extra if x != DEFAULT_PASSES]
 
 
 def run_dpsosp(binary, folder, n, seed, eps, passes, extra):
@@ -76,8 +80,9 @@ def main():
                          "(marked *); default: the 2026-12-03 run")
     ap.add_argument("--tag", default="", help="a name for this dpsosp build in the cache (default: its path)")
     ap.add_argument("--variant", action="append", default=[], metavar="NAME=ARGS",
-                    help="a further dpsosp column: NAME=extra run arguments ('poisson=--sampling poisson'); "
-                         "one column per variant, after the default")
+                    help="a further dpsosp column: NAME=extra run arguments ('poisson=--sampling poisson'; "
+                         "'passes=@default-passes': no --epochs, the default run's passes); one column per "
+                         "variant, after the default")
     a = ap.parse_args()
     os.makedirs(os.path.dirname(a.cache), exist_ok=True)
     folder = os.path.join(os.path.dirname(a.cache), "data")

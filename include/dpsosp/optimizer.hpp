@@ -81,9 +81,13 @@ struct RunOptions {
   /// dpsgd: epochs > 0 selects multi-epoch Poisson sampling (PLD or RDP
   /// accounting, add/remove-one, so zero-out with n public); 0 or unset =
   /// single pass over disjoint batches (exact GDP, replace-one).
-  /// spider-mf-adaptive: passes over the records; 0, 1 or unset = one pass
-  /// (the single-pass order). With more, `sampling` says how.
+  /// spider-mf-adaptive: passes over the records; 0 or 1 = one pass, unset =
+  /// one pass, or default_passes(n) where choose_default_sampling chose the
+  /// default (below). With more, `sampling` says how.
   std::optional<double> epochs;
+  /// Set by choose_default_sampling where epochs is unset: spider-mf-adaptive
+  /// makes default_passes(n) Poisson passes (n the records, public).
+  bool default_passes = false;
   /// spider-mf-adaptive: how its passes draw records (params.hpp, Sampling):
   /// poisson (the default when epochs > 1: cyclic Poisson sampling with the
   /// banded square-root factorization, amplified, zero-out, accounted by
@@ -166,7 +170,17 @@ struct RunOptions {
 /// over the sample order, with the amplification by sampling (one pass of
 /// the banded factorization, docs/privacy-accounting.md section 9). Sets
 /// sampling and privacy->adjacency and returns true; otherwise changes nothing.
+/// Where epochs is unset it also sets default_passes: the run makes
+/// default_passes(n) passes.
 bool choose_default_sampling(RunOptions& options, bool streamed);
+
+/// The default run's passes over n records (public): 3 up to 100,000 records,
+/// then floor(300,000 / n), at least 1, so that a default run reads about
+/// 300,000 records at most beyond its first pass. Measured in
+/// docs/results-peers.md ("Passes"): on Fashion-MNIST subsets (n 2000 to
+/// 20000, replace-one, eps 1 to 8) three passes beat one by -0.1 to 2.4 points,
+/// five or ten lose at eps 1 (the replace-one noise multiplier grows with them).
+Index default_passes(Index n);
 
 /// The rules a front end checks a numeric option by, and their words, so that
 /// the CLI (--epsilon) and Python (epsilon=) refuse a value alike:

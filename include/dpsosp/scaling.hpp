@@ -28,6 +28,11 @@
 // columns of a histogram: L2 sensitivity sqrt(2C). The two histograms are
 // Gaussian mechanisms of (sqrt(2C) / sigma)-GDP each, (2 sqrt(C) / sigma)-GDP
 // together; sigma = 2 sqrt(C) / mu_s makes the estimate mu_s-GDP.
+// A regression target estimated with features (float mode) takes a larger part
+// of mu_s^2, w = max(1/C, 1/4): its counts' noise is 2 / (sqrt(w) mu_s), the
+// features' 2 sqrt((C - 1) / (1 - w)) / mu_s (one histogram: sqrt(2) in place
+// of 2), and the parts still add up to mu_s^2. A wrong target box misplaces
+// every prediction (they are clamped into it); a wrong feature box one feature.
 //
 // Where step 2 could not be read (public: its counts' noise 2.5 sigma of the
 // two-histogram estimate at least n / 4, so that its kept counts would rarely
@@ -113,10 +118,11 @@ struct Scaling {
   double mu = 0;             ///< its GDP mu (float mode)
   double rho = 0;            ///< its zCDP rho (secure mode)
   double epsilon = 0, delta = 0;  ///< its (eps, delta) under basic composition (Poisson runs), else 0
-  double count_noise = 0;    ///< the counts' noise standard deviation
+  double count_noise = 0;    ///< the counts' noise standard deviation (the features')
+  double target_count_noise = 0;  ///< the target's, where it differs (above); else 0
   Index columns = 0;         ///< columns estimated
   int histograms = 0;        ///< 2, or 1 where step 2 could not be read (above); 0 without an estimate
-  std::string composition;   ///< "gdp", "zcdp" or "basic"; empty without an estimate
+  std::string composition;   ///< "gdp", "pld", "zcdp" or "basic"; empty without an estimate
   /// G and M came from the public rule of the unit box (too few records for
   /// their private estimate), not from an estimate.
   bool public_constants = false;
@@ -138,8 +144,11 @@ struct ColumnBox {
   double lower = -1, upper = 1;
   bool found = false;  ///< the magnitude histogram had a count above its threshold
 };
+/// last_column_noise > 0 (float mode): the last column's (a regression
+/// target's) counts get this noise instead of count_noise.
 std::vector<ColumnBox> estimate_boxes(const RowMatrix& columns, double count_noise, bool secure,
-                                      std::uint64_t discrete_scale, const NoiseKey& key, bool magnitude_only = false);
+                                      std::uint64_t discrete_scale, const NoiseKey& key, bool magnitude_only = false,
+                                      double last_column_noise = 0);
 
 /// What a scaled run released: the optimizer's summary (x on the unit scale;
 /// its privacy record the whole run's, the estimate included) and the map.

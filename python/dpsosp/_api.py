@@ -158,7 +158,8 @@ def run(model, X=None, y=None, *, algo="spider-mf-adaptive", epsilon=None, delta
     epochs > 0, spider-mf-adaptive with sampling='poisson'); tail, o2, sampling ('poisson', the default beyond
     one epoch, or 'order') and bands are spider-mf-adaptive's (docs/parameters.md); adjacency ('replace-one' or
     'zero-out') is the relation epsilon is for in a Poisson-sampled run (default: replace-one for the default
-    single pass, which samples by Poisson where it can, zero-out otherwise; docs/privacy-accounting.md). seed keys the public randomness (sample order,
+    run, which samples by Poisson where it can, zero-out otherwise; docs/privacy-accounting.md); epochs unset: its
+    passes, 3 up to 100000 records, floor(300000 / n) beyond, at least 1 (the CLI's rule, default_passes). seed keys the public randomness (sample order,
     perturbations); the privacy noise is keyed by noise_key (16 secret bytes) or noise_key_file, by default a
     fresh key from the OS kept nowhere. noise='secure' puts every release on a grid with exact discrete Gaussian
     noise (docs/noise.md). overrides sets the parameters of docs/parameters.md ({'alpha': 0.1, 'b': 500}).

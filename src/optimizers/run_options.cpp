@@ -55,7 +55,13 @@ bool choose_default_sampling(RunOptions& o, bool streamed) {
     return false;
   o.sampling = Sampling::kPoisson;
   o.privacy->adjacency = Adjacency::kReplaceOne;
+  o.default_passes = !o.epochs;
   return true;
+}
+
+Index default_passes(Index n) {
+  constexpr Index kPasses = 3, kRecords = 300000;
+  return std::clamp<Index>(n > 0 ? kRecords / n : kPasses, 1, kPasses);
 }
 
 std::string value_rule_text(ValueRule rule) {

@@ -28,24 +28,24 @@ double octave_upper_edge(int bin) { return std::ldexp(1.0, kLowExponent + bin); 
 // release): Gaussian in float mode, discrete Gaussian of scale s in secure mode.
 class Noise {
  public:
-  Noise(const NoiseKey& key, double sigma, bool secure, std::uint64_t scale, std::uint32_t release)
-      : key_(key), stream_(key, StreamPurpose::kScaling, release), sigma_(sigma), secure_(secure), scale_(scale),
+  Noise(const NoiseKey& key, bool secure, std::uint64_t scale, std::uint32_t release)
+      : key_(key), stream_(key, StreamPurpose::kScaling, release), secure_(secure), scale_(scale),
         release_(release) {}
-  void add(std::vector<double>& counts) {
+  // sigma: this column's float noise (the target's may differ); secure: the scale.
+  void add(std::vector<double>& counts, double sigma) {
     if (secure_) {
       std::vector<double> z(counts.size());
       fill_discrete_gaussian(key_, StreamPurpose::kScaling, 100 + release_ * 100000 + next_++, scale_, z.data(),
                              z.size(), 1);
       for (std::size_t k = 0; k < counts.size(); ++k) counts[k] += z[k];
-    } else if (sigma_ > 0) {
-      for (double& c : counts) c += sigma_ * stream_.next();
+    } else if (sigma > 0) {
+      for (double& c : counts) c += sigma * stream_.next();
     }
   }
 
  private:
   NoiseKey key_;
   GaussianStream stream_;
-  double sigma_;
   bool secure_;
   std::uint64_t scale_;
   std::uint32_t release_, next_ = 0;
@@ -75,24 +75,26 @@ double kept_quantile(const std::vector<double>& counts, const std::vector<double
 }  // namespace
 
 std::vector<ColumnBox> estimate_boxes(const RowMatrix& columns, double count_noise, bool secure,
-                                      std::uint64_t discrete_scale, const NoiseKey& key, bool magnitude_only) {
+                                      std::uint64_t discrete_scale, const NoiseKey& key, bool magnitude_only,
+                                      double last_column_noise) {
   const Eigen::Index n = columns.rows(), C = columns.cols();
   std::vector<ColumnBox> boxes(static_cast<std::size_t>(C));
-  Noise first(key, count_noise, secure, discrete_scale, 0), second(key, count_noise, secure, discrete_scale, 1);
+  Noise first(key, secure, discrete_scale, 0), second(key, secure, discrete_scale, 1);
   std::vector<double> octave_edges(kOctaveBins + 1);
   octave_edges[0] = 0;
   for (int k = 0; k < kOctaveBins; ++k) octave_edges[k + 1] = octave_upper_edge(k);
-  // Exact counts (count_noise = 0) keep every nonzero count.
-  const double t1 = count_noise > 0 ? kMagnitudeThreshold * count_noise : 0.5;
-  const double t2 = count_noise > 0 ? kLinearThreshold * count_noise : 0.5;
   for (Eigen::Index c = 0; c < C; ++c) {
+    const double sigma = c == C - 1 && last_column_noise > 0 && !secure ? last_column_noise : count_noise;
+    // Exact counts (sigma = 0) keep every nonzero count.
+    const double t1 = sigma > 0 ? kMagnitudeThreshold * sigma : 0.5;
+    const double t2 = sigma > 0 ? kLinearThreshold * sigma : 0.5;
     // One histogram over the signed octaves: [0, K) for x >= 0, [K, 2K) for x < 0.
     std::vector<double> counts(2 * kOctaveBins, 0.0);
     for (Eigen::Index i = 0; i < n; ++i) {
       const double v = columns(i, c);
       counts[static_cast<std::size_t>(octave_bin(v) + (v < 0 ? kOctaveBins : 0))] += 1;
     }
-    first.add(counts);
+    first.add(counts, sigma);
     std::vector<double> magnitude(kOctaveBins, 0.0);
     bool positive = false, negative = false;
     for (int k = 0; k < kOctaveBins; ++k) {
@@ -136,7 +138,7 @@ std::vector<ColumnBox> estimate_boxes(const RowMatrix& columns, double count_noi
       const int k = std::clamp(static_cast<int>(std::floor((v - a) / (b - a) * kLinearBins)), 0, kLinearBins - 1);
       linear[static_cast<std::size_t>(k)] += 1;
     }
-    second.add(linear);
+    second.add(linear, sigma);
     bool any = false;
     double lo = kept_quantile(linear, edges, t2, kQuantile, &any);
     double hi = kept_quantile(linear, edges, t2, 1 - kQuantile, &any);

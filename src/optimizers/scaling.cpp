@@ -13,6 +13,8 @@
 namespace dpsosp {
 namespace {
 
+constexpr double kTargetWeight = 0.25;  // the least part of mu_s^2 a regression target takes (scaling.hpp)
+
 bool valid(const Interval& b) { return std::isfinite(b.lower) && std::isfinite(b.upper) && b.lower < b.upper; }
 
 std::string show(double v) {
@@ -264,10 +266,18 @@ ScaledSummary minimize_scaled(const Model& model, const Dataset& data, const Vec
       }
     }
     s.histograms = one ? 1 : 2;
-    s.count_noise = sigma;
     s.columns = C;
-    const std::vector<ColumnBox> boxes =
-        estimate_boxes(columns, sigma, secure, discrete, o.noise_key ? *o.noise_key : NoiseKey::generate(), one);
+    // The target's part of mu_s^2 (scaling.hpp): w = max(1/C, 1/4) of it.
+    double target_sigma = 0;
+    if (is_private && !secure && estimate_x && estimate_y && C > 1) {
+      const double c = static_cast<double>(C), w = std::max(1.0 / c, kTargetWeight);
+      target_sigma = sigma / std::sqrt(c * w);
+      sigma *= std::sqrt((c - 1) / (c * (1 - w)));
+      s.target_count_noise = target_sigma;
+    }
+    s.count_noise = sigma;
+    const std::vector<ColumnBox> boxes = estimate_boxes(
+        columns, sigma, secure, discrete, o.noise_key ? *o.noise_key : NoiseKey::generate(), one, target_sigma);
     if (estimate_x) {
       for (Index j = 0; j < p; ++j) {
         s.lower.push_back(boxes[static_cast<std::size_t>(j)].lower);

@@ -24,7 +24,7 @@
 namespace dpsosp::detail {
 namespace {
 
-MfChoices choices_of(const RunOptions& o) {
+MfChoices choices_of(const RunOptions& o, Index records) {
   MfChoices c;
   c.b1 = o.batch_size;
   c.max_phase_length = o.max_phase_length;
@@ -44,7 +44,7 @@ MfChoices choices_of(const RunOptions& o) {
           "1e6), or sampling = poisson";
     throw Error(os.str());
   }
-  c.epochs = epochs > 0 ? epochs : 1.0;
+  c.epochs = epochs > 0 ? epochs : o.default_passes ? static_cast<double>(default_passes(records)) : 1.0;
   return c;
 }
 
@@ -81,7 +81,7 @@ void report(Summary& s, const MfParameters& p) {
 
 void run(const Model& model, const Dataset& data, const RunOptions& o, const NoiseKey& key, Summary& s) {
   const Index n = data.rows() - s.reserved_records;  // those the optimizer may use
-  const MfParameters p = spider_mf_adaptive_parameters(n, model.dim(), *o.privacy, o.constants, choices_of(o),
+  const MfParameters p = spider_mf_adaptive_parameters(n, model.dim(), *o.privacy, o.constants, choices_of(o, data.rows()),
                                                        o.overrides);
   std::unique_ptr<Mechanism> noise;
   SpiderConfig c;
@@ -157,7 +157,7 @@ QuadraticAuditSetup audit_quadratic(RunOptions& o, const QuadraticAudit& q) {
   const double b = static_cast<double>(q.batch);
   s.n = q.batch + 2;
   for (int pass = 0; pass < 64; ++pass) {
-    const MfParameters p = spider_mf_adaptive_parameters(s.n, q.dim, q.target, o.constants, choices_of(o), o.overrides);
+    const MfParameters p = spider_mf_adaptive_parameters(s.n, q.dim, q.target, o.constants, choices_of(o, s.n), o.overrides);
     const Index want = q.batch + static_cast<Index>(std::ceil((q.G + 5.0 * p.sigma) * b / q.G)) + 1;
     if (want <= s.n) break;
     s.n = want;

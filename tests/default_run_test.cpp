@@ -1,0 +1,62 @@
+// The front ends' default run (optimizer.hpp: choose_default_sampling,
+// default_passes): Poisson passes at a replace-one target, as many as the rule
+// of the records' count says.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "dpsosp/dpsosp.hpp"
+#include "test_keys.hpp"
+#include "test_phase_retrieval.hpp"
+
+namespace dpsosp {
+namespace {
+
+using testing::PhaseRetrieval;
+
+RunOptions mf_options(double eps, std::uint64_t seed) {
+  RunOptions o;
+  o.algorithm = parse_algorithm("spider-mf-adaptive");
+  o.privacy = {eps, 1e-6};
+  o.constants = {6.0, 20.0, 6.0, 1.0};
+  o.seed = seed;
+  o.noise_key = testing::test_noise_key();
+  return o;
+}
+
+// The front ends' default (choose_default_sampling): Poisson at a replace-one
+// target, and with epochs unset default_passes(n) passes (3 up to 100000
+// records, floor(300000 / n) beyond, at least 1); epochs given, as given.
+TEST(DefaultRun, MakesItsDefaultPasses) {
+  EXPECT_EQ(default_passes(2000), 3);
+  EXPECT_EQ(default_passes(100000), 3);
+  EXPECT_EQ(default_passes(100001), 2);
+  EXPECT_EQ(default_passes(150000), 2);
+  EXPECT_EQ(default_passes(150001), 1);
+  EXPECT_EQ(default_passes(5000000), 1);
+  const Index n = 6000;
+  PhaseRetrieval pr(n, 6);
+  RunOptions o = mf_options(2.0, 7);
+  o.threads = 1;
+  ASSERT_TRUE(choose_default_sampling(o, /*streamed=*/false));
+  EXPECT_TRUE(o.default_passes);
+  EXPECT_EQ(*o.sampling, Sampling::kPoisson);
+  const Summary a = minimize(*pr.model, pr.problem.data, pr.problem.saddle, o);
+  EXPECT_EQ(a.params.at("epochs"), 3.0);
+  const double q = a.params.at("sampling_rate");
+  EXPECT_EQ(a.params.at("cycles"), std::ceil(3.0 / q));
+  EXPECT_EQ(a.privacy.adjacency, Adjacency::kReplaceOne);
+  EXPECT_LE(a.privacy.epsilon, 2.0);
+  EXPECT_NEAR(a.privacy.epsilon, 2.0, 1e-5);
+  RunOptions one = mf_options(2.0, 7);
+  one.epochs = 1;
+  ASSERT_TRUE(choose_default_sampling(one, false));
+  EXPECT_FALSE(one.default_passes);
+  EXPECT_EQ(minimize(*pr.model, pr.problem.data, pr.problem.saddle, one).params.at("epochs"), 1.0);
+  RunOptions streamed = mf_options(2.0, 7);
+  EXPECT_FALSE(choose_default_sampling(streamed, /*streamed=*/true));
+  EXPECT_FALSE(streamed.default_passes);
+}
+
+}  // namespace
+}  // namespace dpsosp

@@ -1,0 +1,152 @@
+// The private scale estimate composed with the run (include/dpsosp/scaling.hpp):
+// exactly by GDP for a single pass, by PLD for Poisson-sampled runs, by zCDP in
+// secure mode; a regression target's part of the estimate's budget.
+#include "dpsosp/scaling.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "dpsosp/dpsosp.hpp"
+#include "test_scaling_data.hpp"
+
+namespace dpsosp {
+namespace {
+
+using testing::private_run;
+using testing::regression;
+
+// The composed guarantee: the estimate at sqrt(share) mu and the run at
+// sqrt(1 - share) mu are mu-GDP together, the target (docs/privacy-accounting.md):
+// eps = gdp_epsilon(sqrt(mu_s^2 + mu_r^2), delta), as `dpsosp privacy` gives for
+// a Gaussian of noise multiplier 1 / mu.
+TEST(Scaling, ComposedGuaranteeIsTheTarget) {
+  const Dataset data = regression(3000, 5);
+  ModelOptions mo;
+  mo.fit_intercept = true;
+  const auto model = make_model("linear", 2, mo);
+  ScalingOptions so;
+  so.target = true;
+  so.estimate_features = so.estimate_target = true;
+  for (double eps : {1.0, 3.0}) {
+    const ScaledSummary r = minimize_scaled(*model, data, Vec::Zero(3), private_run(eps), so);
+    const double mu = privacy::gdp_mu(eps, 1e-6);
+    EXPECT_NEAR(r.scaling.mu, std::sqrt(0.25) * mu, 1e-12);
+    EXPECT_NEAR(r.summary.privacy.mu, mu, 1e-6 * mu);
+    EXPECT_NEAR(r.summary.privacy.epsilon, eps, 1e-5);
+    EXPECT_EQ(r.scaling.composition, "gdp");
+    EXPECT_EQ(r.scaling.columns, 3);
+    EXPECT_NEAR(r.scaling.count_noise, 2 * std::sqrt(3.0) / r.scaling.mu, 1e-9);
+    EXPECT_EQ(r.scaling.histograms, 2);
+    ASSERT_TRUE(r.x_user.has_value());
+  }
+  // At n = 100 the second histogram could not be read (2.5 sigma >= n / 4 for
+  // sigma = 2 sqrt(3) / mu_s, about 25 at eps 1): the first alone, sigma =
+  // sqrt(2 * 3) / mu_s, and the whole is still the target.
+  const ScaledSummary small = minimize_scaled(*model, regression(100, 5), Vec::Zero(3), private_run(1.0), so);
+  EXPECT_EQ(small.scaling.histograms, 1);
+  EXPECT_NEAR(small.scaling.count_noise, std::sqrt(6.0) / small.scaling.mu, 1e-9);
+  EXPECT_NEAR(small.summary.privacy.epsilon, 1.0, 1e-5);
+  // Secure noise: zCDP, rho_s = s rho, discrete counts of scale ceil(sqrt(2C / rho_s)) (two histograms).
+  RunOptions secure = private_run(1.0);
+  secure.privacy->noise = NoiseMode::kSecure;
+  const ScaledSummary z = minimize_scaled(*model, regression(3000, 5), Vec::Zero(3), secure, so);
+  const double rho = privacy::zcdp_rho(1.0, 1e-6);
+  EXPECT_EQ(z.scaling.composition, "zcdp");
+  EXPECT_EQ(z.scaling.histograms, 2);
+  EXPECT_NEAR(z.scaling.rho, 0.25 * rho, 1e-15);
+  EXPECT_EQ(z.scaling.count_noise, std::ceil(std::sqrt(2.0 * 3 / (0.25 * rho))));
+  // The whole is within the target (the run's calibration on its grid is a little conservative).
+  EXPECT_LE(z.summary.privacy.zcdp_rho, rho * (1 + 1e-12));
+  EXPECT_GT(z.summary.privacy.zcdp_rho, 0.99 * rho);
+}
+
+// A Poisson-sampled run (the default single pass, replace-one) composes the
+// estimate's Gaussian, sqrt(share) mu-GDP, into its own PLD: the whole is the
+// target, as dpsgd_pld_epsilon of the run's q, z and cycles with that prior
+// reproduces; the counts' noise is that of the GDP split (not of basic
+// composition's (share eps, delta / 2)). Under RDP the two compose basically.
+TEST(Scaling, PoissonRunsComposeTheEstimateByPld) {
+  const Dataset data = regression(3000, 5);
+  ModelOptions mo;
+  mo.fit_intercept = true;
+  const auto model = make_model("linear", 2, mo);
+  ScalingOptions so;
+  so.target = true;
+  so.estimate_features = so.estimate_target = true;
+  RunOptions o = private_run(1.0);
+  o.sampling = Sampling::kPoisson;
+  o.privacy->adjacency = Adjacency::kReplaceOne;
+  const double mu = privacy::gdp_mu(1.0, 1e-6);
+  EXPECT_NEAR(scale_count_noise(3, o, 0.25), 2 * std::sqrt(3.0) / (0.5 * mu), 1e-9);
+  const ScaledSummary r = minimize_scaled(*model, data, Vec::Zero(3), o, so);
+  EXPECT_EQ(r.scaling.composition, "pld");
+  EXPECT_NEAR(r.scaling.mu, 0.5 * mu, 1e-12);
+  const PrivacyRecord& p = r.summary.privacy;
+  EXPECT_LE(p.epsilon, 1.0 + 1e-9);
+  EXPECT_GT(p.epsilon, 0.999);
+  const double whole = privacy::dpsgd_pld_epsilon(p.sampling_rate, p.noise_multiplier / 2, p.cycles, 1e-6,
+                                                   privacy::Neighbouring::kReplaceOne, {}, r.scaling.mu);
+  EXPECT_LE(whole, p.epsilon);  // the guarantee is the worse of the run (with the prior) and the G/M estimate
+  EXPECT_GT(whole, 0.999);
+  EXPECT_GT(whole, privacy::dpsgd_pld_epsilon(p.sampling_rate, p.noise_multiplier / 2, p.cycles, 1e-6,
+                                              privacy::Neighbouring::kReplaceOne) + 0.05);
+  // The G/M estimate (its own records) within what GDP composition with the prior leaves.
+  ASSERT_TRUE(r.summary.estimate.has_value());
+  EXPECT_NEAR(r.summary.estimate->mu, std::sqrt(mu * mu - r.scaling.mu * r.scaling.mu), 1e-9);
+  EXPECT_LE(p.epsilon_replace_one, 1.0 + 1e-9);
+  o.privacy->adjacency = Adjacency::kZeroOut;
+  o.accountant = Accountant::kRdp;
+  const ScaledSummary b = minimize_scaled(*model, data, Vec::Zero(3), o, so);
+  EXPECT_EQ(b.scaling.composition, "basic");
+  EXPECT_NEAR(b.scaling.mu, privacy::gdp_mu(0.25, 0.5e-6), 1e-9);
+  // A prior on a run that cannot compose it is refused.
+  RunOptions order = private_run(1.0);
+  order.privacy->prior_mu = 0.1;
+  EXPECT_THROW(order.Validate(), Error);
+}
+
+// A regression target estimated with C - 1 features takes w = max(1/C, 1/4)
+// of mu_s^2: its counts' noise 2 / (sqrt(w) mu_s), the features' 2 sqrt((C - 1)
+// / (1 - w)) / mu_s, and the parts' GDP adds up to mu_s (scaling.hpp).
+TEST(Scaling, RegressionTargetTakesItsPartOfTheEstimate) {
+  ModelOptions mo;
+  mo.fit_intercept = true;
+  ScalingOptions so;
+  so.target = true;
+  so.estimate_features = so.estimate_target = true;
+  RowMatrix X(3000, 7);
+  Vec y(3000);
+  std::mt19937_64 g(11);
+  std::normal_distribution<double> z(0, 1);
+  for (Index i = 0; i < 3000; ++i) {
+    for (Index j = 0; j < 7; ++j) X(i, j) = 10 * z(g);
+    y[i] = 200 + 50 * z(g);
+  }
+  const auto model = make_model("linear", 7, mo);
+  const ScaledSummary r = minimize_scaled(*model, Dataset(X, y), Vec::Zero(8), private_run(1.0), so);
+  ASSERT_EQ(r.scaling.columns, 8);
+  ASSERT_EQ(r.scaling.histograms, 2);
+  const double mu_s = r.scaling.mu, w = 0.25;
+  EXPECT_NEAR(r.scaling.target_count_noise, 2 / (std::sqrt(w) * mu_s), 1e-9);
+  EXPECT_NEAR(r.scaling.count_noise, 2 * std::sqrt(7 / (1 - w)) / mu_s, 1e-9);
+  // Two histograms of C columns at sigma_c: mu^2 = sum_c 4 / sigma_c^2.
+  const double parts = 7 * 4 / std::pow(r.scaling.count_noise, 2) + 4 / std::pow(r.scaling.target_count_noise, 2);
+  EXPECT_NEAR(std::sqrt(parts), mu_s, 1e-12);
+  EXPECT_LT(r.scaling.y_lower, 200);
+  EXPECT_GT(r.scaling.y_upper, 200);
+  EXPECT_LT(r.scaling.y_upper - r.scaling.y_lower, 1000);
+  // Features alone (a classifier): equal parts, as before.
+  ScalingOptions features = so;
+  features.target = false;
+  const auto logistic = make_model("logistic", 7, mo);
+  Vec labels(3000);
+  for (Index i = 0; i < 3000; ++i) labels[i] = X(i, 0) > 0 ? 1 : 0;
+  const ScaledSummary c = minimize_scaled(*logistic, Dataset(X, labels), Vec::Zero(8), private_run(1.0), features);
+  EXPECT_EQ(c.scaling.target_count_noise, 0);
+  EXPECT_NEAR(c.scaling.count_noise, 2 * std::sqrt(7.0) / c.scaling.mu, 1e-9);
+}
+
+}  // namespace
+}  // namespace dpsosp

@@ -1,0 +1,36 @@
+// Shared by the scaling tests: a raw regression table and a private run.
+#pragma once
+#include <cstdint>
+#include <random>
+#include <utility>
+
+#include "dpsosp/dpsosp.hpp"
+#include "test_keys.hpp"
+
+namespace dpsosp::testing {
+
+// Two features on different scales (about 50 +- 10 and 0 +- 0.01) and a target about 200 +- 30.
+inline Dataset regression(Index n, std::uint64_t seed) {
+  std::mt19937_64 g(seed);
+  std::normal_distribution<double> z(0, 1);
+  RowMatrix X(n, 2);
+  Vec y(n);
+  for (Index i = 0; i < n; ++i) {
+    X(i, 0) = 50 + 10 * z(g);
+    X(i, 1) = 0.01 * z(g);
+    y[i] = 200 + 3 * (X(i, 0) - 50) + 1000 * X(i, 1) + 5 * z(g);
+  }
+  return Dataset(std::move(X), std::move(y));
+}
+
+// A private run at (epsilon, 1e-6) with G and M estimated, seed 7 and the tests' key.
+inline RunOptions private_run(double epsilon) {
+  RunOptions o;
+  o.privacy = PrivacyTarget{epsilon, 1e-6};
+  o.seed = 7;
+  o.noise_key = testing::test_noise_key();
+  o.estimate.G = o.estimate.M = true;
+  return o;
+}
+
+}  // namespace dpsosp::testing

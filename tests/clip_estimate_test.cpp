@@ -122,8 +122,10 @@ TEST(ClipEstimate, TheRunLeavesTheEstimatesRecordsAlone) {
     EXPECT_EQ(m, 600u);
     EXPECT_EQ(s.reserved_records, m);
     ASSERT_TRUE(s.estimate);
-    EXPECT_EQ(s.constants.G, *s.estimate->G);
-    EXPECT_EQ(s.constants.M, std::max(*s.estimate->M, s.constants.G));  // x0 = 0: steps of at most 1
+    // An averaged run (spider-mf-adaptive reads tail) at a quarter of the medians, the others at them.
+    const double fraction = std::string(algo) == "spider-mf-adaptive" ? 0.25 : 1.0;
+    EXPECT_EQ(s.constants.G, fraction * *s.estimate->G);
+    EXPECT_EQ(s.constants.M, std::max(fraction * *s.estimate->M, s.constants.G));  // x0 = 0: steps of at most 1
     EXPECT_NEAR(s.privacy.epsilon, 2.0, 1e-9);
     SamplePool pool(n, 12);
     const IndexList slice = pool.draw(m);

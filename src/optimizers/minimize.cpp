@@ -25,6 +25,9 @@ namespace detail {
 
 namespace {
 
+// The share of the estimated medians that G and M take in an averaged run (run_checked).
+constexpr double kEstimateFraction = 0.25;
+
 // What a user should hear of a finished run (Summary::warnings).
 std::vector<std::string> run_warnings(const Summary& s, Index n, const RunOptions& o) {
   std::vector<std::string> warnings;
@@ -113,12 +116,21 @@ Summary run_checked(const Model& model, const Dataset& records, const Vec& x0, c
       SamplePool pool(records, summary.seed);
       e = estimate_constants(model, records, pool.draw(m), x0, options.estimate, *options.privacy, key, summary.seed);
     }
-    if (e.G) o.constants.G = std::min(*e.G, options.estimate.G_cap);
+    // An algorithm whose output is the mean of its last iterates (it reads
+    // tail) runs at a quarter of each median: most per-example gradients are
+    // clipped and the noise, which scales with G, is four times smaller, while
+    // the step's length bound G / M is the medians'; the mean damps what the
+    // larger steps on small gradients add. A last iterate keeps the medians
+    // (docs/parameters.md, "Why a quarter"). Post-processing.
+    const double fraction = algorithm_info(options.algorithm).knobs & kKnobTail ? kEstimateFraction : 1.0;
+    if (e.G) o.constants.G = std::min(fraction * *e.G, options.estimate.G_cap);
     // The step 1/M: at most the one that moves the iterate by max(1, ||x0||)
     // when the gradient is at the clip norm. The curvature at x0 can be far
     // below what the steps meet later (a network at zero weights curves only
     // along its output biases); this is post-processing of G and the estimate.
-    if (e.M) o.constants.M = std::min(std::max(*e.M, o.constants.G / std::max(1.0, x0.norm())), options.estimate.M_cap);
+    if (e.M)
+      o.constants.M = std::min(std::max(fraction * *e.M, o.constants.G / std::max(1.0, x0.norm())),
+                               options.estimate.M_cap);
     summary.estimate = e;
     summary.reserved_records = m;
   }

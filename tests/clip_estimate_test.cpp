@@ -122,7 +122,7 @@ TEST(ClipEstimate, TheRunLeavesTheEstimatesRecordsAlone) {
     EXPECT_EQ(m, 600u);
     EXPECT_EQ(s.reserved_records, m);
     ASSERT_TRUE(s.estimate);
-    // An averaged run (spider-mf-adaptive reads tail) at a quarter of the medians, the others at them.
+    // A classifier's averaged run (spider-mf-adaptive reads tail) at a quarter of the medians, the others at them.
     const double fraction = std::string(algo) == "spider-mf-adaptive" ? 0.25 : 1.0;
     EXPECT_EQ(s.constants.G, fraction * *s.estimate->G);
     EXPECT_EQ(s.constants.M, std::max(fraction * *s.estimate->M, s.constants.G));  // x0 = 0: steps of at most 1
@@ -150,6 +150,23 @@ TEST(ClipEstimate, OnlyForPrivateRuns) {
   o.algorithm = parse_algorithm("sgd");
   o.estimate.G = true;
   EXPECT_THROW(o.Validate(), Error);
+}
+
+// A regression's averaged run keeps the medians (a quarter's larger steps
+// overshoot its residual gradients: docs/parameters.md, "Why a quarter").
+TEST(ClipEstimate, ARegressionRunsAtTheMedians) {
+  const Dataset data = testing::make_test_data(30000, 6, testing::Labels::kReal, false, 8);
+  const auto model = make_model("linear", 6);
+  RunOptions o;
+  o.algorithm = parse_algorithm("spider-mf-adaptive");
+  o.privacy = PrivacyTarget{2.0, 1e-6};
+  o.estimate = {true, true};
+  o.seed = 12;
+  o.noise_key = testing::test_noise_key();
+  const Summary s = minimize(*model, data, Vec::Zero(6), o);
+  ASSERT_TRUE(s.estimate);
+  EXPECT_EQ(s.constants.G, *s.estimate->G);
+  EXPECT_EQ(s.constants.M, std::max(*s.estimate->M, s.constants.G));
 }
 
 }  // namespace

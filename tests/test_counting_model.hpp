@@ -17,6 +17,8 @@ class CountingModel final : public Model {
   std::string name() const override { return inner_.name(); }
   Index dim() const override { return inner_.dim(); }
   Index features() const override { return inner_.features(); }
+  Index classes() const override { return inner_.classes(); }
+  ModelOptions options() const override { return inner_.options(); }
   void validate(const Dataset& d) const override { inner_.validate(d); }
   double loss(const Vec& x, const Dataset& d, Index i) const override { return inner_.loss(x, d, i); }
   void gradient(const Vec& x, const Dataset& d, Index i, Eigen::Ref<Vec> out) const override {

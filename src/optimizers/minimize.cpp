@@ -25,7 +25,7 @@ namespace detail {
 
 namespace {
 
-// The share of the estimated medians that G and M take in an averaged run (run_checked).
+// The share of the estimated medians that G and M take in an averaged classifier run (run_checked).
 constexpr double kEstimateFraction = 0.25;
 
 // What a user should hear of a finished run (Summary::warnings).
@@ -116,13 +116,16 @@ Summary run_checked(const Model& model, const Dataset& records, const Vec& x0, c
       SamplePool pool(records, summary.seed);
       e = estimate_constants(model, records, pool.draw(m), x0, options.estimate, *options.privacy, key, summary.seed);
     }
-    // An algorithm whose output is the mean of its last iterates (it reads
-    // tail) runs at a quarter of each median: most per-example gradients are
-    // clipped and the noise, which scales with G, is four times smaller, while
-    // the step's length bound G / M is the medians'; the mean damps what the
-    // larger steps on small gradients add. A last iterate keeps the medians
-    // (docs/parameters.md, "Why a quarter"). Post-processing.
-    const double fraction = algorithm_info(options.algorithm).knobs & kKnobTail ? kEstimateFraction : 1.0;
+    // A classifier fitted by an algorithm whose output is the mean of its last
+    // iterates (it reads tail) runs at a quarter of each median: most
+    // per-example gradients are clipped and the noise, which scales with G, is
+    // four times smaller, while the step's length bound G / M is the medians';
+    // the mean damps what the larger steps on small gradients add. A last
+    // iterate, and a regression (whose residual gradients the larger steps
+    // overshoot), keep the medians (docs/parameters.md, "Why a quarter").
+    // Post-processing of the estimate and public facts.
+    const bool quarter = (algorithm_info(options.algorithm).knobs & kKnobTail) && model.classes() > 0;
+    const double fraction = quarter ? kEstimateFraction : 1.0;
     if (e.G) o.constants.G = std::min(fraction * *e.G, options.estimate.G_cap);
     // The step 1/M: at most the one that moves the iterate by max(1, ||x0||)
     // when the gradient is at the clip norm. The curvature at x0 can be far

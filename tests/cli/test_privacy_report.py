@@ -353,7 +353,7 @@ class PrivateReport(unittest.TestCase):
                 self.assertEqual(a["estimate"]["records"], 300)  # 2% of 3000, at least 500 or a tenth
                 for key in sorted(set(a) - RELEASED - derived - {"diagnostics"}):
                     self.assertEqual(a[key], b[key], "%s differs between neighbouring datasets" % key)
-                # An averaged run (spider-mf-adaptive) at a quarter of the medians, the others at them.
+                # A classifier's averaged run (spider-mf-adaptive) at a quarter of the medians, the others at them.
                 f = 0.25 if algo == "spider-mf-adaptive" else 1.0
                 self.assertEqual(a["constants"]["G"], f * a["estimate"]["G"])
                 self.assertEqual(a["constants"]["M"], max(f * a["estimate"]["M"], f * a["estimate"]["G"]))

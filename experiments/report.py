@@ -86,7 +86,7 @@ def write_intro(w, p):
     w("| saddle escape | n = %d, eps in {%s}, %d seeds (%d..%d), default knobs |"
       % (escape.n, ", ".join(eps_label(e) for e in escape.eps), len(escape.seeds), escape.seeds[0], escape.seeds[-1]))
     if fm.models:
-        w("| Fashion-MNIST | models %s, eps in {%s}, delta = %g, G=%s, M=%s (and, for spider-mf-adaptive and dpsgd, the CLI's defaults, which estimate G and M privately; spider-mf-adaptive always with `--sampling order`, the single pass over the seed's order that the paper's comparison is about, where the CLI's default in memory is one Poisson pass at a replace-one target: docs/results-peers.md), seeds %s, all 60000 training images, single pass for the SPIDER family and dpsgd, plus dpsgd with Poisson sampling for %g epochs; evaluation on the 10000 test images |"
+        w("| Fashion-MNIST | models %s, eps in {%s}, delta = %g, G=%s, M=%s (and, for spider-mf-adaptive and dpsgd, the CLI's defaults, which estimate G and M privately; spider-mf-adaptive always with `--sampling order`, the single pass over the seed's order that the paper's comparison is about, where the CLI's default in memory is three Poisson passes at a replace-one target: docs/results-peers.md; these rows were measured with G and M at the private medians, where spider-mf-adaptive now runs at a quarter of them: docs/parameters.md, 'Why a quarter'), seeds %s, all 60000 training images, single pass for the SPIDER family and dpsgd, plus dpsgd with Poisson sampling for %g epochs; evaluation on the 10000 test images |"
           % (", ".join(fm.models), ", ".join(config.fmt(e) for e in fm.eps), fm.delta, fm.G, fm.M,
              ", ".join(str(s) for s in fm.seeds), fm.epochs))
     else:

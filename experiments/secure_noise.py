@@ -96,7 +96,7 @@ def main():
              "docs/noise.md, \"Secure mode\", says what the mode does. Each cell: the median over the seeds and, "
              "in brackets, the spread (largest minus smallest). A cell is within the spread when the secure "
              "median differs from the float median by at most the float runs' spread."
-             " The float runs of spider-mf-adaptive pin `--sampling order`, the pass over the order that the secure mode makes (the float default in memory is one Poisson pass at a replace-one target, docs/results-peers.md).", ""]
+             " The float runs of spider-mf-adaptive pin `--sampling order`, the pass over the order that the secure mode makes (the float default in memory is three Poisson passes at a replace-one target, docs/results-peers.md).", ""]
     for rep in [cache.get(fm_args(*c))["report"] for c in fm] + [cache.get(pr_args(*c))["report"] for c in pr]:
         if rep["epsilon"] > float(rep["target"]["epsilon"]) + 1e-9:
             sys.exit("secure_noise.py: a run reports epsilon %r above its target" % rep["epsilon"])

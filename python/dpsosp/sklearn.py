@@ -139,8 +139,8 @@ class DPClassifier(ClassifierMixin, _DPEstimator):
     does not cover: a PrivacyLeakWarning and a caveat in report_). n_features: the public feature count, required
     for a sparse X (which is widened to it).
     algo, epsilon, delta, G, M, batch_size, epochs, learning_rate, max_steps, noise, bounds, scale, scale_share,
-    normalize, sampling: as dpsosp.run, with its defaults (the CLI's: spider-mf-adaptive, one pass, Poisson-sampled
-    at a replace-one target where the records are in memory, G and M estimated privately, the scale estimated
+    normalize, sampling: as dpsosp.run, with its defaults (the CLI's: spider-mf-adaptive, 3 Poisson passes up to 100000 records
+    (dpsosp.run's epochs) at a replace-one target where the records are in memory, G and M estimated privately, the scale estimated
     privately). random_state: the public seed.
     noise_key: 16 secret bytes for a reproducible fit (keep them as secret as the data).
     fit(X, y): X an array or a pandas DataFrame, or the path of a record file whose labels are the indices of

@@ -177,9 +177,10 @@ bool choose_default_sampling(RunOptions& options, bool streamed);
 /// The default run's passes over n records (public): 3 up to 100,000 records,
 /// then floor(300,000 / n), at least 1, so that a default run reads about
 /// 300,000 records at most beyond its first pass. Measured in
-/// docs/results-peers.md ("Passes"): on Fashion-MNIST subsets (n 2000 to
-/// 20000, replace-one, eps 1 to 8) three passes beat one by -0.1 to 2.4 points,
-/// five or ten lose at eps 1 (the replace-one noise multiplier grows with them).
+/// docs/results-peers.md ("The default's passes"): on Fashion-MNIST subsets
+/// (n 2000 to 60000, replace-one, eps 1 to 8) three passes beat one by 1.0 to
+/// 4.1 points; five or ten lost at eps 1 and n = 2000 (the replace-one noise
+/// multiplier grows with them).
 Index default_passes(Index n);
 
 /// The rules a front end checks a numeric option by, and their words, so that

@@ -13,16 +13,7 @@ namespace dpsosp {
 namespace {
 
 using testing::PhaseRetrieval;
-
-RunOptions mf_options(double eps, std::uint64_t seed) {
-  RunOptions o;
-  o.algorithm = parse_algorithm("spider-mf-adaptive");
-  o.privacy = {eps, 1e-6};
-  o.constants = {6.0, 20.0, 6.0, 1.0};
-  o.seed = seed;
-  o.noise_key = testing::test_noise_key();
-  return o;
-}
+using testing::mf_options;
 
 // The front ends' default (choose_default_sampling): Poisson at a replace-one
 // target, and with epochs unset default_passes(n) passes (3 up to 100000

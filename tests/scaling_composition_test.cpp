@@ -15,7 +15,9 @@ namespace dpsosp {
 namespace {
 
 using testing::private_run;
+using testing::estimate_every_box;
 using testing::regression;
+using testing::with_intercept;
 
 // The composed guarantee: the estimate at sqrt(share) mu and the run at
 // sqrt(1 - share) mu are mu-GDP together, the target (docs/privacy-accounting.md):
@@ -23,12 +25,8 @@ using testing::regression;
 // a Gaussian of noise multiplier 1 / mu.
 TEST(Scaling, ComposedGuaranteeIsTheTarget) {
   const Dataset data = regression(3000, 5);
-  ModelOptions mo;
-  mo.fit_intercept = true;
-  const auto model = make_model("linear", 2, mo);
-  ScalingOptions so;
-  so.target = true;
-  so.estimate_features = so.estimate_target = true;
+  const auto model = with_intercept("linear", 2);
+  ScalingOptions so = estimate_every_box();
   for (double eps : {1.0, 3.0}) {
     const ScaledSummary r = minimize_scaled(*model, data, Vec::Zero(3), private_run(eps), so);
     const double mu = privacy::gdp_mu(eps, 1e-6);
@@ -69,12 +67,8 @@ TEST(Scaling, ComposedGuaranteeIsTheTarget) {
 // composition's (share eps, delta / 2)). Under RDP the two compose basically.
 TEST(Scaling, PoissonRunsComposeTheEstimateByPld) {
   const Dataset data = regression(3000, 5);
-  ModelOptions mo;
-  mo.fit_intercept = true;
-  const auto model = make_model("linear", 2, mo);
-  ScalingOptions so;
-  so.target = true;
-  so.estimate_features = so.estimate_target = true;
+  const auto model = with_intercept("linear", 2);
+  ScalingOptions so = estimate_every_box();
   RunOptions o = private_run(1.0);
   o.sampling = Sampling::kPoisson;
   o.privacy->adjacency = Adjacency::kReplaceOne;
@@ -111,11 +105,7 @@ TEST(Scaling, PoissonRunsComposeTheEstimateByPld) {
 // of mu_s^2: its counts' noise 2 / (sqrt(w) mu_s), the features' 2 sqrt((C - 1)
 // / (1 - w)) / mu_s, and the parts' GDP adds up to mu_s (scaling.hpp).
 TEST(Scaling, RegressionTargetTakesItsPartOfTheEstimate) {
-  ModelOptions mo;
-  mo.fit_intercept = true;
-  ScalingOptions so;
-  so.target = true;
-  so.estimate_features = so.estimate_target = true;
+  const ScalingOptions so = estimate_every_box();
   RowMatrix X(3000, 7);
   Vec y(3000);
   std::mt19937_64 g(11);
@@ -124,7 +114,7 @@ TEST(Scaling, RegressionTargetTakesItsPartOfTheEstimate) {
     for (Index j = 0; j < 7; ++j) X(i, j) = 10 * z(g);
     y[i] = 200 + 50 * z(g);
   }
-  const auto model = make_model("linear", 7, mo);
+  const auto model = with_intercept("linear", 7);
   const ScaledSummary r = minimize_scaled(*model, Dataset(X, y), Vec::Zero(8), private_run(1.0), so);
   ASSERT_EQ(r.scaling.columns, 8);
   ASSERT_EQ(r.scaling.histograms, 2);
@@ -140,7 +130,7 @@ TEST(Scaling, RegressionTargetTakesItsPartOfTheEstimate) {
   // Features alone (a classifier): equal parts, as before.
   ScalingOptions features = so;
   features.target = false;
-  const auto logistic = make_model("logistic", 7, mo);
+  const auto logistic = with_intercept("logistic", 7);
   Vec labels(3000);
   for (Index i = 0; i < 3000; ++i) labels[i] = X(i, 0) > 0 ? 1 : 0;
   const ScaledSummary c = minimize_scaled(*logistic, Dataset(X, labels), Vec::Zero(8), private_run(1.0), features);

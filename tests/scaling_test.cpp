@@ -17,7 +17,9 @@ namespace dpsosp {
 namespace {
 
 using testing::private_run;
+using testing::estimate_every_box;
 using testing::regression;
+using testing::with_intercept;
 using testing::test_noise_key;
 
 // n records: column 0 ~ N(1000, 100^2) (a large feature, far from 0), column 1
@@ -183,12 +185,8 @@ TEST(Scaling, AutoLeavesWhatItCannotEstimateAsItIs) {
 // the fit explains most of the variance in the user's units.
 TEST(Scaling, PrivateLinearRegressionOnRawUnitsFits) {
   const Dataset train = regression(4000, 6), test = regression(2000, 7);
-  ModelOptions mo;
-  mo.fit_intercept = true;
-  const auto model = make_model("linear", 2, mo);
-  ScalingOptions so;
-  so.target = true;
-  so.estimate_features = so.estimate_target = true;
+  const auto model = with_intercept("linear", 2);
+  ScalingOptions so = estimate_every_box();
   const ScaledSummary r = minimize_scaled(*model, train, Vec::Zero(3), private_run(3.0), so);
   const Vec p = predict(*model, *r.x_user, test);
   double mean = test.labels().mean(), res = 0, tot = 0;
@@ -209,12 +207,8 @@ TEST(Scaling, NeighboursShareEverythingFixedBeforeTheNoise) {
   X.row(0) << 1e9, -1e9;
   y[0] = 1e12;
   const Dataset b(X, y);
-  ModelOptions mo;
-  mo.fit_intercept = true;
-  const auto model = make_model("linear", 2, mo);
-  ScalingOptions so;
-  so.target = true;
-  so.estimate_features = so.estimate_target = true;
+  const auto model = with_intercept("linear", 2);
+  ScalingOptions so = estimate_every_box();
   const ScaledSummary ra = minimize_scaled(*model, a, Vec::Zero(3), private_run(1.0), so);
   const ScaledSummary rb = minimize_scaled(*model, b, Vec::Zero(3), private_run(1.0), so);
   EXPECT_EQ(ra.scaling.mu, rb.scaling.mu);

@@ -20,17 +20,8 @@
 namespace dpsosp {
 namespace {
 
-RunOptions mf_options(double eps, std::uint64_t seed) {
-  RunOptions o;
-  o.algorithm = parse_algorithm("spider-mf-adaptive");
-  o.privacy = {eps, 1e-6};
-  o.constants = {6.0, 20.0, 6.0, 1.0};
-  o.seed = seed;
-  o.noise_key = testing::test_noise_key();
-  return o;
-}
-
 using testing::PhaseRetrieval;
+using testing::mf_options;
 
 // The mean of the iterates after the steps whose b1 records each took the
 // draws past `records`, and how many there were.

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "dpsosp/dpsosp.hpp"
+#include "test_keys.hpp"
 
 namespace dpsosp::testing {
 
@@ -18,5 +19,16 @@ struct PhaseRetrieval {
   std::unique_ptr<Model> model;
   double gap(const Vec& x) const { return certify_population(*problem.population, x, 6.0).sosp_gap; }
 };
+
+// spider-mf-adaptive at (eps, 1e-6) with this problem's constants (G 6, M 20, rho 6, B 1) and the tests' key.
+inline RunOptions mf_options(double eps, std::uint64_t seed) {
+  RunOptions o;
+  o.algorithm = parse_algorithm("spider-mf-adaptive");
+  o.privacy = {eps, 1e-6};
+  o.constants = {6.0, 20.0, 6.0, 1.0};
+  o.seed = seed;
+  o.noise_key = test_noise_key();
+  return o;
+}
 
 }  // namespace dpsosp::testing

@@ -1,10 +1,13 @@
 // Shared by the scaling tests: a raw regression table and a private run.
 #pragma once
 #include <cstdint>
+#include <memory>
+#include <string>
 #include <random>
 #include <utility>
 
 #include "dpsosp/dpsosp.hpp"
+#include "dpsosp/scaling.hpp"
 #include "test_keys.hpp"
 
 namespace dpsosp::testing {
@@ -31,6 +34,19 @@ inline RunOptions private_run(double epsilon) {
   o.noise_key = testing::test_noise_key();
   o.estimate.G = o.estimate.M = true;
   return o;
+}
+
+// A model with an intercept, and the scaling that estimates every feature's box and the target's privately.
+inline std::unique_ptr<Model> with_intercept(const std::string& name, Index features) {
+  ModelOptions mo;
+  mo.fit_intercept = true;
+  return make_model(name, features, mo);
+}
+inline ScalingOptions estimate_every_box() {
+  ScalingOptions so;
+  so.target = true;
+  so.estimate_features = so.estimate_target = true;
+  return so;
 }
 
 }  // namespace dpsosp::testing

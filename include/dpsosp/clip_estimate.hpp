@@ -7,11 +7,12 @@
 // along the record's own gradient direction u = grad f(x0; z) / ||grad f(x0; z)||
 // (h = 1e-3 max(1, ||x0||)): the record's curvature in the direction a step
 // on it moves, whose inverse is a step size that does not overshoot it.
-// minimize() runs at a quarter of each median: G = median / 4 (most gradients
-// clipped, the noise, which scales with G, four times smaller) and M = max(
-// median / 4, G / max(1, ||x0||)), so that the step's length bound G / M is the
-// medians' and a step at the clip norm moves the iterate by at most
-// max(1, ||x0||), where the curvature at x0 is lower than what the steps meet later. Each median is found by
+// minimize() uses G = f median and M = max(f median, G / max(1, ||x0||)): a step
+// at the clip norm moves the iterate by at most max(1, ||x0||), where the
+// curvature at x0 is lower than what the steps meet later. f = 1/4 for a
+// classifier fitted by an algorithm that averages its last iterates (most
+// gradients clipped, the noise, which scales with G, four times smaller, the
+// step's length bound G / M the medians'), else 1. Each median is found by
 // a noisy binary search on log2 of the value over [-20, 20]: every round
 // releases how many of the records lie below the midpoint, plus noise. A count
 // changes by at most 1 when one record is replaced, so `rounds` counts with

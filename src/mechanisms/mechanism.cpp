@@ -274,9 +274,7 @@ class PoissonMechanism final : public PoissonGaussianMechanism {
       return 2 * privacy::calibrate_dpsgd_noise_pld(q, steps, t.epsilon, t.delta, privacy::Neighbouring::kReplaceOne,
                                                     {}, t.prior_mu);
     }
-    if (t.prior_mu > 0 && a != Accountant::kPld)
-      throw Error("Poisson mechanism: a prior release (the private scale estimate) is composed by PLD only; use "
-                  "accountant = pld");
+    // A prior under RDP is refused by the constructor, after this.
     return a == Accountant::kPld
                ? privacy::calibrate_dpsgd_noise_pld(q, steps, t.epsilon, t.delta, privacy::Neighbouring::kAddRemove,
                                                     {}, t.prior_mu)

@@ -81,7 +81,8 @@ void report(Summary& s, const MfParameters& p) {
 
 void run(const Model& model, const Dataset& data, const RunOptions& o, const NoiseKey& key, Summary& s) {
   const Index n = data.rows() - s.reserved_records;  // those the optimizer may use
-  const MfParameters p = spider_mf_adaptive_parameters(n, model.dim(), *o.privacy, o.constants, choices_of(o, data.rows()),
+  const MfParameters p = spider_mf_adaptive_parameters(n, model.dim(), *o.privacy, o.constants,
+                                                       choices_of(o, data.rows()),
                                                        o.overrides);
   std::unique_ptr<Mechanism> noise;
   SpiderConfig c;

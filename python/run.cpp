@@ -17,25 +17,6 @@
 namespace dpsosp::python {
 namespace {
 
-// "RunOptions: privacy.epsilon = 1: ..." -> "epsilon = 1: ...": the library's
-// words with the field named as the keyword (the CLI names it --epsilon).
-[[noreturn]] void refuse_in_python_words(const Error& e) {
-  static const std::pair<const char*, const char*> kFields[] = {
-      {"privacy.noise", "noise"}, {"privacy.epsilon", "epsilon"}, {"privacy.delta", "delta"},
-      {"privacy.adjacency", "adjacency"}, {"privacy", "epsilon"}};
-  std::string m = e.what();
-  const std::string prefix = "RunOptions: ";
-  if (m.compare(0, prefix.size(), prefix) != 0) throw e;
-  m = m.substr(prefix.size());
-  for (const auto& [field, keyword] : kFields) {
-    if (m.compare(0, std::strlen(field), field) == 0) {
-      m = keyword + m.substr(std::strlen(field));
-      break;
-    }
-  }
-  throw Error(m);
-}
-
 std::string shown(double v) { return py::repr(py::float_(v)).cast<std::string>(); }
 
 // NaN and Inf are refused before anything is copied or any noise drawn
@@ -71,31 +52,6 @@ std::optional<NoiseKey> noise_key_of(const std::optional<py::bytes>& key, const 
   std::array<std::uint8_t, 16> bytes{};
   for (std::size_t i = 0; i < 16; ++i) bytes[i] = static_cast<std::uint8_t>(raw[i]);
   return NoiseKey::from_bytes(bytes);
-}
-
-void set_overrides(const std::map<std::string, double>& given, ParameterOverrides& o) {
-  for (const auto& [k, v] : given) {
-    const std::string field = "overrides." + k;
-    const auto count = [&] {
-      if (!(v >= 1 && v <= 9007199254740992.0 && std::floor(v) == v))
-        throw Error(field + ": expected " + count_rule_text(1, std::uint64_t{1} << 53) + ", got " + shown(v));
-      return static_cast<Index>(v);
-    };
-    if (k == "b") o.b = count();
-    else if (k == "T") o.T = count();
-    else if (k == "Gamma") o.Gamma = count();
-    else {
-      check_value(field, v, ValueRule::kPositive, shown(v));
-      if (k == "alpha") o.alpha = v;
-      else if (k == "kappa") o.kappa = v;
-      else if (k == "sigma") o.sigma = v;
-      else if (k == "noise_multiplier") o.noise_multiplier = v;
-      else if (k == "eta") o.eta = v;
-      else if (k == "zeta") o.zeta = v;
-      else if (k == "threshold") o.threshold = v;
-      else throw Error("overrides: unknown parameter '" + k + "' (" + override_names(~0u) + ")");
-    }
-  }
 }
 
 // The records as a Dataset: dense rows (copied in the run's sample order when
@@ -164,106 +120,45 @@ struct StepHooks {
 
 void bind_run(py::module_& m) {
   m.def(
+      "run_option_table",
+      [] {
+        static const char* kKinds[] = {"real", "count", "choice", "switch", "flag", "constant", "text", "overrides",
+                                       "bounds"};
+        py::list rows;
+        for (const OptionSpec& s : run_option_table()) {
+          py::dict row;
+          row["key"] = s.key;
+          row["flag"] = s.flag;
+          row["kind"] = kKinds[static_cast<int>(s.kind)];
+          row["default"] = s.default_text;
+          row["help"] = s.help;
+          row["rule"] = option_rule_text(s);
+          row["choices"] = s.choices;
+          row["algorithms"] = s.knob == 0 ? std::string("all") : algorithms_reading(static_cast<Knob>(s.knob));
+          row["model_or_data"] = s.model_or_data;
+          rows.append(row);
+        }
+        return rows;
+      },
+      "The option table (include/dpsosp/options.hpp): key, flag, kind, default, help, rule, choices, algorithms.");
+  m.def(
       "run",
       [](const std::string& model_name, const py::object& X, const std::optional<Eigen::Ref<const Vec>>& y,
-         const std::string& algo, std::optional<double> epsilon, double delta, const py::object& G,
-         const py::object& M, double rho, double B, std::optional<std::uint64_t> seed, std::optional<double> alpha_scale,
-         std::optional<Index> batch_size, std::optional<Index> period, std::optional<double> epochs,
-         std::optional<double> learning_rate, std::optional<Vec> x0, Index max_steps,
-         std::optional<Index> max_phase_length, int threads, Index classes, Index hidden, Index rank,
-         std::optional<bool> fit_intercept,
-         const std::map<std::string, double>& overrides, const std::optional<py::bytes>& noise_key,
-         const std::optional<std::string>& noise_key_file, bool release_only, const std::string& noise,
-         std::optional<double> tail, std::optional<bool> o2, const std::optional<std::string>& accountant,
-         const std::optional<std::string>& sampling, std::optional<Index> bands,
-         const std::optional<std::string>& adjacency, const py::object& callback, const std::optional<std::string>& data_file, bool stream, Index n_features,
-         const std::vector<std::pair<double, double>>& bounds, const std::optional<std::pair<double, double>>& y_bounds,
-         const std::string& scale, double scale_share, bool normalize) {
-        RunOptions o;
-        o.algorithm = parse_algorithm(algo);
-        // The same rules, in the same words, as the CLI's (before any copy).
-        if (epsilon) check_value("epsilon", *epsilon, ValueRule::kPositiveOrInf, shown(*epsilon));
-        check_value("delta", delta, ValueRule::kOpenUnit, shown(delta));
-        for (const auto& [name, v] : {std::pair{"rho", rho}, std::pair{"B", B}})
-          check_value(name, v, ValueRule::kPositive, shown(v));
-        if (alpha_scale) check_value("alpha_scale", *alpha_scale, ValueRule::kPositive, shown(*alpha_scale));
-        if (epochs) {
-          check_value("epochs", *epochs, ValueRule::kNonNegative, shown(*epochs));
-          if (*epochs > 1e9) throw Error("epochs: expected at most 1e9 epochs, got " + shown(*epochs));
-        }
-        if (learning_rate) check_value("learning_rate", *learning_rate, ValueRule::kPositive, shown(*learning_rate));
-        if (noise != "float" && noise != "secure")
-          throw Error("noise: expected float or secure, got '" + noise + "'");
-        // epsilon: 1 by default for a private algorithm (as the CLI's --epsilon);
-        // a non-private one takes none, and refuses a finite one (Validate).
-        if (epsilon || is_private_algorithm(o.algorithm)) o.privacy = PrivacyTarget{epsilon.value_or(1.0), delta};
-        if (noise == "secure") {
-          if (!o.privacy) throw Error("noise secure: " + algo + " is non-private and adds no noise");
-          o.privacy->noise = NoiseMode::kSecure;
-        }
-        // G and M: a number, or "auto" (a private estimate, clip_estimate.hpp), the
-        // default (None) of a private run; a non-private run takes 1 when not given.
-        const AlgorithmInfo& info = algorithm_info(o.algorithm);
-        const auto constant = [&](const py::object& v, const char* name, bool& estimate) {
-          const bool automatic = v.is_none() || (py::isinstance<py::str>(v) && v.cast<std::string>() == "auto");
-          if (!automatic) {
-            if (py::isinstance<py::str>(v))
-              throw Error(std::string(name) + ": expected " + value_rule_text(ValueRule::kPositive) + ", got '" +
-                          v.cast<std::string>() + "'");
-            const double value = v.cast<double>();
-            check_value(name, value, ValueRule::kPositive, shown(value));
-            return value;
-          }
-          if (info.is_private && !(o.privacy && !o.privacy->is_private())) {
-            estimate = true;
-          } else if (!v.is_none()) {
-            throw Error(std::string(name) + " auto: the constants are estimated privately for private runs only; "
-                        "give a value for " + info.name);
-          }
-          return 1.0;
-        };
-        o.constants = {constant(G, "G", o.estimate.G), constant(M, "M", o.estimate.M), rho, B};
-        if (accountant) {
-          if (*accountant != "pld" && *accountant != "rdp")
-            throw Error("accountant: expected pld or rdp, got '" + *accountant + "'");
-          o.accountant = *accountant == "pld" ? Accountant::kPld : Accountant::kRdp;
-        }
-        if (sampling) {
-          if (*sampling != "poisson" && *sampling != "order")
-            throw Error("sampling: expected poisson or order, got '" + *sampling + "'");
-          o.sampling = *sampling == "poisson" ? Sampling::kPoisson : Sampling::kOrder;
-        }
-        o.bands = bands;
-        if (adjacency) {
-          if (*adjacency != "replace-one" && *adjacency != "zero-out")
-            throw Error("adjacency: expected 'replace-one' or 'zero-out', got '" + *adjacency + "'");
-          if (!o.privacy) throw Error("adjacency: applies to private runs");
-          o.privacy->adjacency = *adjacency == "zero-out" ? Adjacency::kZeroOut : Adjacency::kReplaceOne;
-        }
-        if (tail) check_value("tail", *tail, ValueRule::kNonNegative, shown(*tail));
-        o.tail = tail;
-        o.o2 = o2;
-        o.alpha_scale = alpha_scale;
-        o.batch_size = batch_size;
-        o.period = period;
-        o.epochs = epochs;
-        o.learning_rate = learning_rate;
-        o.max_steps = max_steps;
-        o.max_phase_length = max_phase_length;
-        o.threads = threads;
-        set_overrides(overrides, o.overrides);
-        choose_default_sampling(o, stream);  // the library's default, as the CLI's
-        try {
-          o.Validate();
-        } catch (const Error& e) {
-          refuse_in_python_words(e);
-        }
-        if ((noise_key || noise_key_file) && !o.is_private_run())
-          throw Error(std::string(noise_key ? "noise_key" : "noise_key_file") +
-                      ": a non-private run draws no privacy noise");
+         const OptionValues& options, const std::map<std::string, std::string>& overrides, std::optional<Vec> x0,
+         Index classes, Index hidden, Index rank, std::optional<bool> fit_intercept,
+         const std::optional<py::bytes>& noise_key, const py::object& callback,
+         const std::optional<std::string>& data_file, bool stream, Index n_features,
+         const std::vector<std::pair<double, double>>& bounds,
+         const std::optional<std::pair<double, double>>& y_bounds) {
+        // The options by the library's table and rules, in its words with the
+        // keywords' names (options.hpp), before any copy.
+        const RunRequest request(options, overrides, FrontEnd::kPython, stream);
+        RunOptions o = request.options;
+        const std::optional<std::string> noise_key_file =
+            request.given("noise_key_file") ? std::optional<std::string>(options.at("noise_key_file")) : std::nullopt;
+        if (noise_key && !o.is_private_run()) throw Error("noise_key: a non-private run draws no privacy noise");
         o.noise_key = noise_key_of(noise_key, noise_key_file);
-        if (!seed) seed = secure_random_seed();
-        o.seed = seed;
+        if (!o.seed) o.seed = secure_random_seed();
         // The records: X (and y), or a record file (dpsosp convert), loaded
         // whole or, with stream, read once front to back in its own order.
         if (data_file.has_value() == !X.is_none())
@@ -299,11 +194,7 @@ void bind_run(py::module_& m) {
         if (stream) file.emplace(*data_file);
         else data = data_file ? load_record_file(*data_file) : records_of(X, y, o);
         const Index n = file ? file->info().rows : data.rows();
-        try {
-          o.Validate(n);
-        } catch (const Error& e) {
-          refuse_in_python_words(e);
-        }
+        request.check_records(n);
         ModelOptions model_options;
         model_options.classes = classes;
         model_options.hidden = hidden;
@@ -324,26 +215,14 @@ void bind_run(py::module_& m) {
         }
         const Vec start = x0 ? *x0 : Vec::Zero(static_cast<Eigen::Index>(model->dim()));
         // The scale (scaling.hpp): declared bounds, or the private estimate
-        // (scale='auto', the default for the models that take it on loaded records).
-        if (scale != "auto" && scale != "private" && scale != "none")
-          throw Error("scale: expected 'auto', 'private' or 'none', got '" + scale + "'");
-        ScalingOptions so;
-        so.target = scales_target(model_name);
-        for (const auto& [lo, hi] : bounds) so.bounds.push_back({lo, hi});
-        if (y_bounds) so.y_bounds = Interval{y_bounds->first, y_bounds->second};
-        so.share = scale_share;
-        so.normalize = normalize;
-        if (scale == "private" && (file || !scales_by_default(model_name)))
-          throw Error("scale='private': applies to loaded records of the logistic, sigmoid, softmax, mlp, linear and "
-                      "cauchy models");
-        // Record files (data=FILE) are prepared data: scale='auto' leaves them as they are.
-        so.estimate_features = scale == "private" || (scale == "auto" && !data_file && scales_by_default(model_name));
-        so.automatic = scale == "auto";
-        so.estimate_target = so.estimate_features && so.target;
-        if (file && so.any())
-          throw Error("stream=True: the records are read once, as they are; bounds, y_bounds and normalize apply to "
-                      "loaded records");
-        so.Validate(model->features());
+        // (scale='auto', the default for the models that take it on loaded
+        // records; record files are prepared data, left as they are).
+        std::vector<Interval> box;
+        for (const auto& [lo, hi] : bounds) box.push_back({lo, hi});
+        std::optional<Interval> y_box;
+        if (y_bounds) y_box = Interval{y_bounds->first, y_bounds->second};
+        const ScalingOptions so =
+            request.scaling(model_name, model->features(), !data_file, file.has_value(), std::move(box), y_box);
         StepHooks hooks{callback};
         o.on_step = [&hooks](const Iteration& it) { return hooks(it); };
         ScaledSummary scaled;
@@ -362,8 +241,8 @@ void bind_run(py::module_& m) {
         if (so.any()) result["scaling"] = scaling_dict(scaled);
         result["target"] = py::dict(py::arg("epsilon") = o.privacy ? o.privacy->epsilon
                                                                    : std::numeric_limits<double>::infinity(),
-                                    py::arg("delta") = o.privacy ? o.privacy->delta : delta);
-        if (!release_only) result["diagnostics"] = diagnostics_dict(s);
+                                    py::arg("delta") = o.privacy ? o.privacy->delta : request.delta);
+        if (!request.release_only) result["diagnostics"] = diagnostics_dict(s);
         if (hooks.error) {
           // Ctrl-C (KeyboardInterrupt) or the callback's exception, with the
           // report of the steps taken so far (the guarantee fixed before the
@@ -376,16 +255,10 @@ void bind_run(py::module_& m) {
         }
         return result;
       },
-      py::arg("model"), py::arg("X"), py::arg("y"), py::arg("algo"), py::arg("epsilon"), py::arg("delta"),
-      py::arg("G"), py::arg("M"), py::arg("rho"), py::arg("B"), py::arg("seed"), py::arg("alpha_scale"),
-      py::arg("batch_size"), py::arg("period"), py::arg("epochs"), py::arg("learning_rate"), py::arg("x0"),
-      py::arg("max_steps"), py::arg("max_phase_length"), py::arg("threads"), py::arg("classes"), py::arg("hidden"),
-      py::arg("rank"), py::arg("fit_intercept"),
-      py::arg("overrides"), py::arg("noise_key"), py::arg("noise_key_file"), py::arg("release_only"),
-      py::arg("noise"), py::arg("tail"), py::arg("o2"), py::arg("accountant"), py::arg("sampling"), py::arg("bands"),
-      py::arg("adjacency"), py::arg("callback"),
-      py::arg("data"), py::arg("stream"), py::arg("n_features"), py::arg("bounds"), py::arg("y_bounds"), py::arg("scale"),
-      py::arg("scale_share"), py::arg("normalize"),
+      py::arg("model"), py::arg("X"), py::arg("y"), py::arg("options"), py::arg("overrides"), py::arg("x0"),
+      py::arg("classes"), py::arg("hidden"), py::arg("rank"), py::arg("fit_intercept"), py::arg("noise_key"),
+      py::arg("callback"), py::arg("data"), py::arg("stream"), py::arg("n_features"), py::arg("bounds"),
+      py::arg("y_bounds"),
       "The run behind dpsosp.run (which checks its keywords and converts X and y first).");
 }
 

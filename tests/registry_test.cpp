@@ -57,7 +57,7 @@ TEST(AlgorithmTable, ValidateRefusesWhatAnAlgorithmDoesNotRead) {
   EXPECT_NE(refusal(o).find("alpha_scale: applies to"), std::string::npos);
   o.alpha_scale.reset();
   o.privacy.reset();
-  EXPECT_NE(refusal(o).find("privacy: dpsgd is a private algorithm"), std::string::npos) << refusal(o);
+  EXPECT_NE(refusal(o).find("privacy.epsilon: dpsgd is a private algorithm"), std::string::npos) << refusal(o);
   o.privacy = PrivacyTarget{std::numeric_limits<double>::infinity(), 1e-6};
   EXPECT_NE(refusal(o).find("needs a finite epsilon"), std::string::npos) << refusal(o);
   o.algorithm = Algorithm::kSgd;

@@ -14,7 +14,7 @@
 #include <string>
 
 #include "dpsosp/dpsosp.hpp"
-#include "number.hpp"
+#include "dpsosp/options.hpp"
 
 namespace dpsosp::cli {
 
@@ -149,13 +149,8 @@ void check_writable(const std::string& path, const std::string& option = "--out"
 /// Throws Error if the output path names the same file as an input.
 void check_not_input(const std::string& out, const std::string& input, const std::string& input_option);
 
-/// run's option words (run_options.cpp): a batch-like count in [1, 2^53];
-/// --set name=value items into the overrides; a library Error whose message
-/// names a RunOptions field ("RunOptions: batch_size: ...") rethrown with the
-/// option's name ("--batch-size: ...").
-Index parse_index_value(const std::string& text, const std::string& option);
-void parse_overrides(const std::vector<std::string>& items, ParameterOverrides& o);
-[[noreturn]] void refuse_in_cli_words(const Error& e);
+/// --set's name=value items by name (each once); the values are RunRequest's to check.
+std::map<std::string, std::string> parse_overrides(const std::vector<std::string>& items);
 
 void setup_run(CLI::App& app);
 void setup_certify(CLI::App& app);

@@ -195,19 +195,12 @@ std::vector<std::string> DataSource::class_names() const {
 }
 
 double parse_real(const std::string& text, const std::string& option, Range range) {
-  double v = 0;
-  const NumberStatus status = parse_strict_double(text, v);
-  if ((status == NumberStatus::kOk || status == NumberStatus::kNonFinite) && satisfies(v, range)) return v;
-  std::string message = option + ": expected " + value_rule_text(range) + ", got " + quote_token(text);
-  if (status == NumberStatus::kOutOfRange) message += " (out of the range of a double)";
-  throw Error(message);
+  return parse_option_real(text, option, range, FrontEnd::kCli);
 }
 
 std::uint64_t parse_count(const std::string& text, const std::string& option, std::uint64_t min,
                           std::uint64_t max) {
-  std::uint64_t v = 0;
-  if (parse_strict_uint(text, v) && v >= min && v <= max) return v;
-  throw Error(option + ": expected " + count_rule_text(min, max) + ", got " + quote_token(text));
+  return parse_option_count(text, option, min, max, FrontEnd::kCli);
 }
 
 LoadedProblem load_problem(const DataSource& s, std::optional<std::uint64_t> sample_order_seed) {

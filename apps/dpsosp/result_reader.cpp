@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "dpsosp/error.hpp"
-#include "number.hpp"
+#include "dpsosp/options.hpp"
 
 namespace dpsosp::cli {
 namespace {

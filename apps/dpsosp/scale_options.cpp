@@ -103,38 +103,24 @@ nlohmann::json scaling_json(const ScaledSummary& r) {
 
 void add_scale_options(CLI::App& app, ScaleArgs& a) {
   a.app = &app;
-  app.add_option("--bounds", a.bounds,
-                  "Public feature bounds: LO:HI (every feature), LO:HI,LO:HI,... (one per feature) or a file (a "
-                  "LO,HI line per feature, or JSON); records are clipped into the box and mapped onto [-1, 1]");
-  app.add_option("--y-bounds", a.y_bounds, "linear, cauchy: public target bounds LO:HI");
-  app.add_option("--scale", a.scale,
-                  "auto: features (and a regression's target) without bounds are scaled by a private estimate for "
-                  "--data tables (CSV, LibSVM; not IDX or record files) of logistic, sigmoid, softmax, mlp, linear, cauchy; private: always; "
-                  "none: records as they are (docs/own-table.md)")
-      ->capture_default_str();
-  app.add_option("--scale-share", a.scale_share,
-                  "Share of the budget the private scale estimate takes (of mu^2; in (0, 1))")
-      ->capture_default_str();
-  app.add_flag("--normalize", a.normalize, "Scale each record (after the box) to norm 1 (a public transform)");
+  app.add_option("--bounds", a.bounds, run_option("bounds").help);
+  app.add_option("--y-bounds", a.y_bounds, run_option("y_bounds").help);
 }
 
-ScalingOptions scaling_options(const ScaleArgs& a, const DataSource& source, const LoadedProblem& p) {
+ScalingOptions scaling_options(const ScaleArgs& a, const RunRequest& r, const DataSource& source,
+                               const LoadedProblem& p) {
   // The scale (scaling.hpp): declared, or estimated privately by default for
-  // the models that take it on a table (--data, not IDX images or --synthetic).
-  ScalingOptions so;
-  if (a.scale != "auto" && a.scale != "private" && a.scale != "none")
-    throw Error("--scale: expected auto, private or none, got " + quote_token(a.scale));
-  const std::string& kind_name = p.model->name();
-  so.target = scales_target(kind_name);
-  if (a.app->count("--bounds") > 0) so.bounds = parse_bounds(a.bounds, "--bounds");
+  // the models that take it on a table (--data, not IDX images, record files
+  // or --synthetic).
+  std::vector<Interval> bounds;
+  std::optional<Interval> y_bounds;
+  if (a.app->count("--bounds") > 0) bounds = parse_bounds(a.bounds, "--bounds");
   if (a.app->count("--y-bounds") > 0) {
     const std::vector<Interval> y = parse_bounds(a.y_bounds, "--y-bounds");
     if (y.size() != 1) throw Error("--y-bounds: expected one interval LO:HI, got " + std::to_string(y.size()));
-    so.y_bounds = y[0];
+    y_bounds = y[0];
   }
-  so.share = parse_real(a.scale_share, "--scale-share", Range::kPositive);
-  so.normalize = a.normalize;
-  bool table = !source.data_path.empty() && !p.records && scales_by_default(kind_name);
+  bool table = !source.data_path.empty() && !p.records;
   if (table && source.format.empty() && source.data_path != "-") {
     try {
       const FileFormat f = guess_file_format(source.data_path);
@@ -142,28 +128,8 @@ ScalingOptions scaling_options(const ScaleArgs& a, const DataSource& source, con
     } catch (const Error&) {
     }
   }
-  // IDX images have their format's range; record files (dpsosp convert) are prepared data.
   if (source.format == "idx" || source.format == "records") table = false;
-  if (a.scale == "private" && (p.records || !scales_by_default(kind_name)))
-    throw Error("--scale private: applies to loaded --data records of the logistic, sigmoid, softmax, mlp, linear "
-                "and cauchy models");
-  so.estimate_features = a.scale == "private" || (a.scale == "auto" && table);
-  so.automatic = a.scale == "auto";
-  so.estimate_target = so.estimate_features && so.target;
-  if (p.records && so.any())
-    throw Error("--stream: the records are read once, as they are; --bounds, --y-bounds and --normalize apply to "
-                "loaded records");
-  try {
-    so.Validate(p.model->features());
-  } catch (const Error& e) {
-    const std::string m = e.what();
-    if (m.rfind("y_bounds:", 0) == 0) throw Error("--y-bounds:" + m.substr(9));
-    if (m.rfind("bounds:", 0) == 0) throw Error("--bounds:" + m.substr(7));
-    if (m.rfind("scale_share:", 0) == 0) throw Error("--scale-share:" + m.substr(12));
-    throw;
-  }
-
-  return so;
+  return r.scaling(p.model->name(), p.model->features(), table, p.records.has_value(), std::move(bounds), y_bounds);
 }
 
 }  // namespace dpsosp::cli

@@ -1,5 +1,5 @@
-// `dpsosp run`'s scale options (--bounds, --y-bounds, --scale, --scale-share,
-// --normalize) and the report's "scaling" block: the library's ScalingOptions
+// `dpsosp run`'s bounds (--bounds, --y-bounds; --scale, --scale-share and
+// --normalize are the option table's) and the report's "scaling" block: the library's ScalingOptions
 // (include/dpsosp/scaling.hpp) in the CLI's words.
 #pragma once
 #include <string>
@@ -10,12 +10,12 @@ namespace dpsosp::cli {
 
 struct ScaleArgs {
   CLI::App* app = nullptr;
-  std::string bounds, y_bounds, scale = "auto", scale_share = "0.25";
-  bool normalize = false;
+  std::string bounds, y_bounds;
 };
 void add_scale_options(CLI::App& app, ScaleArgs& args);
-/// The options for the loaded problem; throws Error in the CLI's words.
-ScalingOptions scaling_options(const ScaleArgs& a, const DataSource& source, const LoadedProblem& p);
+/// The options for the loaded problem (RunRequest::scaling); throws Error in the CLI's words.
+ScalingOptions scaling_options(const ScaleArgs& a, const RunRequest& r, const DataSource& source,
+                               const LoadedProblem& p);
 /// The report's "scaling": the map, the estimate's share and noise, x_user.
 nlohmann::json scaling_json(const ScaledSummary& r);
 

@@ -13,6 +13,7 @@
 #include "dpsosp/model.hpp"
 #include "dpsosp/noise.hpp"
 #include "dpsosp/optimizer.hpp"
+#include "dpsosp/options.hpp"
 #include "dpsosp/oracles.hpp"
 #include "dpsosp/params.hpp"
 #include "dpsosp/pld.hpp"

@@ -8,7 +8,7 @@ import warnings
 
 import numpy as np
 
-from . import _core
+from . import _core, _options
 from ._table import _codes, _declared_width, _isna, _show, _table_input, encode_table  # noqa: F401 (encode_table: exported)
 
 __all__ = ["RunWarning", "PrivacyLeakWarning", "Model", "run", "certify", "predict", "predict_proba", "save", "load",
@@ -51,11 +51,6 @@ def _real(name, value):
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name}: expected a number, got {value!r}")
     return float(value)
-
-
-def _constant(name, value):
-    """G or M: a number, 'auto' or None (auto for a private run), checked in _core."""
-    return value if value is None or isinstance(value, str) else _real(name, value)
 
 
 def _records(X, name="X"):
@@ -139,39 +134,28 @@ def _check_model(model):
         raise ValueError(f"model: unknown model '{model}', expected one of {', '.join(_core.models())}")
 
 
-def run(model, X=None, y=None, *, algo="spider-mf-adaptive", epsilon=None, delta=1e-6, G=None, M=None, rho=1.0, B=1.0,
-        seed=None, alpha_scale=None, batch_size=None, period=None, epochs=None, learning_rate=None, x0=None,
-        max_steps=0, max_phase_length=None, threads=0, classes=None, hidden=None, rank=None, fit_intercept=None,
-        overrides=None, noise_key=None, noise_key_file=None, noise="float", release_only=False, tail=None, o2=None,
-        accountant=None, sampling=None, bands=None, adjacency=None, callback=None, data=None, stream=False, n_features=None,
-        label=None, categorical=None, impute=None, bounds=None, y_bounds=None, scale="auto", scale_share=0.25,
-        normalize=False):
+# run()'s own keywords (the records, the model's shape, the key, the callback) and their defaults; the
+# run's options are the library's table's (_options.py).
+_OWN = dict(x0=None, classes=None, hidden=None, rank=None, fit_intercept=None, noise_key=None, callback=None,
+            data=None, stream=False, n_features=None, label=None, categorical=None, impute=None, bounds=None,
+            y_bounds=None)
+
+
+def run(model, X=None, y=None, **options):
     """Run an optimizer on the records X (n x p: numpy, pandas or scipy.sparse) with labels y; returns the
     report as a dict (the keys of `dpsosp run`'s JSON, docs/report.md). Everything but its 'diagnostics' is
     covered by the privacy guarantee, fixed before the run.
 
-    epsilon defaults to 1 for a private algorithm; options an algorithm does not read are refused (in the words
-    of the CLI, dpsosp.algorithm_table() lists what each reads). G and M: numbers, or 'auto' (the default of a
-    private run: private medians on the first min(20000, max(min(500, n/10), n/50)) records, which the run then
-    leaves unused; 1 for a non-private
-    run). accountant ('pld', the default, or 'rdp') calibrates and accounts the Poisson-sampled runs (dpsgd with
-    epochs > 0, spider-mf-adaptive with sampling='poisson'); tail, o2, sampling ('poisson', the default beyond
-    one epoch, or 'order') and bands are spider-mf-adaptive's (docs/parameters.md); adjacency ('replace-one' or
-    'zero-out') is the relation epsilon is for in a Poisson-sampled run (default: replace-one for the default
-    run, which samples by Poisson where it can, zero-out otherwise; docs/privacy-accounting.md); epochs unset: its
-    passes, 3 up to 100000 records, floor(300000 / n) beyond, at least 1 (the CLI's rule, default_passes). seed keys the public randomness (sample order,
-    perturbations); the privacy noise is keyed by noise_key (16 secret bytes) or noise_key_file, by default a
-    fresh key from the OS kept nowhere. noise='secure' puts every release on a grid with exact discrete Gaussian
-    noise (docs/noise.md). overrides sets the parameters of docs/parameters.md ({'alpha': 0.1, 'b': 500}).
-    fit_intercept adds a bias to each margin (docs/models.md); None (the default, as the CLI's): on for logistic,
-    sigmoid, softmax, linear and cauchy.
+    Every option of the library's table (listed below, as `dpsosp run --help` lists them) is checked by the
+    library, whose errors name the keyword: options an algorithm does not read are refused
+    (dpsosp.algorithm_table() lists what each reads). The privacy noise is keyed by noise_key (16 secret bytes)
+    or noise_key_file, by default a fresh key from the OS kept nowhere. fit_intercept adds a bias to each margin
+    (docs/models.md); None (the default, as the CLI's): on for logistic, sigmoid, softmax, linear and cauchy.
 
     Scale (docs/own-table.md): bounds (one (lo, hi) for every feature or one per feature) and, for linear and
-    cauchy, y_bounds are public bounds: records are clipped into the box and mapped onto [-1, 1]. scale='auto'
-    (the default) estimates the box of whatever has no bounds privately from scale_share of the budget, inside
-    the reported guarantee (loaded records of logistic, sigmoid, softmax, mlp, linear and cauchy); 'none' runs
-    on the records as they are. normalize scales each record (after the box) to norm 1. The report's 'scaling'
-    holds the map, the estimate's share and noise, and x_user: x in the user's units (Model.predict takes raw X).
+    cauchy, y_bounds are public bounds: records are clipped into the box and mapped onto [-1, 1]; scale, scale_share
+    and normalize below. The report's 'scaling' holds the map, the estimate's share and noise, and x_user: x in the
+    user's units (Model.predict takes raw X).
 
     callback(step, info) is called after every step with what the step released (info: x, o1, batch,
     records_used, release_norm, perturbed); returning False stops the run (termination 'callback'). Ctrl-C stops
@@ -191,14 +175,21 @@ def run(model, X=None, y=None, *, algo="spider-mf-adaptive", epsilon=None, delta
     stays None); classes may list the public class names (labels compared with ==, each mapped to its index;
     logistic and sigmoid take 2); categorical={column: [categories]} and impute ('zero' or {column: value})
     as in encode_table, the rules of the CLI's --label, --classes a,b,c, --categorical and --impute.
+
+    {options}
     """
+    unknown = [k for k in options if k not in _options.SHARED and k not in _OWN]
+    if unknown:
+        raise TypeError(f"run() got an unexpected keyword argument '{unknown[0]}'")
+    own = {**_OWN, **{k: v for k, v in options.items() if k in _OWN}}
+    x0, classes, hidden, rank, fit_intercept, noise_key, callback, data, stream, n_features, label, categorical, \
+        impute, bounds, y_bounds = (own[k] for k in _OWN)
     _check_model(model)
-    if not isinstance(algo, str):
-        raise TypeError(f"algo: expected an algorithm name, got {algo!r}")
     if data is not None and not isinstance(data, (str, os.PathLike)):
         raise TypeError(f"data: expected a record file's path, got {data!r}")
     if not isinstance(stream, bool):
         raise TypeError(f"stream: expected True or False, got {stream!r}")
+    text, overrides = _options.given_options({k: v for k, v in options.items() if k in _options.SHARED})
     X, y, class_names = _table_input(model, X, y, classes, label, categorical, impute, _core.models())
     width = None if n_features is None else _count("n_features", n_features, 1, 2147483647)
     records = None if X is None else _declared_width(_records(X), width)
@@ -210,37 +201,12 @@ def run(model, X=None, y=None, *, algo="spider-mf-adaptive", epsilon=None, delta
     classes, hidden, rank = _model_options(model, classes, hidden, rank)
     if callback is not None and not callable(callback):
         raise TypeError(f"callback: expected a callable callback(step, info), got {callback!r}")
-    if overrides is None:
-        overrides = {}
-    if not isinstance(overrides, dict):
-        raise TypeError(f"overrides: expected a dict of parameter names to numbers, got {overrides!r}")
-    if noise not in ("float", "secure"):
-        raise ValueError(f"noise: expected float or secure, got {noise!r}")
     result = _core.run(
-        model, records, labels, algo,
-        None if epsilon is None else _real("epsilon", epsilon), _real("delta", delta), _constant("G", G),
-        _constant("M", M), _real("rho", rho), _real("B", B),
-        None if seed is None else _count("seed", seed, 0, (1 << 64) - 1),
-        None if alpha_scale is None else _real("alpha_scale", alpha_scale),
-        None if batch_size is None else _count("batch_size", batch_size, 1, 1 << 53),
-        None if period is None else _count("period", period, 1, 1 << 53),
-        None if epochs is None else _real("epochs", epochs),
-        None if learning_rate is None else _real("learning_rate", learning_rate),
-        None if x0 is None else np.asarray(x0, dtype=np.float64),
-        _count("max_steps", max_steps, 0, (1 << 64) - 1),
-        None if max_phase_length is None else _count("max_phase_length", max_phase_length, 1, (1 << 64) - 1),
-        _count("threads", threads, 0, 1024), classes, hidden, rank,
-        None if fit_intercept is None else bool(fit_intercept),
-        {str(k): _real(f"overrides['{k}']", v) for k, v in overrides.items()},
-        noise_key, None if noise_key_file is None else str(noise_key_file), bool(release_only), noise,
-        None if tail is None else _real("tail", tail), None if o2 is None else bool(o2),
-        None if accountant is None else str(accountant), None if sampling is None else str(sampling),
-        None if bands is None else _count("bands", bands, 1, 1 << 20),
-        None if adjacency is None else str(adjacency), callback,
+        model, records, labels, text, overrides, None if x0 is None else np.asarray(x0, dtype=np.float64),
+        classes, hidden, rank, None if fit_intercept is None else bool(fit_intercept), noise_key, callback,
         None if data is None else os.fspath(data), stream,
         0 if n_features is None else _count("n_features", n_features, 1, 2147483647), _bounds("bounds", bounds),
-        None if y_bounds is None else _bounds("y_bounds", [y_bounds])[0], str(scale), _real("scale_share", scale_share),
-        bool(normalize))
+        None if y_bounds is None else _bounds("y_bounds", [y_bounds])[0])
     for message in result["warnings"]:
         warnings.warn(message, RunWarning, stacklevel=2)
     if result["private"] and result["n"] > 0 and result["delta"] > 0.1 / result["n"]:  # public: delta and n
@@ -248,6 +214,10 @@ def run(model, X=None, y=None, *, algo="spider-mf-adaptive", epsilon=None, delta
                       f"{result['n']} records: delta should be well below 1/n, the chance that the guarantee fails "
                       "for some record", RunWarning, stacklevel=2)
     return result
+
+
+run.__signature__ = _options.signature(_OWN)
+run.__doc__ = run.__doc__.replace("{options}", _options.docs())
 
 
 def certify(model, X, y=None, x=None, *, rho=1.0, classes=None, hidden=None, rank=None, fit_intercept=False):

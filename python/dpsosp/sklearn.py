@@ -19,8 +19,9 @@ front to back, in the file's order (stream=True, the default), or loaded whole
 (stream=False); its labels must be the class indices (0 .. K-1, or 0/1 and
 -1/+1 for two classes) of the public classes=[...].
 
-The defaults are the CLI's (`dpsosp run`): spider-mf-adaptive, G and M
-estimated privately, one pass, an intercept, and the records' scale estimated
+The defaults are the CLI's (`dpsosp run`), from the library's option table:
+spider-mf-adaptive, G and M estimated privately, the default run's passes (3 up
+to 100,000 records, then floor(300000 / n)), an intercept, and the records' scale estimated
 privately from scale_share of the budget (scale="auto": raw tables work as they
 are; bounds=(lo, hi) or one pair per feature, and DPRegressor's y_bounds, are
 public bounds that cost no budget). coef_, intercept_ and predict are in the
@@ -36,10 +37,15 @@ from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
+from . import _options
 from ._api import Model, PrivacyLeakWarning, encode_table, run
 from ._table import _is_frame
 
 __all__ = ["DPClassifier", "DPRegressor", "DPPCA"]
+
+# The run's defaults, from the library's option table (_options.py): the estimators' parameters that are run
+# options default to them.
+_D = {key: _options.python_default(row) for key, row in _options.SHARED.items()}
 
 # The checks of sklearn.utils.estimator_checks that compare two fits of the
 # same data: with a fresh secret noise key for each fit (the default) the two
@@ -149,11 +155,11 @@ class DPClassifier(ClassifierMixin, _DPEstimator):
     {column: value}) fills missing values, as dpsosp.encode_table (the same in predict).
     """
 
-    def __init__(self, epsilon=1.0, delta=1e-6, *, model="auto", algo="spider-mf-adaptive", fit_intercept=True,
-                 classes=None, hidden=None, G="auto", M="auto", batch_size=None, epochs=None, learning_rate=None,
-                 max_steps=0, noise="float", random_state=None, noise_key=None, threads=0, stream=True, bounds=None,
-                 scale="auto", scale_share=0.25, normalize=False, n_features=None, categorical=None, impute=None,
-                 sampling=None):
+    def __init__(self, epsilon=_D["epsilon"], delta=_D["delta"], *, model="auto", algo=_D["algo"],
+                 fit_intercept=True, classes=None, hidden=None, G=_D["G"], M=_D["M"], batch_size=None, epochs=None,
+                 learning_rate=None, max_steps=_D["max_steps"], noise=_D["noise"], random_state=None, noise_key=None,
+                 threads=_D["threads"], stream=True, bounds=None, scale=_D["scale"], scale_share=_D["scale_share"],
+                 normalize=_D["normalize"], n_features=None, categorical=None, impute=None, sampling=None):
         self.n_features = n_features
         self.categorical = categorical
         self.impute = impute
@@ -270,10 +276,12 @@ class DPRegressor(RegressorMixin, _DPEstimator):
     run; predict gives <x, coef_> + intercept_ in the user's units. The options are DPClassifier's, and
     y_bounds=(lo, hi): the target's public bounds."""
 
-    def __init__(self, epsilon=1.0, delta=1e-6, *, model="linear", algo="spider-mf-adaptive", fit_intercept=True,
-                 G="auto", M="auto", batch_size=None, epochs=None, learning_rate=None, max_steps=0, noise="float",
-                 random_state=None, noise_key=None, threads=0, stream=True, bounds=None, y_bounds=None, scale="auto",
-                 scale_share=0.25, normalize=False, n_features=None, categorical=None, impute=None, sampling=None):
+    def __init__(self, epsilon=_D["epsilon"], delta=_D["delta"], *, model="linear", algo=_D["algo"],
+                 fit_intercept=True, G=_D["G"], M=_D["M"], batch_size=None, epochs=None, learning_rate=None,
+                 max_steps=_D["max_steps"], noise=_D["noise"], random_state=None, noise_key=None,
+                 threads=_D["threads"], stream=True, bounds=None, y_bounds=None, scale=_D["scale"],
+                 scale_share=_D["scale_share"], normalize=_D["normalize"], n_features=None, categorical=None,
+                 impute=None, sampling=None):
         self.n_features = n_features
         self.categorical = categorical
         self.impute = impute
@@ -320,13 +328,14 @@ class DPRegressor(RegressorMixin, _DPEstimator):
 class DPPCA(TransformerMixin, _DPEstimator):
     """Differentially private principal subspace: the matrix-factorisation objective ||U U^T - z z^T||^2 / 4 of
     dpsosp's pca model, whose zero start is a strict saddle (the noise, or spider-tree-adaptive's perturbations,
-    escape it; dpsgd by default). components_ are
+    escape it). Its defaults are the run's but for algo="dpsgd" with G = M = 1: at the zero start every
+    per-example gradient is zero, so the private medians behind the run's G = M = "auto" say nothing. components_ are
     the orthonormalised columns of the released U (post-processing); transform projects onto them. The data are
     not centered (their mean would be computed from the private data): center them with public knowledge."""
 
-    def __init__(self, n_components=1, epsilon=1.0, delta=1e-6, *, algo="dpsgd", G=1.0, M=1.0,
-                 batch_size=None, max_steps=0, noise="float", random_state=None, noise_key=None, threads=0,
-                 stream=True, n_features=None):
+    def __init__(self, n_components=1, epsilon=_D["epsilon"], delta=_D["delta"], *, algo="dpsgd", G=1.0, M=1.0,
+                 batch_size=None, max_steps=_D["max_steps"], noise=_D["noise"], random_state=None, noise_key=None,
+                 threads=_D["threads"], stream=True, n_features=None):
         self.n_features = n_features
         self.n_components = n_components
         self.epsilon = epsilon

@@ -181,7 +181,7 @@ class Estimators(unittest.TestCase):
                 DPClassifier().fit(labeled)
             with self.assertRaisesRegex(ValueError, "a record file holds its labels"):
                 DPClassifier(classes=classes).fit(labeled, names)
-            with self.assertRaisesRegex(ValueError, "single-pass"):
+            with self.assertRaisesRegex(ValueError, "^stream: a streamed run reads the file in order; sampling='poisson'"):
                 DPClassifier(classes=classes, epochs=2).fit(labeled)
 
     def test_defaults_are_the_clis(self):

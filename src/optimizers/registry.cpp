@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "dpsosp/error.hpp"
+#include "dpsosp/options.hpp"
 
 namespace dpsosp {
 namespace detail {
@@ -120,7 +121,8 @@ constexpr KnobName kKnobs[] = {{kKnobBatchSize, "batch_size"},       {kKnobPerio
                                {kKnobAccountant, "accountant"},      {kKnobSampling, "sampling"},
                                {kKnobBands, "bands"}};
 
-[[noreturn]] void refuse(const std::string& what) { throw Error("RunOptions: " + what); }
+// The option (options.hpp key) and what follows its name in the message.
+[[noreturn]] void refuse(const std::string& key, const std::string& detail) { throw OptionError(key, detail); }
 
 // Which runs are Poisson-sampled, in the messages that refuse an option for the others.
 std::string poisson_words() {
@@ -183,22 +185,22 @@ void RunOptions::Validate() const {
   constants.Validate();
   // The target.
   if (info.is_private) {
-    if (!privacy) refuse("privacy: " + name + " is a private algorithm; set privacy = {epsilon, delta}");
+    if (!privacy) refuse("epsilon", ": " + name + " is a private algorithm; set privacy = {epsilon, delta}");
     privacy->Validate();
     if (!privacy->is_private() && !info.allows_infinite_epsilon)
-      refuse("privacy.epsilon = inf: " + name + " is a private algorithm and needs a finite epsilon; for a "
+      refuse("epsilon", " = inf: " + name + " is a private algorithm and needs a finite epsilon; for a "
              "non-private run use spider or sgd");
   } else if (privacy && privacy->is_private()) {
-    refuse("privacy.epsilon = " + shown(privacy->epsilon) + ": " + name +
+    refuse("epsilon", " = " + shown(privacy->epsilon) + ": " + name +
            " is non-private (epsilon = inf); leave privacy unset or choose a private algorithm");
   }
   if (estimate.any() && !is_private_run())
-    refuse(std::string("estimate.") + (estimate.G ? "G" : "M") +
-           ": the constants are estimated privately for private runs only; give G and M for " + name);
+    refuse(estimate.G ? "G" : "M",
+           " auto: the constants are estimated privately for private runs only; give G and M for " + name);
   if (privacy && privacy->noise == NoiseMode::kSecure) {
-    if (!is_private_run()) refuse("privacy.noise = secure: a non-private run adds no noise");
+    if (!is_private_run()) refuse("noise", " = secure: a non-private run adds no noise");
     if (poisson())
-      refuse("privacy.noise = secure: Poisson sampling (" + poisson_words() +
+      refuse("noise", " = secure: Poisson sampling (" + poisson_words() +
              ") is accounted for continuous Gaussian noise only; use noise = float" +
              (info.knobs & kKnobSampling ? ", or sampling = order" : " or single-pass dpsgd"));
   }
@@ -209,69 +211,69 @@ void RunOptions::Validate() const {
                         sampling.has_value(),      bands.has_value()};
   for (std::size_t i = 0; i < sizeof kKnobs / sizeof kKnobs[0]; ++i) {
     if (given[i] && !(info.knobs & kKnobs[i].knob))
-      refuse(std::string(kKnobs[i].field) + ": applies to " + algorithms_reading(kKnobs[i].knob) + ", not " + name);
+      refuse(kKnobs[i].field, ": applies to " + algorithms_reading(kKnobs[i].knob) + ", not " + name);
   }
   const unsigned unread = overrides.set_bits() & ~info.overrides;
   if (unread != 0) {
-    refuse("overrides." + override_names(unread & (~unread + 1)) + ": " + name +
+    refuse("overrides." + override_names(unread & (~unread + 1)), ": " + name +
            (info.overrides ? " reads only " + override_names(info.overrides) : std::string(" reads none")));
   }
   if (overrides.sigma && overrides.noise_multiplier)
-    refuse("overrides.sigma and overrides.noise_multiplier: give one (sigma = noise_multiplier * sensitivity)");
+    refuse("overrides.sigma", " and noise_multiplier: give one (sigma = noise_multiplier * sensitivity)");
   if (!is_private_run() && (overrides.sigma || overrides.noise_multiplier))
-    refuse("overrides." + std::string(overrides.sigma ? "sigma" : "noise_multiplier") +
+    refuse("overrides." + std::string(overrides.sigma ? "sigma" : "noise_multiplier"),
            ": a non-private run adds no noise");
   // Values.
   const auto positive = [](double v) { return v > 0.0 && std::isfinite(v); };
   if (alpha_scale && !positive(*alpha_scale))
-    refuse("alpha_scale = " + shown(*alpha_scale) + ": must be positive and finite");
-  if (batch_size && *batch_size < 1) refuse("batch_size = 0: must be at least 1");
-  if (period && *period < 1) refuse("period = 0: must be at least 1");
-  if (max_phase_length && *max_phase_length < 1) refuse("max_phase_length = 0: must be at least 1");
+    refuse("alpha_scale", " = " + shown(*alpha_scale) + ": must be positive and finite");
+  if (batch_size && *batch_size < 1) refuse("batch_size", " = 0: must be at least 1");
+  if (period && *period < 1) refuse("period", " = 0: must be at least 1");
+  if (max_phase_length && *max_phase_length < 1) refuse("max_phase_length", " = 0: must be at least 1");
   if (epochs && !(*epochs >= 0.0 && std::isfinite(*epochs)))
-    refuse("epochs = " + shown(*epochs) + ": must be >= 0 and finite");
-  if (tail && !(*tail >= 0.0 && *tail < 1.0)) refuse("tail = " + shown(*tail) + ": must lie in [0, 1)");
+    refuse("epochs", " = " + shown(*epochs) + ": must be >= 0 and finite");
+  if (tail && !(*tail >= 0.0 && *tail < 1.0)) refuse("tail", " = " + shown(*tail) + ": must lie in [0, 1)");
   if (accountant && !poisson())
-    refuse("accountant = " + accountant_name(*accountant) + ": applies to Poisson-sampled runs only (" +
+    refuse("accountant", " = " + accountant_name(*accountant) + ": applies to Poisson-sampled runs only (" +
            poisson_words() + "); the others are accounted exactly by GDP");
   if (privacy && privacy->adjacency && is_private_run()) {
     const Adjacency a = *privacy->adjacency;
     if (a == Adjacency::kZeroOut && !poisson())
-      refuse("privacy.adjacency = zero-out: applies to Poisson-sampled runs (" + poisson_words() +
+      refuse("adjacency", " = zero-out: applies to Poisson-sampled runs (" + poisson_words() +
              "); the single-pass runs hold for replace-one, and their reports state the zero-out figure beside it");
     if (a == Adjacency::kReplaceOne && poisson() && accountant == Accountant::kRdp)
-      refuse("privacy.adjacency = replace-one: a Poisson-sampled run is accounted for replace-one by PLD only; use "
+      refuse("adjacency", " = replace-one: a Poisson-sampled run is accounted for replace-one by PLD only; use "
              "accountant = pld, or adjacency = zero-out");
   }
   if (privacy && privacy->prior_mu > 0 && is_private_run() &&
       (!poisson() || accountant.value_or(Accountant::kPld) != Accountant::kPld || privacy->noise != NoiseMode::kFloat))
-    refuse("privacy.prior_mu = " + shown(privacy->prior_mu) + ": a prior release is composed into Poisson-sampled "
+    refuse("privacy.prior_mu", " = " + shown(privacy->prior_mu) + ": a prior release is composed into Poisson-sampled "
            "runs with float noise under the PLD accountant only");
-  if (bands && *bands < 1) refuse("bands = 0: must be at least 1");
+  if (bands && *bands < 1) refuse("bands", " = 0: must be at least 1");
   if (bands && !poisson())
-    refuse("bands = " + std::to_string(*bands) + ": applies to spider-mf-adaptive with sampling = poisson (the "
+    refuse("bands", " = " + std::to_string(*bands) + ": applies to spider-mf-adaptive with sampling = poisson (the "
            "default with epochs > 1)");
   if (learning_rate && !positive(*learning_rate))
-    refuse("learning_rate = " + shown(*learning_rate) + ": must be positive and finite");
+    refuse("learning_rate", " = " + shown(*learning_rate) + ": must be positive and finite");
   for (const auto& [value, field] : {std::pair{overrides.alpha, "alpha"}, std::pair{overrides.kappa, "kappa"},
                                      std::pair{overrides.sigma, "sigma"},
                                      std::pair{overrides.noise_multiplier, "noise_multiplier"},
                                      std::pair{overrides.eta, "eta"}, std::pair{overrides.zeta, "zeta"}}) {
-    if (value && !positive(*value)) refuse("overrides." + std::string(field) + " = " + shown(*value) + ": must be positive and finite");
+    if (value && !positive(*value)) refuse("overrides." + std::string(field), " = " + shown(*value) + ": must be positive and finite");
   }
   if (overrides.threshold && !(*overrides.threshold >= 0.0 && std::isfinite(*overrides.threshold)))
-    refuse("overrides.threshold = " + shown(*overrides.threshold) + ": must be >= 0 and finite");
+    refuse("overrides.threshold", " = " + shown(*overrides.threshold) + ": must be >= 0 and finite");
   for (const auto& [value, field] :
        {std::pair{overrides.b, "b"}, std::pair{overrides.T, "T"}, std::pair{overrides.Gamma, "Gamma"}}) {
-    if (value && *value < 1) refuse("overrides." + std::string(field) + " = 0: must be at least 1");
+    if (value && *value < 1) refuse("overrides." + std::string(field), " = 0: must be at least 1");
   }
-  if (threads < 0) refuse("threads = " + std::to_string(threads) + ": must be >= 0 (0 = all cores)");
+  if (threads < 0) refuse("threads", " = " + std::to_string(threads) + ": must be >= 0 (0 = all cores)");
   if (sample_order && poisson())
-    refuse("sample_order = " + sample_order_name(*sample_order) + ": Poisson sampling (" + poisson_words() +
+    refuse("order", " = " + sample_order_name(*sample_order) + ": Poisson sampling (" + poisson_words() +
            ") draws records by index, in no order");
   if (process_group && !(process_group->size() >= 1 && process_group->rank() >= 0 &&
                          process_group->rank() < process_group->size()))
-    refuse("process_group: rank " + std::to_string(process_group->rank()) + " of " +
+    refuse("process_group", ": rank " + std::to_string(process_group->rank()) + " of " +
            std::to_string(process_group->size()) + " processes");
 }
 

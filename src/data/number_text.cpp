@@ -1,10 +1,10 @@
-// Strict number parsing; see number.hpp.
-#include "number.hpp"
-
+// Strict number text (options.hpp): how options and point files read numbers.
 #include <charconv>
 #include <cmath>
 
-namespace dpsosp::cli {
+#include "dpsosp/options.hpp"
+
+namespace dpsosp {
 
 NumberStatus parse_strict_double(std::string_view token, double& out) {
   const char* first = token.data();
@@ -48,4 +48,4 @@ std::string quote_token(std::string_view token) {
   return "'" + s + (token.size() > kMax ? "...'" : "'");
 }
 
-}  // namespace dpsosp::cli
+}  // namespace dpsosp

@@ -1,0 +1,77 @@
+"""One contract (include/dpsosp/options.hpp): run()'s keywords, their defaults and docstring, `dpsosp run
+--help`, docs/parameters.md's option table and the estimators' defaults all come from the library's option
+table."""
+import inspect
+import os
+import re
+import subprocess
+import sys
+import unittest
+
+import dpsosp
+from dpsosp import _core, _options
+
+CLI = os.environ.get("DPSOSP_CLI")
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+class OptionTable(unittest.TestCase):
+    def test_keys_and_flags_are_unique(self):
+        rows = _core.run_option_table()
+        self.assertEqual(len({r["key"] for r in rows}), len(rows))
+        self.assertEqual(len({r["flag"] for r in rows}), len(rows))
+        for r in rows:
+            self.assertTrue(r["help"], r["key"])
+            if r["kind"] == "choice" and r["default"]:
+                self.assertIn(r["default"], r["choices"], r["key"])
+
+    def test_run_takes_every_option_with_its_default(self):
+        params = inspect.signature(dpsosp.run).parameters
+        for key, row in _options.SHARED.items():
+            self.assertIn(key, params)
+            self.assertEqual(params[key].default, _options.python_default(row), key)
+        with self.assertRaisesRegex(TypeError, "unexpected keyword argument 'batchsize'"):
+            dpsosp.run("logistic", [[0.0]], [0.0], batchsize=10)
+
+    def test_the_docstring_lists_every_option(self):
+        for key in _options.SHARED:
+            self.assertRegex(dpsosp.run.__doc__, r"\n    " + re.escape(key) + r" \(", key)
+
+    @unittest.skipUnless(CLI, "DPSOSP_CLI (the dpsosp binary) not set")
+    def test_the_cli_help_is_the_table(self):
+        help_text = subprocess.run([CLI, "run", "--help"], capture_output=True, text=True, check=True).stdout
+        flat = " ".join(help_text.split())
+        for key, row in _options.SHARED.items():
+            flag = row["flag"]
+            if row["default"] and row["kind"] not in ("flag", "overrides"):
+                self.assertIn(f"{flag} TEXT={row['default']} ", flat, key)
+            else:
+                self.assertRegex(help_text, r"\n  " + re.escape(flag) + r"\b", key)
+            self.assertIn(" ".join(row["help"].split()[:8]), flat, key)
+
+    def test_the_docs_page_is_the_table(self):
+        sys.path.insert(0, os.path.join(ROOT, "scripts"))
+        try:
+            import option_docs
+        finally:
+            sys.path.pop(0)
+        with open(option_docs.PAGE, encoding="utf-8") as f:
+            page = f.read()
+        self.assertEqual(option_docs.page_with(option_docs.table(), page), page,
+                         "docs/parameters.md's option table is not the library's: run scripts/option_docs.py --write")
+
+    def test_the_estimators_take_the_tables_defaults(self):
+        from dpsosp import DPClassifier, DPPCA, DPRegressor
+        # DPPCA keeps dpsgd at G = M = 1: at its start x0 = 0, the PCA objective's saddle, every per-example
+        # gradient is zero, so the private medians of spider-mf-adaptive's default say nothing (docs/python.md).
+        kept = {DPPCA: {"algo", "G", "M"}}
+        for est in (DPClassifier, DPRegressor, DPPCA):
+            params = est().get_params()
+            shared = [k for k in params if k in _options.SHARED and k not in kept.get(est, ())]
+            self.assertGreaterEqual(len(shared), 6, est.__name__)
+            for key in shared:
+                self.assertEqual(params[key], _options.python_default(_options.SHARED[key]), (est.__name__, key))
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -207,11 +207,8 @@ void bind_run(py::module_& m) {
         try {
           model = file ? make_model(model_name, file->info(), model_options)
                        : make_model(model_name, data.cols(), model_options, &data);
-        } catch (const Error& e) {
-          const std::string field = "make_model: fit_intercept: ";  // the library's words, the keyword's name
-          const std::string m = e.what();
-          if (m.compare(0, field.size(), field) == 0) throw Error("fit_intercept: " + m.substr(field.size()));
-          throw;
+        } catch (const OptionError& e) {
+          throw Error(option_error_words(e, FrontEnd::kPython));  // the library's words, the keyword's name
         }
         const Vec start = x0 ? *x0 : Vec::Zero(static_cast<Eigen::Index>(model->dim()));
         // The scale (scaling.hpp): declared bounds, or the private estimate

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <fstream>
 #include <limits>
 #include <map>
 #include <optional>
@@ -121,7 +123,7 @@ TEST(DataFormatTest, ParseFileFormatNames) {
   EXPECT_EQ(parse_file_format("idx"), FileFormat::kIdx);
   EXPECT_EQ(parse_file_format("records"), FileFormat::kRecords);
   EXPECT_CONTAINS(error_of([] { parse_file_format("parquet"); }),
-                  "parse_file_format: unknown format 'parquet' (expected csv, libsvm, svmlight, idx or records)");
+                  "--format: unknown format 'parquet' (expected csv, libsvm, svmlight, idx or records)");
 }
 
 TEST(DataFormatTest, GuessFileFormatFromName) {
@@ -136,8 +138,31 @@ TEST(DataFormatTest, GuessFileFormatFromName) {
   EXPECT_EQ(guess_file_format("pixels.idx.gz"), FileFormat::kIdx);
   EXPECT_EQ(guess_file_format("train.DPSR"), FileFormat::kRecords);
   const std::string msg = error_of([] { guess_file_format("dir.csv/records.bin"); });
-  EXPECT_CONTAINS(msg, "guess_file_format: cannot tell the format of 'dir.csv/records.bin'");
+  EXPECT_CONTAINS(msg, "data file dir.csv/records.bin: cannot tell its format");
   EXPECT_CONTAINS(msg, "pass --format csv|libsvm|idx");
+}
+
+TEST(DataFormatTest, AFileThatSaysWhatItIsIsReadAsThat) {
+  // A record file and an IDX array say what they are in their first bytes,
+  // whatever their names; a name tells the others.
+  const std::string dir = ::testing::TempDir();
+  const std::string records = dir + "/records.bin", idx = dir + "/images.data";
+  RowMatrix m(2, 3);
+  m << 1, 2, 3, 4, 5, 6;
+  write_record_file(Dataset(m, Vec::Ones(2)), records);
+  EXPECT_EQ(guess_file_format(records), FileFormat::kRecords);
+  {
+    std::ofstream out(idx, std::ios::binary);
+    const unsigned char header[] = {0, 0, 0x08, 3, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 7};
+    out.write(reinterpret_cast<const char*>(header), sizeof header);
+  }
+  EXPECT_EQ(guess_file_format(idx), FileFormat::kIdx);
+  const std::string text = dir + "/table.csv";
+  std::ofstream(text) << "0,1\n";
+  EXPECT_EQ(guess_file_format(text), FileFormat::kCsv);
+  std::remove(records.c_str());
+  std::remove(idx.c_str());
+  std::remove(text.c_str());
 }
 
 TEST(DataFormatTest, LoadDatasetDispatchesOnFormat) {

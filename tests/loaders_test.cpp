@@ -121,7 +121,7 @@ TEST_F(LoaderCsvTest, LinesAcrossReadBuffersAndUnderflowToZero) {
 
 TEST_F(LoaderCsvTest, RejectsMissingFile) {
   EXPECT_CONTAINS(error_of([] { load_csv(kData + "/csv/no_such_file.csv"); }),
-                  "load_csv: " + kData + "/csv/no_such_file.csv: cannot open file: No such file or directory");
+                  "CSV file " + kData + "/csv/no_such_file.csv: cannot open file: No such file or directory");
 }
 
 TEST_F(LoaderCsvTest, RejectsFileWithoutRecords) {
@@ -135,7 +135,7 @@ TEST_F(LoaderCsvTest, RejectsFileWithoutRecords) {
 
 TEST_F(LoaderCsvTest, RejectsRaggedRows) {
   EXPECT_CONTAINS(error_of([] { load_csv(kData + "/csv/ragged.csv"); }),
-                  "load_csv: " + kData + "/csv/ragged.csv line 3: expected 3 columns, got 2");
+                  "CSV file " + kData + "/csv/ragged.csv line 3: expected 3 columns, got 2");
 }
 
 TEST_F(LoaderCsvTest, RejectsNonNumericToken) {
@@ -335,7 +335,7 @@ TEST_F(LoaderIdxTest, RejectsCorruptedAndTruncatedGzip) {
 
 TEST_F(LoaderIdxTest, RejectsMissingFile) {
   EXPECT_CONTAINS(error_of([] { load_idx(kData + "/idx/tiny-images-idx3-ubyte", kData + "/idx/nope"); }),
-                  "load_idx: " + kData + "/idx/nope: cannot open file: No such file or directory");
+                  "IDX file " + kData + "/idx/nope: cannot open file: No such file or directory");
 }
 
 // The t10k split of Fashion-MNIST: 1000 images per class, and the pixel sum

@@ -42,7 +42,7 @@ TEST(ModelFactory, NamesDimensionsAndUnknownNames) {
     make_model("lasso", p, o);
     FAIL() << "unknown model accepted";
   } catch (const Error& e) {
-    EXPECT_STREQ(e.what(), "make_model: unknown model 'lasso', expected one of logistic, sigmoid, cauchy, "
+    EXPECT_STREQ(e.what(), "unknown model 'lasso', expected one of logistic, sigmoid, cauchy, "
                            "phase-retrieval, pca, softmax, mlp, linear");
   }
   EXPECT_THROW(make_model("logistic", 0, o), Error);
@@ -89,8 +89,8 @@ TEST(ModelFactory, ClassCountFromOptionsOrLabels) {
     make_model("mlp", 2);
     FAIL() << "mlp built without a class count";
   } catch (const Error& e) {
-    EXPECT_STREQ(e.what(), "make_model: mlp needs the number of classes: set ModelOptions::classes or pass "
-                           "the data to infer it from the labels");
+    EXPECT_STREQ(e.what(), "mlp needs the number of classes: declare them (classes), or pass the data to infer "
+                           "them from the labels");
   }
   const Dataset unlabelled(a, Vec());
   EXPECT_THROW(make_model("softmax", 2, {}, &unlabelled), Error);

@@ -108,7 +108,7 @@ TEST(PrivacySoundness, NotNumbersAreRefusedUpFrontNamingRecordAndColumn) {
       minimize(*model, features, Vec::Zero(3), o);
       FAIL() << "a NaN feature was accepted";
     } catch (const Error& e) {
-      EXPECT_NE(std::string(e.what()).find("minimize: record 41 (0-based), feature 2 is nan"), std::string::npos)
+      EXPECT_NE(std::string(e.what()).find("data: record 41 (0-based), feature 2 is nan"), std::string::npos)
           << e.what();
     }
     try {

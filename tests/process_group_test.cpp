@@ -148,7 +148,7 @@ TEST(ProcessGroup, AProcessWhoseChecksFailFailsEveryProcessWithItsMessage) {
   const Dataset bad(x, testing::run_data(false).labels()), good = testing::run_data(false);
   const auto got = failures(3, [&](int rank) { return rank >= 1 ? bad : good; });
   for (const std::string& m : got)
-    EXPECT_EQ(m, "process 1 of 3: minimize: record 17 (0-based), feature 3 is nan; NaN and Inf are not allowed");
+    EXPECT_EQ(m, "process 1 of 3: data: record 17 (0-based), feature 3 is nan; NaN and Inf are not allowed");
 }
 
 TEST(ProcessGroup, AStopOnOneProcessStopsEveryProcessAtTheSameStep) {

@@ -92,7 +92,7 @@ TEST(RunEdges, ARunThatTakesNoStepIsAnError) {
   o.algorithm = toy;
   o.seed = 1;
   EXPECT_CONTAINS(testing::error_of([&] { minimize(*model, p.data, Vec::Zero(3), o); }),
-                  "minimize: no-step-toy could not take one step: its first batch does not fit in the 50 records");
+                  "no-step-toy could not take one step: its first batch does not fit in the 50 records");
 }
 
 }  // namespace

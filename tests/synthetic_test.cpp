@@ -63,7 +63,7 @@ TEST(SyntheticSpec, DefaultsFillEveryKey) {
 
 TEST(SyntheticSpec, UnknownProblemListsValidNames) {
   const std::string message = spec_error("phase_retrieval:n=10");
-  EXPECT_NE(message.find("make_synthetic: unknown problem 'phase_retrieval'"), std::string::npos) << message;
+  EXPECT_NE(message.find("synthetic: unknown problem 'phase_retrieval'"), std::string::npos) << message;
   EXPECT_NE(message.find("phase-retrieval, pca, gaussian-mixture"), std::string::npos) << message;
   EXPECT_NE(spec_error("").find("unknown problem ''"), std::string::npos);
 }
@@ -79,7 +79,7 @@ TEST(SyntheticSpec, BadValuesNameKeyAndValue) {
   for (const char* bad : {"pca:n=abc", "pca:n=-5", "pca:n=0", "pca:n=2.5", "pca:n=", "pca:n=10x", "pca:n=inf",
                           "pca:n=5000000000"}) {
     const std::string message = spec_error(bad);
-    EXPECT_NE(message.find("make_synthetic: key 'n' must be a positive integer"), std::string::npos)
+    EXPECT_NE(message.find("synthetic: key 'n' must be a positive integer"), std::string::npos)
         << bad << " -> " << message;
     const std::string value = std::string(bad).substr(6);
     EXPECT_NE(message.find("got '" + value + "'"), std::string::npos) << message;

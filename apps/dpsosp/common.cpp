@@ -82,11 +82,8 @@ std::unique_ptr<Model> build_model(const std::string& name, const Dataset& data,
                 " supported");
   try {
     return make_model(name, data.cols(), options, &data);
-  } catch (const Error& e) {
-    const std::string field = "make_model: fit_intercept: ";  // the library's words, the option's name
-    const std::string m = e.what();
-    if (m.compare(0, field.size(), field) == 0) throw Error("--fit-intercept: " + m.substr(field.size()));
-    throw;
+  } catch (const OptionError& e) {
+    throw Error(option_error_words(e, FrontEnd::kCli));  // the library's words, the option's flag
   } catch (const std::bad_alloc&) {
     throw Error("--model " + name + ": out of memory building the model for " + std::to_string(data.cols()) +
                 " features");

@@ -67,19 +67,12 @@ std::string option_word(const std::string& key, FrontEnd front_end);
 /// What the option's values must be, in words ("a finite number > 0", "pld or rdp").
 std::string option_rule_text(const OptionSpec& spec);
 
-/// An option refused by the library's rules (RunOptions::Validate, RunRequest):
-/// what() names it as a C++ caller does ("RunOptions: privacy.delta = ...");
-/// words() as a front end does ("--delta = ..." / "delta = ...").
-class OptionError : public Error {
- public:
-  OptionError(std::string key, std::string detail);
-  const std::string& key() const { return key_; }
-  /// The message with the option named by `front_end` (the detail follows unchanged).
-  std::string words(FrontEnd front_end) const;
-
- private:
-  std::string key_, detail_;
-};
+/// An OptionError (error.hpp) with the option named as `front_end` names it
+/// ("--delta = ..." / "delta = ...").
+std::string option_error_words(const OptionError& e, FrontEnd front_end);
+/// Throws the OptionError of a RunOptions field: what() "RunOptions: FIELD DETAIL"
+/// (FIELD the option's RunOptions path, privacy.delta), its key for the front ends.
+[[noreturn]] void refuse_option(const std::string& key, const std::string& detail);
 
 /// What a user gave: each option's text by key (numbers as typed, or as
 /// Python's repr writes them; flags "true"/"false"; switches "on"/"off").

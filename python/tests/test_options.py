@@ -72,6 +72,26 @@ class OptionTable(unittest.TestCase):
             for key in shared:
                 self.assertEqual(params[key], _options.python_default(_options.SHARED[key]), (est.__name__, key))
 
+    def test_refusals_are_in_the_keywords_words(self):
+        # A bad-input corpus through Python: each refusal names the keyword, never a C++ name.
+        import numpy as np
+        cxx = re.compile(r"::|(^|[\s(])([a-z]+_[a-z_]+): |\b(privacy|options|estimate)\.[a-z_]+|RunOptions")
+        keywords = set(inspect.signature(dpsosp.run).parameters)
+        X = np.random.default_rng(0).normal(size=(300, 3))
+        y = (X[:, 0] > 0).astype(float)
+        cases = [dict(epsilon=0), dict(delta=0.5), dict(tail=1.5), dict(algo="dpsgd", tail=0.5), dict(G=-1),
+                 dict(sampling="sometimes"), dict(algo="spider", epsilon=2), dict(overrides={"gamma": 1}),
+                 dict(algo="dpsgd", overrides={"sigma": 1}), dict(noise_key_file="/no/such/key"),
+                 dict(scale_share=1.0), dict(bounds=[(1, 0)]), dict(o2=True, epochs=2), dict(bands=5000),
+                 dict(batch_size=10 ** 6), dict(fit_intercept=True, classes=None, hidden=None)]
+        for kwargs in cases:
+            model = "mlp" if "hidden" in kwargs else "logistic"
+            with self.assertRaises(ValueError, msg=str(kwargs)) as raised:
+                dpsosp.run(model, X, y, **{k: v for k, v in kwargs.items() if k not in ("classes", "hidden")})
+            message = str(raised.exception)
+            for m in cxx.finditer(message):  # a snake_case name is a keyword's, or a C++ name
+                self.assertIn(m.group(2), keywords, message)
+
 
 if __name__ == "__main__":
     unittest.main()

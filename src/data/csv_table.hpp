@@ -22,7 +22,7 @@ using detail::ParseStatus;
 using detail::trim;
 
 // The words and rules of one CSV table (docs/data-formats.md).
-inline constexpr const char* kFn = "load_csv";
+inline constexpr const char* kFn = "CSV file";
 inline constexpr std::size_t kNone = static_cast<std::size_t>(-1);
 
 // An empty field, NA, N/A or NaN (any case).

@@ -14,7 +14,7 @@ namespace dpsosp::detail {
 
 void fail(const char* fn, const std::string& path, const std::string& where, const std::string& reason) {
   const std::string shown = path == "-" ? "(stdin)" : path;
-  throw Error(std::string(fn) + ": " + shown + (where.empty() ? "" : " " + where) + ": " + reason);
+  throw Error(std::string(fn) + " " + shown + (where.empty() ? "" : " " + where) + ": " + reason);
 }
 
 std::string line_at(std::size_t line) { return "line " + std::to_string(line); }

@@ -137,7 +137,7 @@ void decode_idx_values(const std::vector<unsigned char>& bytes, const char* fn, 
 }  // namespace
 
 Dataset load_idx(const std::string& images_path, const std::string& labels_path) {
-  constexpr const char* kFn = "load_idx";
+  constexpr const char* kFn = "IDX file";
   GzInput images(kFn, images_path);
   const IdxArray image_array = read_idx_header(images, kFn, images_path);
   const std::uint64_t rows = image_array.dims[0];

@@ -27,7 +27,7 @@ using detail::quote;
 using detail::trim;
 
 Dataset load_libsvm(const std::string& path, const LoadOptions& options) {
-  constexpr const char* kFn = "load_libsvm";
+  constexpr const char* kFn = "LibSVM file";
   LineReader reader(kFn, path);
   std::vector<std::int64_t> outer{0};
   std::vector<std::int64_t> inner;

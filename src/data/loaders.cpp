@@ -1,13 +1,16 @@
-// dpsosp: file-format names, the guess from a file's name, and load_dataset's
+// dpsosp: file-format names, the guess from a file's content or name, and load_dataset's
 // dispatch to the loaders (csv.cpp, libsvm.cpp, idx.cpp).
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include "dpsosp/data.hpp"
 #include "dpsosp/error.hpp"
 #include "dpsosp/record_file.hpp"
+#include "data/file_input.hpp"
+#include "data/record_format.hpp"
 
 namespace dpsosp {
 namespace {
@@ -37,6 +40,26 @@ std::string sibling_idx_labels(const std::string& images_path) {
   }
   return "";
 }
+// What the file says it is: a record file's magic, or an IDX array's header
+// (two zero bytes, a type code, 1 to 4 dimensions), read through gzip; none
+// for anything else, or a file that cannot be read (the loader says why).
+std::optional<FileFormat> format_by_content(const std::string& path) {
+  if (path == "-" || !std::filesystem::is_regular_file(path)) return std::nullopt;
+  unsigned char head[8] = {};
+  std::size_t got = 0;
+  try {
+    detail::GzInput in("data file", path);
+    got = in.read(head, sizeof head);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+  if (got == sizeof head && std::equal(head, head + 8, reinterpret_cast<const unsigned char*>(detail::kRecordMagic)))
+    return FileFormat::kRecords;
+  const bool idx_type = head[2] == 0x08 || head[2] == 0x09 || (head[2] >= 0x0B && head[2] <= 0x0E);
+  if (got >= 4 && head[0] == 0 && head[1] == 0 && idx_type && head[3] >= 1 && head[3] <= 4) return FileFormat::kIdx;
+  return std::nullopt;
+}
+
 }  // namespace
 
 FileFormat parse_file_format(const std::string& name) {
@@ -45,10 +68,11 @@ FileFormat parse_file_format(const std::string& name) {
   if (n == "libsvm" || n == "svmlight" || n == "svm") return FileFormat::kLibsvm;
   if (n == "idx") return FileFormat::kIdx;
   if (n == "records" || n == "dpsr") return FileFormat::kRecords;
-  throw Error("parse_file_format: unknown format '" + name + "' (expected csv, libsvm, svmlight, idx or records)");
+  throw Error("--format: unknown format '" + name + "' (expected csv, libsvm, svmlight, idx or records)");
 }
 
 FileFormat guess_file_format(const std::string& path) {
+  if (const std::optional<FileFormat> said = format_by_content(path)) return *said;
   std::string name = lower(std::filesystem::path(path).filename().string());
   if (ends_with(name, ".dpsr")) return FileFormat::kRecords;
   if (ends_with(name, ".gz")) name.resize(name.size() - 3);
@@ -58,8 +82,9 @@ FileFormat guess_file_format(const std::string& path) {
   if (name.find("-ubyte") != std::string::npos || ends_with(name, ".idx") || ends_with(name, ".idx1") ||
       ends_with(name, ".idx3"))
     return FileFormat::kIdx;
-  throw Error("guess_file_format: cannot tell the format of '" + path +
-              "' from its name; pass --format csv|libsvm|idx|records");
+  throw Error("data file " + path + ": cannot tell its format: neither its content (a record file or an IDX array "
+              "says so) nor its name (.csv, .svm, .libsvm, .txt, -ubyte, .idx, .dpsr) does; pass --format "
+              "csv|libsvm|idx|records");
 }
 
 Dataset load_dataset(const std::string& path, FileFormat format, const LoadOptions& options) {
@@ -81,10 +106,10 @@ Dataset load_dataset(const std::string& path, FileFormat format, const LoadOptio
   // MNIST-convention sibling, and refuse rather than silently drop the labels.
   const std::string labels = sibling_idx_labels(path);
   if (labels.empty())
-    throw Error("load_dataset: " + path + ": cannot derive the IDX labels file from the name (expected "
+    throw Error("IDX file " + path + ": cannot derive the IDX labels file from the name (expected "
                 "'...images-idx3...' beside '...labels-idx1...'); use unlabeled data or call load_idx");
   if (!std::filesystem::exists(labels))
-    throw Error("load_dataset: " + path + ": labels file " + labels + " not found beside the images");
+    throw Error("IDX file " + path + ": labels file " + labels + " not found beside the images");
   return load_idx(path, labels);
 }
 

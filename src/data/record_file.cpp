@@ -204,15 +204,15 @@ namespace {
 
 RecordFileInfo read_info(const std::string& path, const char* who, std::uint64_t* size_out = nullptr) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw Error(std::string(who) + ": " + path + ": cannot open file: " + std::strerror(errno));
+  if (fd < 0) throw Error(std::string(who) + " " + path + ": cannot open file: " + std::strerror(errno));
   struct stat st {};
   unsigned char header[detail::kRecordHeaderBytes] = {};
   ssize_t got = 0;
   const bool ok = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
   if (ok) got = ::pread(fd, header, sizeof header, 0);
   ::close(fd);
-  if (!ok) throw Error(std::string(who) + ": " + path + ": not a regular file");
-  if (got < 0) throw Error(std::string(who) + ": " + path + ": cannot read: " + std::strerror(errno));
+  if (!ok) throw Error(std::string(who) + " " + path + ": not a regular file");
+  if (got < 0) throw Error(std::string(who) + " " + path + ": cannot read: " + std::strerror(errno));
   if (size_out != nullptr) *size_out = static_cast<std::uint64_t>(st.st_size);
   return detail::decode_record_header(header, static_cast<std::uint64_t>(got) < sizeof header ? 0 : st.st_size,
                                       who, path);
@@ -220,15 +220,15 @@ RecordFileInfo read_info(const std::string& path, const char* who, std::uint64_t
 
 }  // namespace
 
-RecordFileInfo read_record_file_info(const std::string& path) { return read_info(path, "read_record_file_info"); }
+RecordFileInfo read_record_file_info(const std::string& path) { return read_info(path, "record file"); }
 
 Dataset load_record_file(const std::string& path) {
-  const RecordFileInfo info = read_info(path, "load_record_file");
+  const RecordFileInfo info = read_info(path, "record file");
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw Error("load_record_file: " + path + ": cannot open file: " + std::strerror(errno));
+  if (fd < 0) throw Error("record file " + path + ": cannot open file: " + std::strerror(errno));
   try {
     (void)::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-    detail::BlockReader reader(fd, info, "load_record_file", path, true);
+    detail::BlockReader reader(fd, info, "record file", path, true);
     Dataset data = reader.read(info.rows);
     ::close(fd);
     return data;
@@ -241,7 +241,7 @@ Dataset load_record_file(const std::string& path) {
 RecordFile::Identity RecordFile::identity_of(const std::string& path, const char* who) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0)
-    throw Error(std::string(who) + ": " + path + ": cannot open file: " + std::strerror(errno));
+    throw Error(std::string(who) + " " + path + ": cannot open file: " + std::strerror(errno));
   Identity id;
   id.device = static_cast<std::uint64_t>(st.st_dev);
   id.inode = static_cast<std::uint64_t>(st.st_ino);
@@ -251,26 +251,26 @@ RecordFile::Identity RecordFile::identity_of(const std::string& path, const char
 }
 
 RecordFile::RecordFile(const std::string& path) : path_(path) {
-  identity_ = identity_of(path, "RecordFile");
-  info_ = read_info(path, "RecordFile");
-  check_unchanged("RecordFile");  // the header read is the file's
+  identity_ = identity_of(path, "record file");
+  info_ = read_info(path, "record file");
+  check_unchanged("record file");  // the header read is the file's
 }
 
 void RecordFile::check_unchanged(const std::string& who) const {
   if (!(identity_of(path_, who.c_str()) == identity_))
-    throw Error(who + ": " + path_ + " changed since it was opened (size, modification time or inode); a run "
+    throw Error(who + " " + path_ + " changed since it was opened (size, modification time or inode); a run "
                       "must read the records it checked");
 }
 
 void RecordFile::scan(const std::function<void(const Dataset&, Index)>& visit) const {
-  detail::BlockStream stream(path_, info_, "RecordFile::scan", true);
+  detail::BlockStream stream(path_, info_, "record file", true);
   for (;;) {
     const Index first = stream.position();
     const detail::RecordStream::Rows block = stream.next_block();
     if (block.rows.empty()) break;
     visit(block.data, first);
   }
-  check_unchanged("RecordFile::scan");
+  check_unchanged("record file");
 }
 
 std::uint64_t record_fingerprint(const Dataset& data) {

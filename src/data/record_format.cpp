@@ -71,7 +71,7 @@ void encode_record_header(const RecordFileInfo& info, unsigned char* out) {
 RecordFileInfo decode_record_header(const unsigned char* in, std::uint64_t file_size, const char* who,
                                     const std::string& path) {
   const auto bad = [&](const std::string& reason) -> void {
-    throw Error(std::string(who) + ": " + path + ": " + reason);
+    throw Error(std::string(who) + " " + path + ": " + reason);
   };
   if (file_size < kRecordHeaderBytes || std::memcmp(in, kRecordMagic, sizeof kRecordMagic) != 0)
     bad("not a dpsosp record file (expected the 8 bytes DPSOSPRF and a 128-byte header; make one with dpsosp convert)");
@@ -142,7 +142,7 @@ BlockReader::BlockReader(int fd, const RecordFileInfo& info, const char* who, st
     : fd_(fd), info_(info), who_(who), path_(std::move(path)), check_finite_(check_finite) {}
 
 void BlockReader::fail(Index record, const std::string& what) const {
-  throw Error(std::string(who_) + ": " + path_ + ": record " + std::to_string(record) + " (0-based), " + what);
+  throw Error(std::string(who_) + " " + path_ + ": record " + std::to_string(record) + " (0-based), " + what);
 }
 
 void BlockReader::pread_all(void* to, std::size_t bytes, std::uint64_t at) const {
@@ -152,10 +152,10 @@ void BlockReader::pread_all(void* to, std::size_t bytes, std::uint64_t at) const
     const ssize_t r = ::pread(fd_, p + got, bytes - got, static_cast<off_t>(at + got));
     if (r < 0 && errno == EINTR) continue;
     if (r < 0)
-      throw Error(std::string(who_) + ": " + path_ + ": read error at byte " + std::to_string(at + got) + ": " +
+      throw Error(std::string(who_) + " " + path_ + ": read error at byte " + std::to_string(at + got) + ": " +
                   std::strerror(errno));
     if (r == 0)
-      throw Error(std::string(who_) + ": " + path_ + ": the file ends at byte " + std::to_string(at + got) +
+      throw Error(std::string(who_) + " " + path_ + ": the file ends at byte " + std::to_string(at + got) +
                   ", its header promises more (truncated while being read?)");
     got += static_cast<std::size_t>(r);
   }

@@ -21,7 +21,7 @@ std::unique_ptr<RecordStream> make_ring_stream(const std::string& path, const Re
 
 int open_record_file(const std::string& path, const char* who) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw Error(std::string(who) + ": " + path + ": cannot open file: " + std::strerror(errno));
+  if (fd < 0) throw Error(std::string(who) + " " + path + ": cannot open file: " + std::strerror(errno));
   // The reads are sequential: the kernel reads further ahead itself.
   (void)::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
   return fd;
@@ -35,11 +35,11 @@ std::unique_ptr<RecordStream> open_record_stream(const std::string& path, const 
 
 void RecordStream::check_count(Index count, const char* what) const {
   if (count > info_.rows - position_)
-    throw Error(std::string(who_) + ": " + path_ + ": asked to " + what + " " + std::to_string(count) +
+    throw Error(std::string(who_) + " " + path_ + ": asked to " + what + " " + std::to_string(count) +
                 " records at record " + std::to_string(position_) + " of " + std::to_string(info_.rows));
 }
 
-void RecordStream::ended() const { throw Error(std::string(who_) + ": " + path_ + ": no more records to read"); }
+void RecordStream::ended() const { throw Error(std::string(who_) + " " + path_ + ": no more records to read"); }
 
 std::atomic<std::size_t>& BlockStream::block_bytes() {
   static std::atomic<std::size_t> bytes{kBlockBytes};

@@ -120,7 +120,7 @@ class RingStream final : public RecordStream {
       const ssize_t r = ::pread(fd_, p + got, bytes - got, static_cast<off_t>(at + got));
       if (r < 0 && errno == EINTR) continue;
       if (r <= 0)
-        throw Error(std::string(who_) + ": " + path_ + ": " +
+        throw Error(std::string(who_) + " " + path_ + ": " +
                     (r < 0 ? std::string("read error: ") + std::strerror(errno)
                            : std::string("the file ends early (truncated while being read?)")));
       got += static_cast<std::size_t>(r);
@@ -152,7 +152,7 @@ class RingStream final : public RecordStream {
     if (all_finite(rows, static_cast<std::size_t>(c * d)) && (!info_.labeled || all_finite(labels_ + slot, c))) return;
     for (Index k = 0; k < c; ++k) {
       const auto bad = [&](const std::string& what, double v) {
-        throw Error(std::string(who_) + ": " + path_ + ": record " + std::to_string(at + k) + " (0-based), " + what +
+        throw Error(std::string(who_) + " " + path_ + ": record " + std::to_string(at + k) + " (0-based), " + what +
                     " is " + (std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf")) + "; NaN and Inf are not allowed");
       };
       if (info_.labeled && !std::isfinite(labels_[slot + k])) bad("its label", labels_[slot + k]);

@@ -70,7 +70,7 @@ std::string join_names(const std::vector<std::string>& names) {
 }
 
 [[noreturn]] void bad_value(const std::string& key, const std::string& text, const char* rule) {
-  throw Error("make_synthetic: key '" + key + "' must be " + rule + ", got '" + text + "'");
+  throw Error("synthetic: key '" + key + "' must be " + rule + ", got '" + text + "'");
 }
 
 double parse_value(const std::string& key, const std::string& text, Rule rule) {
@@ -126,7 +126,7 @@ ParsedSpec parse_spec(const std::string& spec) {
     if (parsed.name == candidate.name) rules = &candidate;
   }
   if (rules == nullptr) {
-    throw Error("make_synthetic: unknown problem '" + parsed.name + "' in '" + spec +
+    throw Error("synthetic: unknown problem '" + parsed.name + "' in '" + spec +
                 "' (expected one of " + join_names(names) + ")");
   }
   std::vector<std::string> valid_keys;
@@ -141,20 +141,20 @@ ParsedSpec parse_spec(const std::string& spec) {
       any = true;
       const std::size_t eq = item.find('=');
       if (eq == std::string::npos || eq == 0) {
-        throw Error("make_synthetic: expected key=value, got '" + item + "' in '" + spec + "'");
+        throw Error("synthetic: expected key=value, got '" + item + "' in '" + spec + "'");
       }
       const std::string key = item.substr(0, eq);
       if (std::find(valid_keys.begin(), valid_keys.end(), key) == valid_keys.end()) {
-        throw Error("make_synthetic: unknown key '" + key + "' for " + parsed.name + " (valid keys: " +
+        throw Error("synthetic: unknown key '" + key + "' for " + parsed.name + " (valid keys: " +
                     join_names(valid_keys) + ")");
       }
       if (!given.emplace(key, item.substr(eq + 1)).second) {
-        throw Error("make_synthetic: duplicate key '" + key + "' in '" + spec + "'");
+        throw Error("synthetic: duplicate key '" + key + "' in '" + spec + "'");
       }
     }
     // getline drops a trailing empty item: "pca:n=5," and "pca:" must not pass silently.
     if (!any || spec.back() == ',') {
-      throw Error("make_synthetic: empty key=value entry in '" + spec + "'");
+      throw Error("synthetic: empty key=value entry in '" + spec + "'");
     }
   }
   for (const auto& rule : rules->keys) {
@@ -216,7 +216,7 @@ Layout make_layout(Index n, std::optional<std::uint64_t> seed) {
 SyntheticProblem make_phase_retrieval(const ParsedSpec& spec, Layout layout) {
   const Index n = as_index(spec.params.at("n"));
   const Index d = as_index(spec.params.at("d"));
-  if (d < 2) throw Error("make_synthetic: phase-retrieval needs d >= 2 (its saddle is orthogonal to x*), got d=1");
+  if (d < 2) throw Error("synthetic: phase-retrieval needs d >= 2 (its saddle is orthogonal to x*), got d=1");
   const double noise = spec.params.at("noise");
   const double xnorm = spec.params.at("xnorm");
   SyntheticProblem problem;
@@ -246,7 +246,7 @@ SyntheticProblem make_pca(const ParsedSpec& spec, Layout layout) {
   const Index d = as_index(spec.params.at("d"));
   const Index rank = as_index(spec.params.at("rank"));
   if (rank >= d) {
-    throw Error("make_synthetic: pca needs rank < d (its saddle uses eigenvector rank+1), got rank=" +
+    throw Error("synthetic: pca needs rank < d (its saddle uses eigenvector rank+1), got rank=" +
                 std::to_string(rank) + ", d=" + std::to_string(d));
   }
   const double top = spec.params.at("top");

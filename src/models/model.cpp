@@ -297,8 +297,7 @@ namespace {
 // those of validate(), since a bad label is what makes inference impossible.
 Index infer_classes(const std::string& name, const Dataset& data) {
   if (!data.has_labels() || data.rows() == 0) {
-    throw Error("make_model: " + name + " cannot infer the number of classes: the data have no labels; "
-                "set ModelOptions::classes");
+    throw Error(name + " cannot infer the number of classes: the data have no labels; declare them (classes)");
   }
   double top = 0.0;
   for (Index i = 0; i < data.rows(); ++i) {
@@ -318,7 +317,7 @@ constexpr double kMaxParameters = 2147483647.0;
 
 void check_size(const std::string& name, double parameters) {
   if (parameters > kMaxParameters) {
-    throw Error("make_model: " + name + " would have " + detail::format_number(parameters) +
+    throw Error(name + " would have " + detail::format_number(parameters) +
                 " parameters, expected at most " + detail::format_number(kMaxParameters));
   }
 }
@@ -332,14 +331,14 @@ std::unique_ptr<Model> make_model(const std::string& name, Index features, const
   if (std::find(names.begin(), names.end(), name) == names.end()) {
     std::string list;
     for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
-    throw Error("make_model: unknown model '" + name + "', expected one of " + list);
+    throw Error("unknown model '" + name + "', expected one of " + list);
   }
-  if (features < 1) throw Error("make_model: " + name + " needs at least 1 feature, got 0");
+  if (features < 1) throw Error(name + " needs at least 1 feature, got 0");
   const double p = static_cast<double>(features);
 
   const bool bias = options.fit_intercept;
   if (bias && (name == "pca" || name == "mlp"))
-    throw Error("make_model: fit_intercept: " + name +
+    throw OptionError("fit_intercept", ": " + name +
                 (name == "pca" ? " has no intercept (center the data instead)" : " has biases of its own"));
   if (name == "logistic") return detail::make_logistic(features, bias);
   if (name == "sigmoid") return detail::make_sigmoid(features, bias);
@@ -355,8 +354,8 @@ std::unique_ptr<Model> make_model(const std::string& name, Index features, const
   Index classes = options.classes;
   if (classes == 0) {
     if (data == nullptr) {
-      throw Error("make_model: " + name + " needs the number of classes: set ModelOptions::classes "
-                  "or pass the data to infer it from the labels");
+      throw Error(name + " needs the number of classes: declare them (classes), or pass the data to infer them "
+                  "from the labels");
     }
     classes = infer_classes(name, *data);
   }

@@ -14,8 +14,7 @@ std::unique_ptr<Model> make_model(const std::string& name, const RecordFileInfo&
   ModelOptions o = options;
   if ((name == "softmax" || name == "mlp") && o.classes == 0) {
     if (!records.labeled)
-      throw Error("make_model: " + name + " cannot infer the number of classes: the records have no labels; "
-                  "set ModelOptions::classes");
+      throw Error(name + " cannot infer the number of classes: the records have no labels; declare them (classes)");
     const double top = records.label_max;
     if (!(records.label_min >= 0.0 && std::floor(top) == top && top < 1e9))
       throw Error(name + ": the labels reach " + detail::format_number(top) + " (from " +

@@ -25,7 +25,7 @@ constexpr Index kDefaultPhaseCap = 4;
 constexpr double kDefaultTail = 0.25;
 
 Index ceil_count(double v) {
-  if (!std::isfinite(v) || v > 9.0e18) throw Error("spider_mf_adaptive_parameters: a batch size overflowed");
+  if (!std::isfinite(v) || v > 9.0e18) throw Error("spider-mf-adaptive: a batch size overflowed");
   return std::max<Index>(1, static_cast<Index>(std::ceil(v)));
 }
 
@@ -57,7 +57,7 @@ BandsPlan plan_bands(Index bands, Index n, Index b1, double epochs, const Privac
   b.q = static_cast<double>(b1) / static_cast<double>(b.group_size);
   const double cycles = std::ceil(epochs / b.q);
   if (!(cycles <= 1e9))
-    throw Error("spider_mf_adaptive_parameters: epochs = " + std::to_string(epochs) + " at sampling rate " +
+    throw Error("spider-mf-adaptive: epochs = " + std::to_string(epochs) + " at sampling rate " +
                 std::to_string(b.q) + " means more than 1e9 cycles");
   b.cycles = static_cast<Index>(cycles);
   privacy::PldOptions pld;
@@ -67,10 +67,10 @@ BandsPlan plan_bands(Index bands, Index n, Index b1, double epochs, const Privac
   // Neighbouring::kReplaceOne) and z (of G) is twice it.
   const bool replace_one = privacy.adjacency == Adjacency::kReplaceOne;
   if (!z && replace_one && accountant != Accountant::kPld)
-    throw Error("spider_mf_adaptive_parameters: adjacency = replace-one with sampling = poisson is accounted by PLD "
+    throw Error("spider-mf-adaptive: adjacency = replace-one with sampling = poisson is accounted by PLD "
                 "only; use accountant = pld, or adjacency = zero-out");
   if (!z && privacy.prior_mu > 0 && accountant != Accountant::kPld)
-    throw Error("spider_mf_adaptive_parameters: a prior release (the private scale estimate) is composed by PLD "
+    throw Error("spider-mf-adaptive: a prior release (the private scale estimate) is composed by PLD "
                 "only; use accountant = pld");
   b.z = z            ? *z
         : replace_one ? 2 * privacy::calibrate_dpsgd_noise_pld(b.q, b.cycles, privacy.epsilon, privacy.delta,
@@ -111,7 +111,7 @@ BandsPlan choose_bands(Index n, Index b1, double epochs, const PrivacyTarget& pr
 
 void poisson_passes(MfParameters& p, Index n, const PrivacyTarget& privacy, const ProblemConstants& c,
                     const MfChoices& ch, const ParameterOverrides& o) {
-  const char* who = "spider_mf_adaptive_parameters";
+  const char* who = "spider-mf-adaptive";
   if (privacy.noise == NoiseMode::kSecure)
     throw Error(std::string(who) + ": sampling = poisson is accounted for continuous Gaussian noise only (PLD, "
                 "RDP); use noise = float, or sampling = order");
@@ -147,7 +147,7 @@ void poisson_passes(MfParameters& p, Index n, const PrivacyTarget& privacy, cons
 
 MfParameters spider_mf_adaptive_parameters(Index n, Index d, const PrivacyTarget& privacy, const ProblemConstants& c,
                                            const MfChoices& ch, const ParameterOverrides& o) {
-  const char* who = "spider_mf_adaptive_parameters";
+  const char* who = "spider-mf-adaptive";
   privacy.Validate();
   c.Validate();
   if (!privacy.is_private()) throw Error(std::string(who) + ": needs a finite epsilon (a private target)");

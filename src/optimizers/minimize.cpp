@@ -65,10 +65,10 @@ void state_estimate_relations(const ConstantsEstimate& e, double prior_mu, Priva
 
 void check_start(const Model& model, const Vec& x0) {
   if (static_cast<Index>(x0.size()) != model.dim()) {
-    throw Error("minimize: x0 has " + std::to_string(x0.size()) + " entries, the model " + model.name() +
+    throw Error("x0: has " + std::to_string(x0.size()) + " entries, the model " + model.name() +
                 " has dimension " + std::to_string(model.dim()));
   }
-  if (!all_finite(x0)) throw Error("minimize: x0 has a non-finite entry");
+  if (!all_finite(x0)) throw Error("x0: has a non-finite entry");
 }
 
 Summary run_checked(const Model& model, const Dataset& records, const Vec& x0, const RunOptions& options,
@@ -103,7 +103,7 @@ Summary run_checked(const Model& model, const Dataset& records, const Vec& x0, c
   if (options.estimate.any()) {
     const Index m = estimate_records(records.rows());
     if (m == 0)
-      throw Error("minimize: " + std::to_string(records.rows()) + " records are too few to estimate G or M "
+      throw Error("G, M auto: " + std::to_string(records.rows()) + " records are too few to estimate G or M "
                   "privately (the estimate takes min(20000, max(min(500, n/10), n/50)) of them, at least one); give G "
                   "and M");
     ConstantsEstimate e;
@@ -148,7 +148,7 @@ Summary run_checked(const Model& model, const Dataset& records, const Vec& x0, c
   // single-pass run takes its first step exactly when its first batch, a
   // function of n and the parameters, fits in the n records.
   if (summary.steps == 0 && summary.termination == Termination::kDataExhausted)
-    throw Error("minimize: " + summary.algorithm + " could not take one step: its first batch does not fit in the " +
+    throw Error(summary.algorithm + " could not take one step: its first batch does not fit in the " +
                 std::to_string(records.rows()) + " records (give more records, a smaller batch or a larger epsilon)");
   summary.warnings = run_warnings(summary, records.rows(), options);
   return summary;
@@ -161,10 +161,10 @@ Summary minimize(const Model& model, const Dataset& data, const Vec& x0, const R
     options.Validate();
     model.validate(data);
     detail::check_start(model, x0);
-    if (data.rows() == 0) throw Error("minimize: the dataset has no records");
+    if (data.rows() == 0) throw Error("data: no records");
     // Not numbers are refused before any noise is drawn (SPEC section 8); every
     // finite record, however extreme, runs to the end.
-    check_finite(data, "minimize");
+    check_finite(data, "data");
     return options.process_group ? record_fingerprint(data) : 0;
   });
   const bool file_order = options.single_pass() && options.sample_order_or_default() == SampleOrder::kFile;

@@ -66,7 +66,7 @@ void check_header_labels(const Model& model, const RecordFile& file) {
   try {
     model.validate(Dataset(SparseRowMatrix(2, static_cast<Eigen::Index>(info.cols)), std::move(ends)));
   } catch (const Error& e) {
-    throw Error("minimize: " + file.path() + ": " + e.what());
+    throw Error("record file " + file.path() + ": " + e.what());
   }
 }
 
@@ -87,7 +87,7 @@ std::uint64_t validate_records(const Model& model, const RecordFile& file) {
     try {
       model.validate(records);
     } catch (const Error& e) {
-      throw Error("minimize: " + file.path() + ": " + in_file_numbers(e.what(), first));
+      throw Error("record file " + file.path() + ": " + in_file_numbers(e.what(), first));
     }
     if (records.has_labels()) {
       low = std::min(low, records.labels().minCoeff());
@@ -96,7 +96,7 @@ std::uint64_t validate_records(const Model& model, const RecordFile& file) {
     hasher.add(records);
   });
   if (info.labeled && !(low == info.label_min && high == info.label_max))
-    throw Error("minimize: " + file.path() + ": the header's label range [" + shown(info.label_min) + ", " +
+    throw Error("record file " + file.path() + ": the header's label range [" + shown(info.label_min) + ", " +
                 shown(info.label_max) + "] is not the records' [" + shown(low) + ", " + shown(high) + "]");
   return hasher.value();
 }
@@ -112,14 +112,14 @@ class StreamedChecks {
     const Index count = static_cast<Index>(rows.size());
     if (first + count <= upto_) return;
     if (first > upto_)  // a gap would leave records unchecked: a bug of the caller
-      throw Error("minimize: " + file_.path() + ": records " + std::to_string(upto_) + " to " +
+      throw Error("record file " + file_.path() + ": records " + std::to_string(upto_) + " to " +
                   std::to_string(first - 1) + " were passed over unchecked");
     const Index from = upto_ - first;
     const IndexList fresh(rows.begin() + static_cast<std::ptrdiff_t>(from), rows.end());
     try {
       model_.validate_rows(data, fresh);
     } catch (const Error& e) {
-      throw Error("minimize: " + file_.path() + ": " + in_file_numbers(e.what(), upto_));
+      throw Error("record file " + file_.path() + ": " + in_file_numbers(e.what(), upto_));
     }
     if (data.has_labels()) {
       for (Index i : fresh) {
@@ -142,7 +142,7 @@ class StreamedChecks {
     }
     const RecordFileInfo& info = file_.info();
     if (info.labeled && !(low_ == info.label_min && high_ == info.label_max))
-      throw Error("minimize: " + file_.path() + ": the header's label range [" + shown(info.label_min) + ", " +
+      throw Error("record file " + file_.path() + ": the header's label range [" + shown(info.label_min) + ", " +
                   shown(info.label_max) + "] is not the records' [" + shown(low_) + ", " + shown(high_) + "]");
   }
 
@@ -160,9 +160,9 @@ Summary minimize(const Model& model, const RecordFile& file, const Vec& x0, cons
   detail::agreed_checks(options.process_group.get(), options, x0, [&] {
     options.Validate();
     if (!options.single_pass())
-      throw Error("minimize: a streamed run is single-pass; Poisson dpsgd (epochs > 0) draws records by index");
+      throw Error("stream: a streamed run is single-pass; Poisson dpsgd (epochs > 0) draws records by index");
     if (options.sample_order && *options.sample_order != SampleOrder::kFile)
-      throw Error("minimize: a streamed run reads its records in the file's order (sample_order = file), not "
+      throw Error("stream: a streamed run reads its records in the file's order (sample_order = file), not "
                   "the seed's");
     detail::check_start(model, x0);
     check_header_labels(model, file);
@@ -170,7 +170,7 @@ Summary minimize(const Model& model, const RecordFile& file, const Vec& x0, cons
   });
   auto plan = std::make_shared<detail::BatchPlan>();
   plan->file_order = true;
-  plan->stream = detail::open_record_stream(file.path(), file.info(), "minimize", /*check_finite=*/!group);
+  plan->stream = detail::open_record_stream(file.path(), file.info(), "record file", /*check_finite=*/!group);
   plan->group = options.process_group;
   StreamedChecks checks(model, file);
   if (!group) {

@@ -199,17 +199,16 @@ std::string option_rule_text(const OptionSpec& s) {
   return "";
 }
 
-OptionError::OptionError(std::string key, std::string detail)
-    : Error([&] {
-        // A RunOptions field by its path (privacy.delta); the scale's and the model's by their keys.
-        for (const OptionSpec& s : run_option_table())
-          if (s.key == key && !s.field.empty())
-            return s.field.find("::") == std::string::npos ? "RunOptions: " + s.field : key;
-        return "RunOptions: " + key;
-      }() + detail),
-      key_(std::move(key)),
-      detail_(std::move(detail)) {}
+void refuse_option(const std::string& key, const std::string& detail) {
+  // A RunOptions field by its path (privacy.delta); others by their keys.
+  std::string field = key;
+  for (const OptionSpec& s : run_option_table())
+    if (s.key == key && !s.field.empty() && s.field.find("::") == std::string::npos) field = s.field;
+  throw OptionError(key, detail, "RunOptions: " + field);
+}
 
-std::string OptionError::words(FrontEnd front_end) const { return option_word(key_, front_end) + detail_; }
+std::string option_error_words(const OptionError& e, FrontEnd front_end) {
+  return option_word(e.key(), front_end) + e.detail();
+}
 
 }  // namespace dpsosp

@@ -102,7 +102,7 @@ SpiderParameters compute(Index n, Index d, const PrivacyTarget& privacy, const P
   const double eps = privacy.epsilon;
   const double sd = std::sqrt(static_cast<double>(d));
   p.alpha = o.alpha ? *o.alpha : alpha_scale * theorem_alpha(n, d, eps, c);
-  require_positive_finite(p.alpha, "alpha", "spider_tree_adaptive_parameters");
+  require_positive_finite(p.alpha, "alpha", "spider-tree-adaptive");
   const double a = p.alpha;
   // Lemma 3.10: kappa = max(alpha sqrt(d)/eps, (BGM)^(1/3)).
   p.kappa = o.kappa ? *o.kappa : std::max(eps < kInf ? a * sd / eps : 0.0, cbrt_bgm(c));
@@ -143,7 +143,7 @@ SpiderParameters spider_tree_adaptive_parameters(Index n, Index d, const Privacy
                                                  const ProblemConstants& c, double alpha_scale,
                                                  const ParameterOverrides& overrides,
                                                  Index max_phase_length) {
-  const char* who = "spider_tree_adaptive_parameters";
+  const char* who = "spider-tree-adaptive";
   privacy.Validate();
   c.Validate();
   require_positive_finite(alpha_scale, "alpha_scale", who);

@@ -122,7 +122,7 @@ constexpr KnobName kKnobs[] = {{kKnobBatchSize, "batch_size"},       {kKnobPerio
                                {kKnobBands, "bands"}};
 
 // The option (options.hpp key) and what follows its name in the message.
-[[noreturn]] void refuse(const std::string& key, const std::string& detail) { throw OptionError(key, detail); }
+[[noreturn]] void refuse(const std::string& key, const std::string& detail) { refuse_option(key, detail); }
 
 // Which runs are Poisson-sampled, in the messages that refuse an option for the others.
 std::string poisson_words() {
@@ -185,14 +185,14 @@ void RunOptions::Validate() const {
   constants.Validate();
   // The target.
   if (info.is_private) {
-    if (!privacy) refuse("epsilon", ": " + name + " is a private algorithm; set privacy = {epsilon, delta}");
+    if (!privacy) refuse("epsilon", ": " + name + " is a private algorithm and needs a target: give epsilon (and delta)");
     privacy->Validate();
     if (!privacy->is_private() && !info.allows_infinite_epsilon)
       refuse("epsilon", " = inf: " + name + " is a private algorithm and needs a finite epsilon; for a "
              "non-private run use spider or sgd");
   } else if (privacy && privacy->is_private()) {
     refuse("epsilon", " = " + shown(privacy->epsilon) + ": " + name +
-           " is non-private (epsilon = inf); leave privacy unset or choose a private algorithm");
+           " is non-private (epsilon = inf); leave epsilon unset (or inf) or choose a private algorithm");
   }
   if (estimate.any() && !is_private_run())
     refuse(estimate.G ? "G" : "M",

@@ -21,7 +21,7 @@ void RunOptions::Validate(Index records) const {
   Validate();
   const std::string n = std::to_string(records);
   if (batch_size && *batch_size > records)
-    throw OptionError("batch_size", " = " + std::to_string(*batch_size) + ": more than the " + n + " records");
+    refuse_option("batch_size", " = " + std::to_string(*batch_size) + ": more than the " + n + " records");
   // delta is the chance that the guarantee fails outright; at 1/n a mechanism
   // that publishes one whole record at random meets it (SPEC section 9).
   if (privacy && privacy->is_private() && records > 0 &&
@@ -32,14 +32,14 @@ void RunOptions::Validate(Index records) const {
                   "below 1/n (at 1/n, publishing one whole record at random meets the guarantee): take %.2g or less",
                   privacy->delta, 1.0 / static_cast<double>(records), n.c_str(),
                   0.1 / static_cast<double>(records));
-    throw OptionError("delta", text);
+    refuse_option("delta", text);
   }
   if (overrides.b && *overrides.b > records)
-    throw OptionError("overrides.b", " = " + std::to_string(*overrides.b) + ": more than the " + n + " records");
+    refuse_option("overrides.b", " = " + std::to_string(*overrides.b) + ": more than the " + n + " records");
   if (poisson() && records > 0) {
     const double steps = epochs.value_or(1.0) * static_cast<double>(records) / static_cast<double>(sgd_batch_size(records));
     if (!(steps <= 1e10))
-      throw OptionError("epochs", " = " + std::to_string(*epochs) + ": more than 1e10 Poisson steps at batch size " +
+      refuse_option("epochs", " = " + std::to_string(*epochs) + ": more than 1e10 Poisson steps at batch size " +
                   std::to_string(sgd_batch_size(records)) + " of " + n + " records");
   }
 }

@@ -174,7 +174,7 @@ RunRequest::RunRequest(const OptionValues& values, const std::map<std::string, s
   try {
     o.Validate();
   } catch (const OptionError& e) {
-    throw Error(e.words(front_end));
+    throw Error(option_error_words(e, front_end));
   }
   if (given("noise_key_file") && !o.is_private_run())
     throw Error(word("noise_key_file") + ": a non-private run draws no privacy noise");
@@ -203,7 +203,7 @@ ScalingOptions RunRequest::scaling(const std::string& model, Index features, boo
   try {
     so.Validate(features);
   } catch (const OptionError& e) {
-    throw Error(e.words(front_end_));
+    throw Error(option_error_words(e, front_end_));
   }
   return so;
 }
@@ -216,7 +216,7 @@ void RunRequest::check_records(Index n) const {
       throw Error(word("delta") + " (the default, " + run_option("delta").default_text + ") is not below 1/n for the " +
                   std::to_string(n) + " records: give a smaller " + word("delta") + ", well below 1/n");
     }
-    throw Error(e.words(front_end_));
+    throw Error(option_error_words(e, front_end_));
   }
 }
 

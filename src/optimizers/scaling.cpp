@@ -8,7 +8,6 @@
 
 #include "dpsosp/discrete_gaussian.hpp"
 #include "dpsosp/error.hpp"
-#include "dpsosp/options.hpp"
 #include "dpsosp/privacy.hpp"
 
 namespace dpsosp {
@@ -45,14 +44,15 @@ std::string noise_warning(Index n, Index d, const RunOptions& run) {
 
 void ScalingOptions::Validate(Index features) const {
   if (!bounds.empty() && bounds.size() != 1 && static_cast<Index>(bounds.size()) != features)
-    throw OptionError("bounds", ": expected one interval for every feature or one per feature (" + std::to_string(features) +
-                "), got " + std::to_string(bounds.size()));
+    throw OptionError("bounds", ": expected one interval for every feature or one per feature (" +
+                                    std::to_string(features) + "), got " + std::to_string(bounds.size()));
   for (std::size_t j = 0; j < bounds.size(); ++j)
     if (!valid(bounds[j]))
       throw OptionError("bounds", ": " + (bounds.size() == 1 ? std::string() : "feature " + std::to_string(j) + ": ") +
                   "expected finite lower < upper, got " + show(bounds[j].lower) + ":" + show(bounds[j].upper));
   if (y_bounds && !valid(*y_bounds))
-    throw OptionError("y_bounds", ": expected finite lower < upper, got " + show(y_bounds->lower) + ":" + show(y_bounds->upper));
+    throw OptionError("y_bounds",
+                      ": expected finite lower < upper, got " + show(y_bounds->lower) + ":" + show(y_bounds->upper));
   if (y_bounds && !target) throw OptionError("y_bounds", ": applies to the regression models (linear, cauchy)");
   if (!(share > 0 && share < 1)) throw OptionError("scale_share", ": expected a number in (0, 1), got " + show(share));
 }

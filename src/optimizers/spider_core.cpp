@@ -243,7 +243,7 @@ void run_spider(const Model& model, const Dataset& data, const SpiderConfig& con
     last_release_norm = release_norm;
     ++steps;
     if (options.record_trajectory) summary.trajectory.push_back(x);
-    if (!all_finite(x)) throw Error("minimize: the iterate became non-finite at step " + std::to_string(steps) +
+    if (!all_finite(x)) throw Error("the iterate became non-finite at step " + std::to_string(steps) +
                                     " (step size too large for the data? check M)");
     if (drawn > config.tail_from) {
       tail_sum += x;

@@ -121,9 +121,9 @@ class SubsampledGaussianLoss {
   double lower_x_ = 0, upper_x_ = 0;
 };
 
-void check_bins(const char* who, double count, std::size_t max_bins, double interval) {
+void check_bins(double count, std::size_t max_bins, double interval) {
   if (!(count <= static_cast<double>(max_bins)))
-    detail::too_many_bins(who, count < 1e18 ? static_cast<std::size_t>(count) : 0, max_bins, interval);
+    detail::too_many_bins(count < 1e18 ? static_cast<std::size_t>(count) : 0, max_bins, interval);
 }
 
 // Pessimistic connect-the-dots on the grid eps_k = k h, k from
@@ -131,9 +131,9 @@ void check_bins(const char* who, double count, std::size_t max_bins, double inte
 // Algorithm 1 with a fixed gap): the masses whose hockey-stick curve is the
 // piecewise-linear (in e^eps) interpolation of the exact delta(eps_k); the
 // mass at +inf is delta at the top loss.
-PldPmf connect_the_dots(const char* who, const SubsampledGaussianLoss& m, double h, std::size_t max_bins) {
+PldPmf connect_the_dots(const SubsampledGaussianLoss& m, double h, std::size_t max_bins) {
   const double k_lo = std::floor(m.loss(m.upper_x()) / h), k_hi = std::ceil(m.loss(m.lower_x()) / h);
-  check_bins(who, k_hi - k_lo + 1, max_bins, h);
+  check_bins(k_hi - k_lo + 1, max_bins, h);
   const auto count = static_cast<std::size_t>(k_hi - k_lo + 1);
   std::vector<double> deltas(count);
   for (std::size_t i = 0; i < count; ++i) {
@@ -165,13 +165,13 @@ PldPmf connect_the_dots(const char* who, const SubsampledGaussianLoss& m, double
 // the tails beyond [lower_x, upper_x]: optimistic, the lower one at
 // loss(lower_x) rounded down and the upper one dropped; pessimistic, the lower
 // one at +inf and the upper one at loss(upper_x) rounded up.
-PldPmf privacy_buckets(const char* who, const SubsampledGaussianLoss& m, double h, bool pessimistic,
+PldPmf privacy_buckets(const SubsampledGaussianLoss& m, double h, bool pessimistic,
                        std::size_t max_bins) {
   const double lower_x = m.lower_x(), upper_x = m.upper_x();
   const double top = m.loss(lower_x), bottom = m.loss(upper_x);
   double k = std::floor(top / h);
   const double k_bottom = std::floor(bottom / h);
-  check_bins(who, k - k_bottom + 2, max_bins, h);
+  check_bins(k - k_bottom + 2, max_bins, h);
   PldPmf p;
   p.interval = h;
   p.pessimistic = pessimistic;
@@ -199,9 +199,9 @@ PldPmf privacy_buckets(const char* who, const SubsampledGaussianLoss& m, double 
   return p;
 }
 
-PldPmf discretize(const char* who, const SubsampledGaussianLoss& m, const PldOptions& o) {
-  return o.pessimistic ? connect_the_dots(who, m, o.discretization, o.max_bins)
-                       : privacy_buckets(who, m, o.discretization, false, o.max_bins);
+PldPmf discretize(const SubsampledGaussianLoss& m, const PldOptions& o) {
+  return o.pessimistic ? connect_the_dots(m, o.discretization, o.max_bins)
+                       : privacy_buckets(m, o.discretization, false, o.max_bins);
 }
 
 [[noreturn]] void fail(const char* function, const char* rule, double got) {
@@ -222,7 +222,7 @@ PrivacyLossDistribution gaussian_pld(double sigma, double sensitivity, const Pld
   check_positive("gaussian_pld", "sensitivity", sensitivity);
   options.Validate();
   const SubsampledGaussianLoss m(sigma, sensitivity, 1.0, Direction::kRemove, options.log_mass_truncation);
-  return PrivacyLossDistribution(options, std::make_shared<PldPmf>(discretize("gaussian_pld", m, options)), nullptr);
+  return PrivacyLossDistribution(options, std::make_shared<PldPmf>(discretize(m, options)), nullptr);
 }
 
 PrivacyLossDistribution poisson_gaussian_pld(double sampling_rate, double sigma, double record_bound,
@@ -233,17 +233,16 @@ PrivacyLossDistribution poisson_gaussian_pld(double sampling_rate, double sigma,
   check_positive("poisson_gaussian_pld", "record_bound", record_bound);
   options.Validate();
   const double lmt = options.log_mass_truncation;
-  constexpr const char* kWho = "poisson_gaussian_pld";
   if (neighbouring == Neighbouring::kReplaceOne) {
     const SubsampledGaussianLoss m(sigma, record_bound, q, Direction::kReplace, lmt);
-    return PrivacyLossDistribution(options, std::make_shared<PldPmf>(discretize(kWho, m, options)), nullptr);
+    return PrivacyLossDistribution(options, std::make_shared<PldPmf>(discretize(m, options)), nullptr);
   }
   const SubsampledGaussianLoss remove(sigma, record_bound, q, Direction::kRemove, lmt);
-  auto remove_pmf = std::make_shared<PldPmf>(discretize(kWho, remove, options));
+  auto remove_pmf = std::make_shared<PldPmf>(discretize(remove, options));
   if (q == 1) return PrivacyLossDistribution(options, std::move(remove_pmf), nullptr);
   const SubsampledGaussianLoss add(sigma, record_bound, q, Direction::kAdd, lmt);
   return PrivacyLossDistribution(options, std::move(remove_pmf),
-                                 std::make_shared<PldPmf>(discretize(kWho, add, options)));
+                                 std::make_shared<PldPmf>(discretize(add, options)));
 }
 
 }  // namespace dpsosp::privacy

@@ -111,18 +111,18 @@ void clamp_negative(std::vector<double>& probs) {
 
 }  // namespace
 
-void too_many_bins(const char* who, std::size_t needed, std::size_t max_bins, double interval) {
+void too_many_bins(std::size_t needed, std::size_t max_bins, double interval) {
   std::ostringstream os;
-  os << "privacy::" << who << ": the privacy-loss distribution needs " << needed << " bins at discretization "
+  os << "the privacy-loss distribution needs " << needed << " bins at discretization "
      << interval << ", more than max_bins = " << max_bins
-     << " (use a coarser PldOptions::discretization, or the RDP accountant)";
+     << " (use a coarser value discretization, or the RDP accountant)";
   throw TooManyBins(os.str());
 }
 
 PldPmf compose(const PldPmf& a, const PldPmf& b, double tail_mass_truncation, std::size_t max_bins) {
   const std::size_t out = a.probs.size() + b.probs.size() - 1;
   const std::size_t needed = std::min(a.probs.size(), b.probs.size()) <= 64 ? out : fft_length(out);
-  if (needed > max_bins) too_many_bins("PrivacyLossDistribution::compose", needed, max_bins, a.interval);
+  if (needed > max_bins) too_many_bins(needed, max_bins, a.interval);
   PldPmf c;
   c.interval = a.interval;
   c.pessimistic = a.pessimistic;
@@ -142,12 +142,12 @@ PldPmf self_compose(const PldPmf& p, std::uint64_t times, double tail_mass_trunc
   const double window = hi - lo + 1;
   if (!(window <= static_cast<double>(max_bins)) ||
       !(std::abs(static_cast<double>(p.lower)) * t + hi < 4e18)) {
-    too_many_bins("PrivacyLossDistribution::self_compose", window < 1e18 ? static_cast<std::size_t>(window) : 0,
+    too_many_bins(window < 1e18 ? static_cast<std::size_t>(window) : 0,
                   max_bins, p.interval);
   }
   const auto window_length = static_cast<std::size_t>(window);
   const std::size_t length = fft_length(std::max(window_length, p.probs.size()));
-  if (length > max_bins) too_many_bins("PrivacyLossDistribution::self_compose", length, max_bins, p.interval);
+  if (length > max_bins) too_many_bins(length, max_bins, p.interval);
   PldPmf c;
   c.interval = p.interval;
   c.pessimistic = p.pessimistic;

@@ -24,7 +24,7 @@ struct PldPmf {
 struct TooManyBins : Error {
   using Error::Error;
 };
-[[noreturn]] void too_many_bins(const char* who, std::size_t needed, std::size_t max_bins, double interval);
+[[noreturn]] void too_many_bins(std::size_t needed, std::size_t max_bins, double interval);
 
 /// The PMF of the sum of independent losses from a and b; tails of mass up to
 /// tail_mass_truncation cut (pessimistic: upper tail to +inf, lower tail onto

@@ -71,7 +71,7 @@ CASES = [
     ("delta not below 1/n", [*LOGISTIC, "--delta", "0.5"], "--delta = 0.5: not below 1/n"),
     ("label column only", ["run", "--model", "logistic", "--data", bad("one_column.csv")], "at least one feature column"),
     ("truncated gzip", ["run", "--model", "logistic", "--data", bad("truncated.csv.gz")], "gzip"),
-    ("data is a directory", ["run", "--model", "logistic", "--data", BAD, "--format", "csv"], "load_csv"),
+    ("data is a directory", ["run", "--model", "logistic", "--data", BAD, "--format", "csv"], "CSV file"),
     ("unknown file extension", ["run", "--model", "logistic", "--data", bad("point_array.json")], "--format"),
     ("bogus --format", ["run", "--model", "logistic", "--data", OK, "--format", "bogus"], "unknown format 'bogus'"),
     ("--header with libsvm", ["run", "--model", "logistic", "--data", bad("index_zero.svm"), "--features", "10",

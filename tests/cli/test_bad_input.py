@@ -9,6 +9,7 @@ The fixtures live in tests/data/bad/.
 """
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -33,6 +34,10 @@ def load_json(path):
         return json.load(f)
 
 
+# A C++ identifier where a user's word belongs: Foo::bar, load_csv:, privacy.delta =.
+CXX_NAME = re.compile(r"::|(^|[\s(])[a-z]+_[a-z_]+: |\b(privacy|options|overrides|estimate)\.[a-z_]+|RunOptions")
+
+
 class BadInput(unittest.TestCase):
     def check_clean_failure(self, args, substring, name, out_dir=None):
         try:
@@ -47,6 +52,8 @@ class BadInput(unittest.TestCase):
         self.assertEqual(len(lines), 1, f"{name}: stderr is not one line: {r.stderr!r}")
         self.assertTrue(lines[0].startswith("dpsosp: error: "), f"{name}: {lines[0]!r}")
         self.assertIn(substring, lines[0], f"{name}: the message does not name the problem")
+        # In the user's words: no C++ names (a scope, a function's or a field's snake_case name before a colon).
+        self.assertIsNone(CXX_NAME.search(lines[0][len("dpsosp: error: "):]), f"{name}: {lines[0]!r}")
 
     def test_corpus(self):
         self.assertGreaterEqual(len(CASES), 25)

@@ -43,7 +43,7 @@ class Edges(unittest.TestCase):
         self.assertEqual(r.stderr.strip(), "dpsosp: error: --format: required when the records come from stdin "
                                            "(- has no name to guess the format from)")
         r = dpsosp("run", "--model", "logistic", "--data", "-", "--format", "csv", stdin="1,2\nx,3\n")
-        self.assertIn("load_csv: (stdin) line 2: non-numeric label 'x' in column 0 (0-based)", r.stderr)
+        self.assertIn("CSV file (stdin) line 2: non-numeric label 'x' in column 0 (0-based)", r.stderr)
 
     def test_header_on_a_file_without_one_is_refused(self):
         r = dpsosp("run", "--model", "logistic", "--data", "-", "--format", "csv", "--header", stdin=records(50))

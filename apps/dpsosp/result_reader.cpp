@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "dpsosp/error.hpp"
-#include "dpsosp/options.hpp"
+#include "dpsosp/text.hpp"
 
 namespace dpsosp::cli {
 namespace {

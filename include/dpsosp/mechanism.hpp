@@ -9,7 +9,7 @@
 #include <string>
 
 #include "dpsosp/noise.hpp"
-#include "dpsosp/params.hpp"
+#include "dpsosp/target.hpp"
 #include "dpsosp/types.hpp"
 
 namespace dpsosp {

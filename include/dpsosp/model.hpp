@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "dpsosp/clip.hpp"
 #include "dpsosp/data.hpp"
 #include "dpsosp/record_file.hpp"
 #include "dpsosp/types.hpp"
@@ -15,19 +16,6 @@ namespace dpsosp {
 
 /// A Hessian-vector product at a fixed point: out = H v (resized to v's size).
 using HvpFunction = std::function<void(const Vec& v, Vec& out)>;
-
-/// A sum of clipped per-example vectors (the oracles' kernel, see Model).
-struct ClippedSum {
-  Vec sum;              ///< sum over the records, in their order, of the clipped vectors
-  Index clipped = 0;    ///< vectors that clipping changed (norm above the bound, or not finite)
-  Index nonfinite = 0;  ///< of those, vectors with a NaN or infinite entry (clipped to zero)
-};
-
-/// Where a chained clipped sum starts (Model::chained_gradient_sum): it sets
-/// its argument to the sum of the clipped vectors before the records of the
-/// call (d entries; zeros for the first share of a batch). In a data-parallel
-/// run it waits for that sum from the process before this one.
-using SumStart = std::function<void(Vec& sum)>;
 
 /// Shape parameters of the models that need them.
 struct ModelOptions {

@@ -15,6 +15,7 @@
 #include "dpsosp/error.hpp"
 #include "dpsosp/optimizer.hpp"
 #include "dpsosp/scaling.hpp"
+#include "dpsosp/text.hpp"
 
 namespace dpsosp {
 
@@ -122,19 +123,6 @@ class RunRequest {
   std::set<std::string> given_;
   FrontEnd front_end_;
 };
-
-/// Strict number text, as options and point files are read: locale-independent,
-/// the whole token must be a number ("1.5x", "0x10", " 1" are not).
-enum class NumberStatus { kOk, kNotNumber, kNonFinite, kOutOfRange };
-/// A decimal floating-point token (optional leading '+' or '-'); "nan", "inf",
-/// "infinity" (any case) give kNonFinite with out set; past the double range: kOutOfRange.
-NumberStatus parse_strict_double(std::string_view token, double& out);
-/// A decimal unsigned integer token (optional leading '+').
-bool parse_strict_uint(std::string_view token, std::uint64_t& out);
-/// Removes spaces and tabs at both ends.
-std::string_view trim_blanks(std::string_view s);
-/// 'token' for a message: at most 40 characters, control characters as '?'.
-std::string quote_token(std::string_view token);
 
 /// An option's number: "WORD: expected RULE, got VALUE" otherwise (VALUE
 /// quoted on the command line, as written in Python).

@@ -4,6 +4,7 @@
 #include <limits>
 #include <optional>
 
+#include "dpsosp/clip.hpp"
 #include "dpsosp/data.hpp"
 #include "dpsosp/model.hpp"
 #include "dpsosp/types.hpp"
@@ -16,14 +17,6 @@ struct OracleOutput {
   Index clipped = 0;    ///< per-example vectors that clipping changed (see ClippedSum)
   Index nonfinite = 0;  ///< of those, the ones with a NaN or infinite entry (clipped to zero)
 };
-
-/// Clip v to norm at most c (c = +inf leaves v as is); returns whether it
-/// changed v. The rule, for any v (SPEC sections 2.2 and 8): kept when
-/// ||v|| <= c; scaled to norm c when ||v|| > c, the norm computed without
-/// overflow (a finite v whose squared norm overflows is scaled through its
-/// largest entry); set to zero when an entry is NaN or infinite, or c <= 0.
-/// So a clipped vector has norm at most c whatever the data.
-bool clip_to_norm(Eigen::Ref<Vec> v, double c);
 
 /// O1 and O2 over fresh records drawn from the pool. A clip bound of +infinity
 /// disables clipping (the non-private references). Under replace-one adjacency

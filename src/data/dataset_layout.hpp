@@ -16,8 +16,11 @@
 #include <vector>
 
 #include "dpsosp/data.hpp"
-#include "dpsosp/process_group.hpp"
 #include "dpsosp/types.hpp"
+
+namespace dpsosp {
+class ProcessGroup;  // process_group.hpp: the optimizers' part, which holds it here
+}  // namespace dpsosp
 
 namespace dpsosp::detail {
 

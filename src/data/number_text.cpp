@@ -1,8 +1,8 @@
-// Strict number text (options.hpp): how options and point files read numbers.
+// Strict number text (text.hpp): how options and point files read numbers.
 #include <charconv>
 #include <cmath>
 
-#include "dpsosp/options.hpp"
+#include "dpsosp/text.hpp"
 
 namespace dpsosp {
 

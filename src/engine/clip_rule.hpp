@@ -1,4 +1,4 @@
-// Internal: the clipping rule (not installed). clip_to_norm (oracles.hpp), the
+// Internal: the clipping rule (not installed). clip_to_norm (clip.hpp), the
 // fused engine (clipped_sum.hpp, row_workers.hpp) and the models' reference
 // form (Model::clipped_gradient_sum) all clip through these functions: one
 // rule, one place.
@@ -7,7 +7,7 @@
 #include <cmath>
 #include <limits>
 
-#include "dpsosp/oracles.hpp"
+#include "dpsosp/clip.hpp"
 #include "dpsosp/types.hpp"
 #include "engine/eigen_order.hpp"
 #include "engine/wide_kernels.hpp"
@@ -17,7 +17,7 @@ namespace dpsosp::detail {
 /// Rows computed (and clipped) together.
 constexpr Index kGroup = 4;
 
-/// The clipping rule of clip_to_norm (oracles.hpp), in one place, for every
+/// The clipping rule of clip_to_norm (clip.hpp), in one place, for every
 /// path of the engine and the reference form (SPEC sections 2.2 and 8). Given
 /// the norm the caller's reduction computed, a vector is kept when norm <= c,
 /// zeroed when c <= 0, and scaled by c / norm when that norm is finite. A norm

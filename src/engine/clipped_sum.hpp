@@ -42,7 +42,7 @@
 
 #include "dpsosp/data.hpp"
 #include "dpsosp/error.hpp"
-#include "dpsosp/oracles.hpp"
+#include "dpsosp/clip.hpp"
 #include "dpsosp/types.hpp"
 #include "data/dataset_layout.hpp"
 #include "engine/clip_rule.hpp"

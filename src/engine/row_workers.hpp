@@ -19,7 +19,7 @@
 
 #include "dpsosp/data.hpp"
 #include "dpsosp/error.hpp"
-#include "dpsosp/model.hpp"
+#include "dpsosp/clip.hpp"
 #include "dpsosp/types.hpp"
 #include "engine/clip_rule.hpp"
 #include "engine/wide_kernels.hpp"

@@ -309,17 +309,6 @@ std::string mechanism_name(MechanismKind kind) {
   return "unknown";
 }
 
-std::string accountant_name(Accountant a) { return a == Accountant::kPld ? "pld" : "rdp"; }
-
-std::string adjacency_name(Adjacency a) {
-  switch (a) {
-    case Adjacency::kNone: return "none";
-    case Adjacency::kReplaceOne: return "replace-one";
-    case Adjacency::kZeroOut: return "zero-out";
-  }
-  return "unknown";
-}
-
 std::string PrivacyRecord::accounting() const {
   const bool secure = noise == NoiseMode::kSecure;
   switch (mechanism) {

@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <limits>
 
-#include "dpsosp/oracles.hpp"
+#include "dpsosp/clip.hpp"
 #include "engine/clip_rule.hpp"
 #include "engine/eigen_order.hpp"
 #include "engine/row_workers.hpp"

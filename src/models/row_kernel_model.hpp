@@ -3,7 +3,7 @@
 #pragma once
 #include "dpsosp/data.hpp"
 #include "dpsosp/model.hpp"
-#include "dpsosp/oracles.hpp"
+#include "dpsosp/clip.hpp"
 #include "dpsosp/types.hpp"
 #include "engine/clipped_sum.hpp"
 #include "models/model_internal.hpp"

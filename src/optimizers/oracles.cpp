@@ -20,11 +20,6 @@
 
 namespace dpsosp {
 
-bool clip_to_norm(Eigen::Ref<Vec> v, double c) {
-  if (!(c < std::numeric_limits<double>::infinity())) return false;
-  return detail::clip_given_norm(v, v.norm(), c) != detail::kKept;
-}
-
 namespace {
 
 OracleOutput mean_of(ClippedSum s, Index rows) {

@@ -30,7 +30,6 @@
 #include "random/aes_ctr.hpp"
 #include "dpsosp/error.hpp"
 #include "random/philox_blocks.hpp"
-#include "engine/wide_kernels.hpp"
 
 namespace dpsosp {
 namespace {
@@ -246,7 +245,7 @@ void philox_blocks_scalar(std::uint64_t seed, std::uint32_t purpose, std::uint32
 
 void philox_blocks(std::uint64_t seed, std::uint32_t purpose, std::uint32_t index, std::uint64_t first,
                    std::size_t count, std::uint64_t* out) {
-  static const bool avx2 = wide::cpu_has_avx2();
+  static const bool avx2 = __builtin_cpu_supports("avx2") != 0;
   if (avx2) {
     philox_blocks_avx2(seed, purpose, index, first, count, out);
   } else {

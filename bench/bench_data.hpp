@@ -12,9 +12,9 @@ namespace dpsosp::bench {
 struct BenchProblem {
   Dataset data;
   std::unique_ptr<Model> model;
-  Vec x, x_prev;   // a point and a nearby previous point (for O2)
-  double clip = 1; // clips a fair share of the per-example vectors
-  IndexList order; // a random permutation of the records
+  Vec x, x_prev;    // a point and a nearby previous point (for O2)
+  double clip = 1;  // clips a fair share of the per-example vectors
+  IndexList order;  // a random permutation of the records
 };
 
 /// "logistic" (gaussian-mixture, n = 10^6, d = 100), "phase-retrieval"

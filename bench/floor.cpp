@@ -150,17 +150,16 @@ int main(int argc, char** argv) {
     // Random order: out[k] = <x_{perm k}, v>.
     dpsosp::SamplePool pool(static_cast<dpsosp::Index>(n), 1);
     const dpsosp::IndexList perm = pool.draw(static_cast<dpsosp::Index>(n));
-    const double best_gather = best_random_pass(x, perm, threads, repeats, 8, out, checksum,
-                                                [&v](const double* row, Eigen::Index d_) {
-                                                  return Eigen::Map<const dpsosp::Vec>(row, d_).dot(v);
-                                                });
+    const double best_gather = best_random_pass(
+        x, perm, threads, repeats, 8, out, checksum,
+        [&v](const double* row, Eigen::Index d_) { return Eigen::Map<const dpsosp::Vec>(row, d_).dot(v); });
     // Random order, reads only: one double of each line of each record.
-    const double best_touch = best_random_pass(x, perm, threads, repeats, 32, out, checksum,
-                                               [](const double* row, Eigen::Index d_) {
-                                                 double sum = 0;
-                                                 for (Eigen::Index j = 0; j < d_; j += 8) sum += row[j];
-                                                 return sum;
-                                               });
+    const double best_touch =
+        best_random_pass(x, perm, threads, repeats, 32, out, checksum, [](const double* row, Eigen::Index d_) {
+          double sum = 0;
+          for (Eigen::Index j = 0; j < d_; j += 8) sum += row[j];
+          return sum;
+        });
     const long rss_data_kb = peak_rss_kb();
     long rss_run_kb = 0;
     double run_seconds = 0;
@@ -217,17 +216,17 @@ int main(int argc, char** argv) {
         "{\"synthetic\": \"%s\", \"rows\": %lld, \"cols\": %lld, \"bytes\": %lld, \"load_seconds\": %.6f, "
         "\"gemv_seconds\": %.6f, \"parallel_seconds\": %.6f, \"threads\": %d, \"seconds\": %.6f, "
         "\"rows_per_second\": %.1f, \"bytes_per_second\": %.1f, \"repeats\": %d, \"checksum\": %.6g, "
-        "\"peak_rss_kb_after_data\": %ld, \"dpsgd_batch\": %ld, \"dpsgd_seconds\": %.6f, \"peak_rss_kb_after_dpsgd\": %ld, "
+        "\"peak_rss_kb_after_data\": %ld, \"dpsgd_batch\": %ld, \"dpsgd_seconds\": %.6f, \"peak_rss_kb_after_dpsgd\": "
+        "%ld, "
         "\"gather_seconds\": %.6f, \"gather_rows_per_second\": %.1f, \"touch_seconds\": %.6f, "
         "\"touch_rows_per_second\": %.1f, \"spider_seconds\": %s, \"spider_own_order_seconds\": %s, "
         "\"spider_gradient_evaluations\": %lld, \"spider_samples_used\": %lld, \"spider_steps\": %lld}\n",
         spec.c_str(), static_cast<long long>(n), static_cast<long long>(d),
         static_cast<long long>(n * d * static_cast<Eigen::Index>(sizeof(double))), load_seconds, best_gemv,
-        best_parallel, threads, best, static_cast<double>(n) / best,
-        static_cast<double>(n * d) * sizeof(double) / best, repeats, checksum, rss_data_kb, dpsgd_batch, run_seconds,
-        rss_run_kb, best_gather, static_cast<double>(n) / best_gather, best_touch, static_cast<double>(n) / best_touch,
-        spider.c_str(), spider_own.c_str(), spider_gradients,
-        spider_samples, spider_steps);
+        best_parallel, threads, best, static_cast<double>(n) / best, static_cast<double>(n * d) * sizeof(double) / best,
+        repeats, checksum, rss_data_kb, dpsgd_batch, run_seconds, rss_run_kb, best_gather,
+        static_cast<double>(n) / best_gather, best_touch, static_cast<double>(n) / best_touch, spider.c_str(),
+        spider_own.c_str(), spider_gradients, spider_samples, spider_steps);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "dpsosp_floor: %s\n", e.what());
     return 1;

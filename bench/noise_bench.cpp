@@ -12,8 +12,8 @@
 
 #include <vector>
 
-#include "random/aes_ctr.hpp"  // detail::aes_ni_turn_off_for_tests
 #include "dpsosp/dpsosp.hpp"
+#include "random/aes_ctr.hpp"  // detail::aes_ni_turn_off_for_tests
 
 namespace dpsosp::bench {
 namespace {

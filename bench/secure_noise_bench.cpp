@@ -73,8 +73,14 @@ void BM_Release(benchmark::State& state, MechanismKind kind, NoiseMode mode) {
 }
 BENCHMARK_CAPTURE(BM_Release, tree_float, MechanismKind::kTree, NoiseMode::kFloat)->ArgName("d")->Arg(100)->Arg(7840);
 BENCHMARK_CAPTURE(BM_Release, tree_secure, MechanismKind::kTree, NoiseMode::kSecure)->ArgName("d")->Arg(100)->Arg(7840);
-BENCHMARK_CAPTURE(BM_Release, gaussian_float, MechanismKind::kGaussian, NoiseMode::kFloat)->ArgName("d")->Arg(100)->Arg(7840);
-BENCHMARK_CAPTURE(BM_Release, gaussian_secure, MechanismKind::kGaussian, NoiseMode::kSecure)->ArgName("d")->Arg(100)->Arg(7840);
+BENCHMARK_CAPTURE(BM_Release, gaussian_float, MechanismKind::kGaussian, NoiseMode::kFloat)
+    ->ArgName("d")
+    ->Arg(100)
+    ->Arg(7840);
+BENCHMARK_CAPTURE(BM_Release, gaussian_secure, MechanismKind::kGaussian, NoiseMode::kSecure)
+    ->ArgName("d")
+    ->Arg(100)
+    ->Arg(7840);
 
 }  // namespace
 }  // namespace dpsosp::bench

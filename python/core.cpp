@@ -39,18 +39,18 @@ py::dict scaling_dict(const ScaledSummary& r) {
     d["upper"] = s.upper;
   }
   if (s.has_target) {
-    d["target"] = py::dict(py::arg("lower") = s.y_lower, py::arg("upper") = s.y_upper,
-                           py::arg("source") = s.target_source);
+    d["target"] =
+        py::dict(py::arg("lower") = s.y_lower, py::arg("upper") = s.y_upper, py::arg("source") = s.target_source);
   } else {
     d["target"] = py::none();
   }
   if (!s.composition.empty()) {
-    d["estimate"] = py::dict(py::arg("share") = s.share, py::arg("composition") = s.composition,
-                             py::arg("mu") = s.mu, py::arg("rho") = s.rho, py::arg("epsilon") = s.epsilon,
-                             py::arg("delta") = s.delta, py::arg("count_noise") = s.count_noise,
-                             py::arg("target_count_noise") = s.target_count_noise,
-                             py::arg("columns") = s.columns, py::arg("histograms") = s.histograms,
-                             py::arg("public_range") = std::vector<double>{-1048576.0, 1048576.0});
+    d["estimate"] =
+        py::dict(py::arg("share") = s.share, py::arg("composition") = s.composition, py::arg("mu") = s.mu,
+                 py::arg("rho") = s.rho, py::arg("epsilon") = s.epsilon, py::arg("delta") = s.delta,
+                 py::arg("count_noise") = s.count_noise, py::arg("target_count_noise") = s.target_count_noise,
+                 py::arg("columns") = s.columns, py::arg("histograms") = s.histograms,
+                 py::arg("public_range") = std::vector<double>{-1048576.0, 1048576.0});
   }
   if (r.x_user) d["x_user"] = *r.x_user;
   return d;
@@ -128,14 +128,16 @@ py::dict summary_dict(const Summary& s) {
 py::dict diagnostics_dict(const Summary& s) {
   const Diagnostics& g = s.diagnostics;
   py::dict d;
-  d["note"] = "computed from the private data without noise: NOT covered by the privacy guarantee; "
-              "publish only where the data need no protection (release_only=True leaves this out)";
+  d["note"] =
+      "computed from the private data without noise: NOT covered by the privacy guarantee; "
+      "publish only where the data need no protection (release_only=True leaves this out)";
   const Index checked = g.checked_o1 + g.checked_o2;
-  d["clipped"] = py::dict(py::arg("o1") = g.clipped_o1, py::arg("o2") = g.clipped_o2,
-                          py::arg("fraction") = checked > 0 ? py::object(py::float_(
-                                                                  static_cast<double>(g.clipped_o1 + g.clipped_o2) /
-                                                                  static_cast<double>(checked)))
-                                                            : py::object(py::none()));
+  d["clipped"] = py::dict(
+      py::arg("o1") = g.clipped_o1, py::arg("o2") = g.clipped_o2,
+      py::arg("fraction") =
+          checked > 0
+              ? py::object(py::float_(static_cast<double>(g.clipped_o1 + g.clipped_o2) / static_cast<double>(checked)))
+              : py::object(py::none()));
   d["nonfinite"] = py::dict(py::arg("o1") = g.nonfinite_o1, py::arg("o2") = g.nonfinite_o2);
   d["gradient_evaluations"] = g.gradient_evaluations;
   d["seconds"] = g.seconds;
@@ -221,7 +223,8 @@ PYBIND11_MODULE(_core, m) {
       "to back (as `dpsosp convert` writes them; shuffle_seed: in that public seed's sample order).");
 
   m.def(
-      "generate_noise_key", [] {
+      "generate_noise_key",
+      [] {
         const NoiseKey key = NoiseKey::generate();
         return py::bytes(reinterpret_cast<const char*>(key.bytes().data()), key.bytes().size());
       },
@@ -233,8 +236,8 @@ PYBIND11_MODULE(_core, m) {
          const std::optional<Eigen::Ref<const Vec>>& y, const Vec& x, double rho, Index classes, Index hidden,
          Index rank, bool fit_intercept) {
         const Dataset data = make_dataset(X, y);
-        const auto model = make_model(model_name, data.cols(), model_options(classes, hidden, rank, fit_intercept),
-                                      &data);
+        const auto model =
+            make_model(model_name, data.cols(), model_options(classes, hidden, rank, fit_intercept), &data);
         Certificate c;
         {
           py::gil_scoped_release release;  // it can take a while on large models: let other threads run
@@ -260,7 +263,8 @@ PYBIND11_MODULE(_core, m) {
         d["params"] = p.params;
         return d;
       },
-      py::arg("spec"), "Generate a synthetic problem: 'phase-retrieval:n=...,d=...,seed=...' (also pca, gaussian-mixture).");
+      py::arg("spec"),
+      "Generate a synthetic problem: 'phase-retrieval:n=...,d=...,seed=...' (also pca, gaussian-mixture).");
 
   m.def(
       "certify_population",
@@ -281,9 +285,10 @@ PYBIND11_MODULE(_core, m) {
         // mechanism and the options it reads.
         py::list rows;
         const std::pair<Knob, const char*> knobs[] = {
-            {kKnobBatchSize, "batch_size"}, {kKnobPeriod, "period"},           {kKnobEpochs, "epochs"},
-            {kKnobLearningRate, "learning_rate"}, {kKnobAlphaScale, "alpha_scale"},
-            {kKnobMaxPhaseLength, "max_phase_length"}, {kKnobAccountant, "accountant"}};
+            {kKnobBatchSize, "batch_size"},   {kKnobPeriod, "period"},
+            {kKnobEpochs, "epochs"},          {kKnobLearningRate, "learning_rate"},
+            {kKnobAlphaScale, "alpha_scale"}, {kKnobMaxPhaseLength, "max_phase_length"},
+            {kKnobAccountant, "accountant"}};
         for (const AlgorithmInfo& info : algorithm_table()) {
           py::dict r;
           r["name"] = info.name;

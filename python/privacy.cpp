@@ -70,7 +70,8 @@ void bind_privacy(py::module_& m) {
          const std::string& adjacency) {
         const privacy::Neighbouring n = neighbouring_of(adjacency);
         if (accountant == "pld") return privacy::calibrate_dpsgd_noise_pld(q, steps, epsilon, delta, n);
-        if (accountant != "rdp") throw Error("calibrate_poisson: accountant must be 'pld' or 'rdp', got '" + accountant + "'");
+        if (accountant != "rdp")
+          throw Error("calibrate_poisson: accountant must be 'pld' or 'rdp', got '" + accountant + "'");
         if (n != privacy::Neighbouring::kAddRemove)
           throw Error("calibrate_poisson: the RDP accountant is for add-remove adjacency; use accountant='pld'");
         return privacy::calibrate_dpsgd_noise(q, steps, epsilon, delta);

@@ -63,7 +63,8 @@ Dataset records_of(const py::object& X, const std::optional<Eigen::Ref<const Vec
   if (py::hasattr(X, "indptr")) {
     SparseRowMatrix csr = X.cast<SparseRowMatrix>();
     Dataset data(std::move(csr), std::move(labels));
-    if (o.single_pass() && data.rows() <= std::numeric_limits<std::uint32_t>::max()) data.store_in_sample_order(*o.seed);
+    if (o.single_pass() && data.rows() <= std::numeric_limits<std::uint32_t>::max())
+      data.store_in_sample_order(*o.seed);
     return data;
   }
   const auto array = X.cast<py::array_t<double, py::array::c_style | py::array::forcecast>>();
@@ -122,8 +123,8 @@ void bind_run(py::module_& m) {
   m.def(
       "run_option_table",
       [] {
-        static const char* kKinds[] = {"real", "count", "choice", "switch", "flag", "constant", "text", "overrides",
-                                       "bounds"};
+        static const char* kKinds[] = {"real",     "count", "choice",    "switch", "flag",
+                                       "constant", "text",  "overrides", "bounds"};
         py::list rows;
         for (const OptionSpec& s : run_option_table()) {
           py::dict row;
@@ -175,24 +176,29 @@ void bind_run(py::module_& m) {
         if (data_file) header = read_record_file_info(*data_file);
         if (o.is_private_run()) {
           if (is_classifier && classes == 0)
-            throw Error("classes: a private " + model_name + " run is sized by its class count, which must be "
+            throw Error("classes: a private " + model_name +
+                        " run is sized by its class count, which must be "
                         "declared (public), not read from the labels: pass classes=K (labels 0 .. K-1)");
           if (sparse_x && n_features == 0)
-            throw Error("n_features: a private run on sparse X is sized by its feature count, which must be "
-                        "declared (public; a sparse matrix's width may come from its largest index): pass "
-                        "n_features=D");
+            throw Error(
+                "n_features: a private run on sparse X is sized by its feature count, which must be "
+                "declared (public; a sparse matrix's width may come from its largest index): pass "
+                "n_features=D");
           if (header && !header->features_declared)
-            throw Error("data: the feature count of these sparse records was read from their largest index when "
-                        "they were converted; a private run needs it declared (public): convert them again with "
-                        "dpsosp convert --features D");
+            throw Error(
+                "data: the feature count of these sparse records was read from their largest index when "
+                "they were converted; a private run needs it declared (public): convert them again with "
+                "dpsosp convert --features D");
         }
         if (header && n_features != 0 && header->cols != n_features)
           throw Error("n_features=" + std::to_string(n_features) + ": the record file holds records of " +
                       std::to_string(header->cols) + " features");
         std::optional<RecordFile> file;
         Dataset data;
-        if (stream) file.emplace(*data_file);
-        else data = data_file ? load_record_file(*data_file) : records_of(X, y, o);
+        if (stream)
+          file.emplace(*data_file);
+        else
+          data = data_file ? load_record_file(*data_file) : records_of(X, y, o);
         const Index n = file ? file->info().rows : data.rows();
         request.check_records(n);
         ModelOptions model_options;
@@ -200,9 +206,9 @@ void bind_run(py::module_& m) {
         model_options.hidden = hidden;
         model_options.rank = rank;
         // An intercept by default where the model takes one and wants it (the CLI's rule).
-        model_options.fit_intercept = fit_intercept.value_or(
-            model_name == "logistic" || model_name == "sigmoid" || model_name == "softmax" || model_name == "linear" ||
-            model_name == "cauchy");
+        model_options.fit_intercept =
+            fit_intercept.value_or(model_name == "logistic" || model_name == "sigmoid" || model_name == "softmax" ||
+                                   model_name == "linear" || model_name == "cauchy");
         std::unique_ptr<Model> model;
         try {
           model = file ? make_model(model_name, file->info(), model_options)
@@ -225,8 +231,10 @@ void bind_run(py::module_& m) {
         ScaledSummary scaled;
         {
           py::gil_scoped_release release;
-          if (file) scaled.summary = minimize(*model, *file, start, o);
-          else scaled = minimize_scaled(*model, data, start, o, so);
+          if (file)
+            scaled.summary = minimize(*model, *file, start, o);
+          else
+            scaled = minimize_scaled(*model, data, start, o, so);
         }
         Summary& s = scaled.summary;
         if (hooks.interrupted) s.termination = Termination::kInterrupted;
@@ -236,9 +244,9 @@ void bind_run(py::module_& m) {
         result["d"] = model->dim();
         result["shape"] = shape_dict(*model);
         if (so.any()) result["scaling"] = scaling_dict(scaled);
-        result["target"] = py::dict(py::arg("epsilon") = o.privacy ? o.privacy->epsilon
-                                                                   : std::numeric_limits<double>::infinity(),
-                                    py::arg("delta") = o.privacy ? o.privacy->delta : request.delta);
+        result["target"] =
+            py::dict(py::arg("epsilon") = o.privacy ? o.privacy->epsilon : std::numeric_limits<double>::infinity(),
+                     py::arg("delta") = o.privacy ? o.privacy->delta : request.delta);
         if (!request.release_only) result["diagnostics"] = diagnostics_dict(s);
         if (hooks.error) {
           // Ctrl-C (KeyboardInterrupt) or the callback's exception, with the
@@ -255,8 +263,7 @@ void bind_run(py::module_& m) {
       py::arg("model"), py::arg("X"), py::arg("y"), py::arg("options"), py::arg("overrides"), py::arg("x0"),
       py::arg("classes"), py::arg("hidden"), py::arg("rank"), py::arg("fit_intercept"), py::arg("noise_key"),
       py::arg("callback"), py::arg("data"), py::arg("stream"), py::arg("n_features"), py::arg("bounds"),
-      py::arg("y_bounds"),
-      "The run behind dpsosp.run (which checks its keywords and converts X and y first).");
+      py::arg("y_bounds"), "The run behind dpsosp.run (which checks its keywords and converts X and y first).");
 }
 
 }  // namespace dpsosp::python

@@ -61,6 +61,11 @@ class Architecture(unittest.TestCase):
         long = {os.path.relpath(p, ROOT): read(p).count("\n") for p in sources()}
         self.assertEqual({p: n for p, n in long.items() if n > 400}, {})
 
+    def test_the_build_lists_every_library_source(self):
+        listed = set(re.findall(r"\bsrc/[a-z_]+/[a-z_0-9]+\.cpp\b", read(os.path.join(ROOT, "CMakeLists.txt"))))
+        on_disk = {os.path.relpath(p, ROOT) for p in sources(("src",)) if p.endswith(".cpp")}
+        self.assertEqual(listed, on_disk, "CMakeLists.txt's DPSOSP_SOURCES and src/ differ")
+
     def test_algorithm_ids_are_named_only_in_the_table(self):
         hits = [os.path.relpath(p, ROOT) for p in sources(("src", "apps", "python")) if "Algorithm::k" in read(p)]
         self.assertEqual(hits, ["src/optimizers/registry.cpp"])

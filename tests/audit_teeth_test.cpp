@@ -33,12 +33,13 @@ AuditOptions options(Algorithm algorithm, Tampering tampering) {
 }
 
 std::string describe(const AuditResult& r) {
-  std::string s = r.algorithm + " " + r.tampering + ": eps bound " + std::to_string(r.epsilon_lower_bound) +
-                  ", mu " + std::to_string(r.empirical_mu) + " (lower " + std::to_string(r.mu_lower_bound) +
-                  ", claim " + std::to_string(r.claimed_mu) + ")";
+  std::string s = r.algorithm + " " + r.tampering + ": eps bound " + std::to_string(r.epsilon_lower_bound) + ", mu " +
+                  std::to_string(r.empirical_mu) + " (lower " + std::to_string(r.mu_lower_bound) + ", claim " +
+                  std::to_string(r.claimed_mu) + ")";
   if (r.tradeoff)
-    s += ", trade-off TPR >= " + std::to_string(r.tradeoff->tpr_lower) + " at FPR <= " +
-         std::to_string(r.tradeoff->fpr_upper) + ", claim allows " + std::to_string(r.tradeoff->claimed_tpr_max);
+    s += ", trade-off TPR >= " + std::to_string(r.tradeoff->tpr_lower) +
+         " at FPR <= " + std::to_string(r.tradeoff->fpr_upper) + ", claim allows " +
+         std::to_string(r.tradeoff->claimed_tpr_max);
   return s + ", by '" + r.violation_by + "'";
 }
 

@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "dpsosp/error.hpp"
-#include "test_fixtures.hpp"
 #include "dpsosp/factorization.hpp"
+#include "test_fixtures.hpp"
 
 namespace dpsosp {
 // Test names and failure messages show the algorithm's name.
@@ -150,8 +150,8 @@ TEST_P(AuditEveryPrivateAlgorithm, ReportsOfNeighboursDifferOnlyInTheIterates) {
   for (const Mode& mode : modes) {
     AuditOptions o = options(algorithm, Tampering::kNone, mode.canary);
     o.epochs = mode.epochs;
-    const std::string what = algorithm_name(algorithm) + ", canary " + canary_name(mode.canary) +
-                             (mode.epochs > 0 ? ", Poisson" : "");
+    const std::string what =
+        algorithm_name(algorithm) + ", canary " + canary_name(mode.canary) + (mode.epochs > 0 ? ", Poisson" : "");
     bool some_x_differs = false;
     for (Index run = 0; run < 4; ++run) {
       const RunRandomness randomness = run_randomness(o, 1, run);
@@ -234,7 +234,7 @@ TEST(Audit, UnclippedO2IsCaught) {
   o.tampering = Tampering::kUnclippedO2;
   const AuditResult r = run_audit(o);
   EXPECT_NEAR(r.claimed_epsilon, 1.0, 1e-6);  // the claim under test is the honest one
-  EXPECT_GT(r.reported_epsilon, 10.0);         // the accountant, shown the raised M, says so
+  EXPECT_GT(r.reported_epsilon, 10.0);        // the accountant, shown the raised M, says so
   EXPECT_GT(r.epsilon_lower_bound, r.claimed_epsilon);
   EXPECT_GT(r.empirical_mu, 5 * r.claimed_mu);
 

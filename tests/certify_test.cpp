@@ -69,8 +69,7 @@ TEST(CertifySospGap, RejectsInvalidInputs) {
   EXPECT_NE(error_of([] { sosp_gap(0.1, -1, std::numeric_limits<double>::quiet_NaN()); }), "");
   EXPECT_NE(error_of([] { sosp_gap(0.1, -1, std::numeric_limits<double>::infinity()); }), "");
   EXPECT_EQ(error_of([] { sosp_gap(-1, -1, 1); }), "sosp_gap: grad_norm must be >= 0, got -1");
-  EXPECT_EQ(error_of([] { sosp_gap(1, std::numeric_limits<double>::quiet_NaN(), 1); }),
-            "sosp_gap: lambda_min is NaN");
+  EXPECT_EQ(error_of([] { sosp_gap(1, std::numeric_limits<double>::quiet_NaN(), 1); }), "sosp_gap: lambda_min is NaN");
 }
 
 TEST(CertifyEigen, MatchesDenseDecompositionOfRandomSymmetricMatrices) {
@@ -151,8 +150,7 @@ TEST(CertifyEigen, LargeMatrixFreeDiagonalPlusLowRank) {
   };
   const auto secular_sign = [&](double lambda) {
     const Vec inverse = (diagonal.array() - lambda).inverse().matrix();
-    const Eigen::Matrix2d m = Eigen::Matrix2d::Identity() +
-                              c.asDiagonal() * (w.transpose() * inverse.asDiagonal() * w);
+    const Eigen::Matrix2d m = Eigen::Matrix2d::Identity() + c.asDiagonal() * (w.transpose() * inverse.asDiagonal() * w);
     return m.determinant();
   };
   double lo = 1.0 - 3.0, hi = 1.0 - 1e-12;  // Weyl: lambda_min >= min D - 3

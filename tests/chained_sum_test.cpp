@@ -39,8 +39,10 @@ std::vector<Case> cases() {
   classes.hidden = 4;
   ModelOptions pca;
   pca.rank = 2;
-  return {{"logistic", 37, Labels::kBinary, {}}, {"cauchy", 9, Labels::kReal, {}},
-          {"pca", 11, Labels::kNone, pca},       {"softmax", 29, Labels::kClasses, classes},
+  return {{"logistic", 37, Labels::kBinary, {}},
+          {"cauchy", 9, Labels::kReal, {}},
+          {"pca", 11, Labels::kNone, pca},
+          {"softmax", 29, Labels::kClasses, classes},
           {"mlp", 13, Labels::kClasses, classes}};
 }
 
@@ -54,7 +56,8 @@ ClippedSum chained(const Model& m, const Dataset& data, const IndexList& idx, co
   std::vector<Index> ends = cuts;
   ends.push_back(idx.size());
   for (Index end : ends) {
-    const IndexList part(idx.begin() + static_cast<std::ptrdiff_t>(begin), idx.begin() + static_cast<std::ptrdiff_t>(end));
+    const IndexList part(idx.begin() + static_cast<std::ptrdiff_t>(begin),
+                         idx.begin() + static_cast<std::ptrdiff_t>(end));
     const Vec before = total.sum;
     int calls = 0;
     const SumStart start = [&](Vec& s) {
@@ -64,10 +67,10 @@ ClippedSum chained(const Model& m, const Dataset& data, const IndexList& idx, co
     const ClippedSum piece =
         consistent ? (base_form ? m.Model::chained_consistent_difference_sum(x, *x_prev, data, part, 0.5, clip, start)
                                 : m.chained_consistent_difference_sum(x, *x_prev, data, part, 0.5, clip, start))
-        : x_prev ? (base_form ? m.Model::chained_difference_sum(x, *x_prev, data, part, clip, start)
-                              : m.chained_difference_sum(x, *x_prev, data, part, clip, start))
-                 : (base_form ? m.Model::chained_gradient_sum(x, data, part, clip, start)
-                              : m.chained_gradient_sum(x, data, part, clip, start));
+        : x_prev   ? (base_form ? m.Model::chained_difference_sum(x, *x_prev, data, part, clip, start)
+                                : m.chained_difference_sum(x, *x_prev, data, part, clip, start))
+                   : (base_form ? m.Model::chained_gradient_sum(x, data, part, clip, start)
+                                : m.chained_gradient_sum(x, data, part, clip, start));
     EXPECT_EQ(calls, 1) << "the start is taken once";
     total.sum = piece.sum;
     total.clipped += piece.clipped;

@@ -38,8 +38,8 @@ TEST(ClipEstimate, FindsTheMediansWithinTheResolution) {
   const auto model = make_model("logistic", 5);
   const Vec x0 = Vec::Zero(5);
   const IndexList idx = first(2001);
-  const ConstantsEstimate e = estimate_constants(*model, data, idx, x0, {true, true}, {1e6, 1e-6},
-                                                 testing::test_noise_key(), 7);
+  const ConstantsEstimate e =
+      estimate_constants(*model, data, idx, x0, {true, true}, {1e6, 1e-6}, testing::test_noise_key(), 7);
   std::vector<double> norms, ratios;
   Vec g(5), moved(5);
   for (Index i : idx) {
@@ -68,33 +68,33 @@ TEST(ClipEstimate, CountNoiseMeetsTheTarget) {
   const Dataset data = testing::make_test_data(500, 3, testing::Labels::kBinary, false, 4);
   const auto model = make_model("logistic", 3);
   const IndexList idx = first(500);
-  const ConstantsEstimate both = estimate_constants(*model, data, idx, Vec::Zero(3), {true, true}, {1.0, 1e-6},
-                                                    testing::test_noise_key(), 1);
+  const ConstantsEstimate both =
+      estimate_constants(*model, data, idx, Vec::Zero(3), {true, true}, {1.0, 1e-6}, testing::test_noise_key(), 1);
   const double mu = privacy::gdp_mu(1.0, 1e-6);
   EXPECT_NEAR(std::sqrt(20.0) / both.count_noise, mu, 1e-12);
   EXPECT_DOUBLE_EQ(both.mu, mu);
-  const ConstantsEstimate g_only = estimate_constants(*model, data, idx, Vec::Zero(3), {true, false}, {1.0, 1e-6},
-                                                      testing::test_noise_key(), 1);
+  const ConstantsEstimate g_only =
+      estimate_constants(*model, data, idx, Vec::Zero(3), {true, false}, {1.0, 1e-6}, testing::test_noise_key(), 1);
   EXPECT_EQ(g_only.rounds, kEstimateRounds);
   EXPECT_FALSE(g_only.M);
   EXPECT_NEAR(std::sqrt(10.0) / g_only.count_noise, mu, 1e-12);
   PrivacyTarget secure{1.0, 1e-6};
   secure.noise = NoiseMode::kSecure;
-  const ConstantsEstimate s = estimate_constants(*model, data, idx, Vec::Zero(3), {true, true}, secure,
-                                                 testing::test_noise_key(), 1);
+  const ConstantsEstimate s =
+      estimate_constants(*model, data, idx, Vec::Zero(3), {true, true}, secure, testing::test_noise_key(), 1);
   const double rho = privacy::zcdp_rho(1.0, 1e-6);
   EXPECT_EQ(s.count_noise, std::ceil(std::sqrt(20.0 / (2 * rho))));
   EXPECT_LE(20.0 / (2 * s.count_noise * s.count_noise), rho);
   // Other keys, other noise, other estimates; the same key, the same ones.
-  const ConstantsEstimate again = estimate_constants(*model, data, idx, Vec::Zero(3), {true, true}, {1.0, 1e-6},
-                                                     testing::test_noise_key(), 1);
+  const ConstantsEstimate again =
+      estimate_constants(*model, data, idx, Vec::Zero(3), {true, true}, {1.0, 1e-6}, testing::test_noise_key(), 1);
   EXPECT_EQ(*again.G, *both.G);
-  EXPECT_THROW(estimate_constants(*model, data, idx, Vec::Zero(3), {false, false}, {1.0, 1e-6},
-                                  testing::test_noise_key(), 1),
-               Error);
-  EXPECT_THROW(estimate_constants(*model, data, {}, Vec::Zero(3), {true, false}, {1.0, 1e-6},
-                                  testing::test_noise_key(), 1),
-               Error);
+  EXPECT_THROW(
+      estimate_constants(*model, data, idx, Vec::Zero(3), {false, false}, {1.0, 1e-6}, testing::test_noise_key(), 1),
+      Error);
+  EXPECT_THROW(
+      estimate_constants(*model, data, {}, Vec::Zero(3), {true, false}, {1.0, 1e-6}, testing::test_noise_key(), 1),
+      Error);
   EXPECT_THROW(estimate_constants(*model, data, idx, Vec::Zero(3), {true, false},
                                   {std::numeric_limits<double>::infinity(), 1e-6}, testing::test_noise_key(), 1),
                Error);
@@ -136,8 +136,7 @@ TEST(ClipEstimate, TheRunLeavesTheEstimatesRecordsAlone) {
     testing::expect_single_use(model, n);
     // One gradient a record for the O1-only runs: the records used are the
     // estimate's and the optimizer's.
-    if (std::string(algo) != "spider-tree-adaptive")
-      EXPECT_EQ(s.samples_used, m + s.diagnostics.gradient_evaluations);
+    if (std::string(algo) != "spider-tree-adaptive") EXPECT_EQ(s.samples_used, m + s.diagnostics.gradient_evaluations);
   }
   EXPECT_EQ(estimate_records(100), 10u);
   EXPECT_EQ(estimate_records(5), 0u);

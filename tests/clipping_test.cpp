@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "dpsosp/dpsosp.hpp"
-#include "test_data.hpp"
 #include "engine/wide_kernels.hpp"
 #include "engine/work_sharing.hpp"
+#include "test_data.hpp"
 
 namespace dpsosp {
 namespace {
@@ -79,10 +79,10 @@ void expect_same(const ClippedSum& got, const ClippedSum& want, const std::strin
 // reference form's bits and counts on every path.
 TEST(ClipRule, EveryEnginePathAgreesWithTheReferenceOnExtremeRecords) {
   const Case cases[] = {
-      {"logistic", 37, Labels::kBinary, false}, {"logistic", 37, Labels::kBinary, true},
-      {"sigmoid", 20, Labels::kBinary, false},  {"cauchy", 9, Labels::kReal, false},
+      {"logistic", 37, Labels::kBinary, false},     {"logistic", 37, Labels::kBinary, true},
+      {"sigmoid", 20, Labels::kBinary, false},      {"cauchy", 9, Labels::kReal, false},
       {"phase-retrieval", 8, Labels::kReal, false}, {"pca", 11, Labels::kNone, false},
-      {"softmax", 29, Labels::kClasses, true},  {"mlp", 13, Labels::kClasses, false},
+      {"softmax", 29, Labels::kClasses, true},      {"mlp", 13, Labels::kClasses, false},
   };
   const int previous_threads = omp_get_max_threads();
   for (const Case& c : cases) {

@@ -53,7 +53,8 @@ TEST_F(CsvTableTest, LabelColumnByNameOrIndex) {
                   "the label column (--label): the header line has no column 'income' (its columns: x1, y, x2)");
   LoadOptions beyond;
   beyond.label_column = "3";
-  EXPECT_CONTAINS(error_of([&] { load_csv(path, beyond); }), "column 3 (0-based) does not exist: the file has 3 columns");
+  EXPECT_CONTAINS(error_of([&] { load_csv(path, beyond); }),
+                  "column 3 (0-based) does not exist: the file has 3 columns");
   // A name needs a header line.
   EXPECT_CONTAINS(error_of([&] { load_csv(write("h.csv", "1,2,0\n"), missing); }),
                   "a column is named by its header name, but the first line is all numbers");
@@ -71,8 +72,9 @@ TEST_F(CsvTableTest, ClassNamesMapLabelsToIndices) {
   const std::string a = error_of([&] { load_csv(write("a.csv", "species,len\nsetosa,1\nrose,2\n"), o); });
   const std::string b = error_of([&] { load_csv(write("a.csv", "species,len\ntulip,1\nsetosa,2\n"), o); });
   EXPECT_EQ(a, b);
-  EXPECT_CONTAINS(a, "a label in column 'species' is not one of the 3 declared classes (--classes "
-                     "setosa,versicolor,virginica)");
+  EXPECT_CONTAINS(a,
+                  "a label in column 'species' is not one of the 3 declared classes (--classes "
+                  "setosa,versicolor,virginica)");
   EXPECT_EQ(a.find("line"), std::string::npos);
   // The label column is never imputed.
   o.impute_zero = true;
@@ -125,12 +127,14 @@ TEST_F(CsvTableTest, MissingValuesRefusedOrImputed) {
   expected << 30, 1, 0, 0, 0, 1, 40, 0, 0;
   EXPECT_EQ(load_csv(path, zero).dense(), expected);
   // NaN and N/A are missing too; a rule's value must fit its column.
-  EXPECT_CONTAINS(error_of([this] { load_csv(write("n.csv", "1,2\n0,NaN\n")); }), "missing value ('NaN') in column 1 (0-based)");
+  EXPECT_CONTAINS(error_of([this] { load_csv(write("n.csv", "1,2\n0,NaN\n")); }),
+                  "missing value ('NaN') in column 1 (0-based)");
   EXPECT_CONTAINS(error_of([this] { load_csv(write("n.csv", "1,2\n0,n/a\n")); }), "missing value ('n/a')");
   LoadOptions bad;
   bad.categorical = o.categorical;
   bad.impute = {{"color", "green"}};
-  EXPECT_CONTAINS(error_of([&] { load_csv(path, bad); }), "--impute color=green: 'green' is not one of the column's categories");
+  EXPECT_CONTAINS(error_of([&] { load_csv(path, bad); }),
+                  "--impute color=green: 'green' is not one of the column's categories");
   bad.impute = {{"age", "old"}};
   EXPECT_CONTAINS(error_of([&] { load_csv(path, bad); }), "--impute age=old: expected a finite number");
   bad.impute = {{"y", "0"}};
@@ -145,8 +149,10 @@ TEST_F(CsvTableTest, QuotedFields) {
   o.categorical = {{"a, b", {"say \"hi\"", "x"}}};
   const Dataset c = load_csv(write("c.csv", "y,\"a, b\"\n1,\"say \"\"hi\"\"\"\n0,x\n"), o);
   EXPECT_EQ(c.dense(), RowMatrix((RowMatrix(2, 2) << 1, 0, 0, 1).finished()));
-  EXPECT_CONTAINS(error_of([this] { load_csv(write("u.csv", "1,\"2\n")); }), "line 1: a quoted field has no closing quote");
-  EXPECT_CONTAINS(error_of([this] { load_csv(write("t.csv", "1,\"2\"x\n")); }), "text after a quoted field's closing quote");
+  EXPECT_CONTAINS(error_of([this] { load_csv(write("u.csv", "1,\"2\n")); }),
+                  "line 1: a quoted field has no closing quote");
+  EXPECT_CONTAINS(error_of([this] { load_csv(write("t.csv", "1,\"2\"x\n")); }),
+                  "text after a quoted field's closing quote");
 }
 
 }  // namespace

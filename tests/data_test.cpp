@@ -12,12 +12,12 @@
 #include <string>
 #include <vector>
 
+#include "data/dataset_layout.hpp"
+#include "data/sample_order.hpp"
 #include "dpsosp/data.hpp"
 #include "dpsosp/data_layout.hpp"
 #include "dpsosp/error.hpp"
 #include "dpsosp/noise.hpp"
-#include "data/dataset_layout.hpp"
-#include "data/sample_order.hpp"
 #include "test_errors.hpp"
 
 namespace dpsosp {
@@ -31,14 +31,14 @@ const std::string kData = DPSOSP_TEST_DATA_DIR;
 // The same 3x4 matrix stored dense and sparse (with an all-zero row).
 RowMatrix example_matrix() {
   RowMatrix m(3, 4);
-  m << 1.0, 0.0, -2.0, 0.5,
-       0.0, 0.0, 0.0, 0.0,
-       3.0, 4.0, 0.0, 0.0;
+  m << 1.0, 0.0, -2.0, 0.5, 0.0, 0.0, 0.0, 0.0, 3.0, 4.0, 0.0, 0.0;
   return m;
 }
 
 Dataset dense_example() { return Dataset(example_matrix(), Vec::LinSpaced(3, 1.0, 3.0)); }
-Dataset sparse_example() { return Dataset(SparseRowMatrix(example_matrix().sparseView()), Vec::LinSpaced(3, 1.0, 3.0)); }
+Dataset sparse_example() {
+  return Dataset(SparseRowMatrix(example_matrix().sparseView()), Vec::LinSpaced(3, 1.0, 3.0));
+}
 
 TEST(DatasetTest, DenseAndSparseRowOperationsAgree) {
   const Dataset dense = dense_example();
@@ -244,8 +244,12 @@ TEST(SamplePoolTest, OrderIsAFunctionOfTheSeed) {
 TEST(AllFinite, AgreesWithIsfiniteAtEveryPosition) {
   const double inf = std::numeric_limits<double>::infinity();
   const double specials[] = {std::nan(""), inf, -inf};
-  const double finite[] = {std::numeric_limits<double>::max(), -std::numeric_limits<double>::max(),
-                           std::numeric_limits<double>::denorm_min(), -0.0, 1.5, -3e300};
+  const double finite[] = {std::numeric_limits<double>::max(),
+                           -std::numeric_limits<double>::max(),
+                           std::numeric_limits<double>::denorm_min(),
+                           -0.0,
+                           1.5,
+                           -3e300};
   EXPECT_TRUE(all_finite(Vec(0)));
   for (Eigen::Index n = 1; n <= 37; ++n) {
     Vec v(n);

@@ -12,8 +12,8 @@
 namespace dpsosp {
 namespace {
 
-using testing::PhaseRetrieval;
 using testing::mf_options;
+using testing::PhaseRetrieval;
 
 // The front ends' default (choose_default_sampling): Poisson at a replace-one
 // target, and with epochs unset default_passes(n) passes (3 up to 100000

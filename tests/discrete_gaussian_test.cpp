@@ -44,8 +44,8 @@ TEST(ExactSamplers, BernoulliOfARatioAndOfAnExponential) {
   for (int i = 0; i < n; ++i) hits += exact::bernoulli(w, 3, 7);
   expect_frequency(hits, n, 3.0 / 7.0, "bernoulli(3/7)");
   // exp(-gamma) for gamma below 1, at 1, above 1 (several e^-1 factors), and a 128-bit ratio.
-  const std::pair<UInt128, UInt128> gammas[] = {{1, 2}, {1, 1}, {5, 2}, {7, 3}, {0, 5},
-                                                {(UInt128{1} << 100) + 3, UInt128{1} << 100}};
+  const std::pair<UInt128, UInt128> gammas[] = {{1, 2}, {1, 1}, {5, 2},
+                                                {7, 3}, {0, 5}, {(UInt128{1} << 100) + 3, UInt128{1} << 100}};
   for (const auto& [num, den] : gammas) {
     hits = 0;
     for (int i = 0; i < n; ++i) hits += exact::bernoulli_exp(w, num, den);
@@ -128,7 +128,7 @@ TEST(ExactSamplers, DiscreteGaussianMomentsAndTailsAtALargeScale) {
   EXPECT_LE(std::abs(mean), kZ / std::sqrt(n));
   EXPECT_LE(std::abs(var - 1), kZ * std::sqrt(2.0 / n));  // var of u^2 is 2 for a normal
   expect_frequency(beyond3, static_cast<int>(n), std::erfc(3 / std::sqrt(2.0)), "mass beyond 3 s");
-  EXPECT_LT(largest, 7.0);  // P(|Z| > 7 s) < 3e-12 a draw
+  EXPECT_LT(largest, 7.0);                                 // P(|Z| > 7 s) < 3e-12 a draw
   EXPECT_NEAR(fourth / n, 3.0, kZ * std::sqrt(96.0 / n));  // E u^4 = 3, var u^4 = 96
 }
 

@@ -174,7 +174,10 @@ TEST(Factorization, FiltersComputeTheDenseProducts) {
 // = s sqrt(D) / mu): the mean noise variance of a release is 2.15 / 3.7 / 4.5
 // times the square root's at L = 7 / 63 / 255, the worst release's 3.2 / 6.3 / 8.0.
 TEST(Factorization, SquareRootBeatsTheTree) {
-  struct Case { Index L; double mean_ratio, max_ratio; };
+  struct Case {
+    Index L;
+    double mean_ratio, max_ratio;
+  };
   for (const Case& c : {Case{7, 2.152, 3.210}, Case{63, 3.695, 6.335}, Case{255, 4.515, 7.992}}) {
     int depth = 0;
     while ((Index{1} << depth) - 1 < c.L) ++depth;

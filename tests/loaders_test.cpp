@@ -242,7 +242,8 @@ TEST_F(LoaderLibsvmTest, RejectsNonFiniteOrBadValue) {
   EXPECT_CONTAINS(error_of([this] { load_libsvm(write("a.svm", "1 1:1 2:inf\n")); }),
                   "a.svm line 1: non-finite value 'inf' of feature 2 (NaN/Inf not allowed)");
   EXPECT_CONTAINS(error_of([this] { load_libsvm(write("b.svm", "1 1:NaN\n")); }), "non-finite value 'NaN'");
-  EXPECT_CONTAINS(error_of([this] { load_libsvm(write("c.svm", "1 1:1e400\n")); }), "value '1e400' of feature 1 overflows a double");
+  EXPECT_CONTAINS(error_of([this] { load_libsvm(write("c.svm", "1 1:1e400\n")); }),
+                  "value '1e400' of feature 1 overflows a double");
   EXPECT_CONTAINS(error_of([this] { load_libsvm(write("d.svm", "1 1:\n")); }), "non-numeric value '' of feature 1");
 }
 
@@ -303,7 +304,8 @@ TEST_F(LoaderIdxTest, RejectsUnsupportedTypeCode) {
 TEST_F(LoaderIdxTest, RejectsZeroDimensions) {
   EXPECT_CONTAINS(error_of([this] { load_idx(write("x", be32(0x0803) + be32(2) + be32(0) + be32(2))); }),
                   "x byte offset 8: dimension 1 is 0");
-  EXPECT_CONTAINS(error_of([this] { load_idx(write("y", be32(0x0800))); }), "byte offset 3: IDX file with 0 dimensions");
+  EXPECT_CONTAINS(error_of([this] { load_idx(write("y", be32(0x0800))); }),
+                  "byte offset 3: IDX file with 0 dimensions");
 }
 
 TEST_F(LoaderIdxTest, RejectsTruncatedFile) {
@@ -319,18 +321,20 @@ TEST_F(LoaderIdxTest, RejectsTruncatedFile) {
 
 TEST_F(LoaderIdxTest, RejectsLabelCountMismatch) {
   const std::string labels = write("labels", be32(0x0801) + be32(2) + "\x01\x02");
-  EXPECT_CONTAINS(error_of([&] { load_idx(kData + "/idx/tiny-images-idx3-ubyte", labels); }),
-                  "labels byte offset 4: labels file has 2 labels but " + kData +
-                      "/idx/tiny-images-idx3-ubyte has 3 images");
-  EXPECT_CONTAINS(error_of([] { load_idx(kData + "/idx/tiny-labels-idx1-ubyte", kData + "/idx/tiny-images-idx3-ubyte"); }),
-                  "a labels file has 1 dimension");
+  EXPECT_CONTAINS(
+      error_of([&] { load_idx(kData + "/idx/tiny-images-idx3-ubyte", labels); }),
+      "labels byte offset 4: labels file has 2 labels but " + kData + "/idx/tiny-images-idx3-ubyte has 3 images");
+  EXPECT_CONTAINS(
+      error_of([] { load_idx(kData + "/idx/tiny-labels-idx1-ubyte", kData + "/idx/tiny-images-idx3-ubyte"); }),
+      "a labels file has 1 dimension");
 }
 
 TEST_F(LoaderIdxTest, RejectsCorruptedAndTruncatedGzip) {
   EXPECT_CONTAINS(error_of([] { load_idx(kData + "/idx/corrupt-images-idx3-ubyte.gz"); }),
                   "corrupt-images-idx3-ubyte.gz byte offset 0: corrupted gzip stream (zlib: incorrect data check)");
-  EXPECT_CONTAINS(error_of([] { load_idx(kData + "/idx/truncated-gzip-images-idx3-ubyte.gz"); }),
-                  "truncated-gzip-images-idx3-ubyte.gz byte offset 141: truncated gzip stream (unexpected end of file)");
+  EXPECT_CONTAINS(
+      error_of([] { load_idx(kData + "/idx/truncated-gzip-images-idx3-ubyte.gz"); }),
+      "truncated-gzip-images-idx3-ubyte.gz byte offset 141: truncated gzip stream (unexpected end of file)");
 }
 
 TEST_F(LoaderIdxTest, RejectsMissingFile) {

@@ -48,8 +48,8 @@ TEST(MfMechanism, CalibratedToTheTargetWithTheFactorizationsColumnNorm) {
   // Passes over one order of `period` releases: the sensitivity of C u is the
   // cyclic participation norm, and the calibration meets the target with it.
   for (Index period : {1, 7, 50, 100, 250}) {
-    const PrivacyRecord r = make_mf_mechanism(20, testing::test_noise_key(), 0.01, 250, target(2.0), std::nullopt,
-                                              period)->account();
+    const PrivacyRecord r =
+        make_mf_mechanism(20, testing::test_noise_key(), 0.01, 250, target(2.0), std::nullopt, period)->account();
     const BltFactorization f = BltFactorization::square_root(250);
     const double norm = period < 250 ? f.cyclic_participation_norm(250, period) : f.max_column_norm(250);
     EXPECT_DOUBLE_EQ(r.column_norm, norm) << period;
@@ -58,7 +58,8 @@ TEST(MfMechanism, CalibratedToTheTargetWithTheFactorizationsColumnNorm) {
     EXPECT_NEAR(r.sigma, 0.01 * norm / privacy::gdp_mu(2.0, 1e-6), 1e-15) << period;
     EXPECT_DOUBLE_EQ(r.sigma, mf_noise_sigma(0.01, 250, target(2.0), 20, period));
     const PrivacyRecord secure = make_mf_mechanism(20, testing::test_noise_key(), 0.01, 250,
-                                                   target(2.0, NoiseMode::kSecure), std::nullopt, period)->account();
+                                                   target(2.0, NoiseMode::kSecure), std::nullopt, period)
+                                     ->account();
     EXPECT_LE(secure.epsilon, 2.0) << period;
     EXPECT_GT(secure.sigma, r.sigma) << period;
   }
@@ -128,7 +129,8 @@ TEST(MfMechanism, RefusesReleasesPastTheHorizonOrTheBound) {
   EXPECT_THROW(m->release(e, false, 0.25, released), Error);
   EXPECT_THROW(make_mf_mechanism(3, testing::test_noise_key(), 0.5, 0, target(1.0)), Error);
   EXPECT_THROW(make_mf_mechanism(3, testing::test_noise_key(), 0.0, 5, target(1.0)), Error);
-  EXPECT_THROW(make_mf_mechanism(3, testing::test_noise_key(), 0.5, 5, target(std::numeric_limits<double>::infinity())), Error);
+  EXPECT_THROW(make_mf_mechanism(3, testing::test_noise_key(), 0.5, 5, target(std::numeric_limits<double>::infinity())),
+               Error);
 }
 
 // Secure mode: the mechanism releases B-filtered integers on the grid, so
@@ -196,8 +198,8 @@ TEST(BandedPoisson, NoiseIsTheBandedFactorizationsOfTheSecretStream) {
     for (Index k = 0; k < d; ++k) EXPECT_NEAR(c_rel[k], want[k], 1e-12) << t;
   }
   // Calibrated to the target when z is not given.
-  auto calibrated = make_poisson_gaussian_mechanism(d, key, 1.0, 0.3, cycles, target, std::nullopt,
-                                                    Accountant::kPld, bands);
+  auto calibrated =
+      make_poisson_gaussian_mechanism(d, key, 1.0, 0.3, cycles, target, std::nullopt, Accountant::kPld, bands);
   EXPECT_LE(calibrated->account().epsilon, 2.0);
   EXPECT_NEAR(calibrated->account().epsilon, 2.0, 1e-3);
   // bands = 0 (dpsgd's): plain Poisson, noise z clip xi, no horizon.

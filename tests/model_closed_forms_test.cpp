@@ -38,7 +38,7 @@ TEST(ModelLogistic, ValuesAtZeroAndStableAtExtremeMargins) {
   }
   // Margin +-1000: exp(1000) overflows, the stable forms do not.
   const Vec far = (Vec(3) << 1000, 0, 0).finished();  // z = 1000 for record 0
-  EXPECT_EQ(m->loss(far, data, 0), 0.0);               // log(1 + e^-1000) underflows to 0
+  EXPECT_EQ(m->loss(far, data, 0), 0.0);              // log(1 + e^-1000) underflows to 0
   EXPECT_DOUBLE_EQ(m->loss(-far, data, 0), 1000.0);
   m->gradient(-far, data, 0, g);
   EXPECT_DOUBLE_EQ(g[0], -1.0);  // -y sigma(1000) a
@@ -57,7 +57,7 @@ TEST(ModelSigmoid, ValuesAtZeroAndSaturation) {
   m->gradient(Vec::Zero(2), data, 0, g);
   EXPECT_LE(relative_error(g, Vec(0.25 * a.row(0).transpose())), 1e-15);  // -y a / 4
   m->hvp(Vec::Zero(2), data, 0, v, h);
-  EXPECT_EQ(h.norm(), 0.0);  // the sigmoid loss has an inflection at margin 0
+  EXPECT_EQ(h.norm(), 0.0);                       // the sigmoid loss has an inflection at margin 0
   const Vec far = (Vec(2) << 500, 0).finished();  // y z = -1000: loss -> 1
   EXPECT_DOUBLE_EQ(m->loss(far, data, 0), 1.0);
   m->gradient(far, data, 0, g);
@@ -213,7 +213,6 @@ TEST(ModelMlp, OutputLayerAloneIsSoftmaxOfTheBias) {
   // All weights zero: uniform prediction, loss log K.
   EXPECT_NEAR(m->loss(Vec::Zero(m->dim()), data, 0), std::log(3.0), 1e-15);
 }
-
 
 }  // namespace
 }  // namespace dpsosp

@@ -42,8 +42,9 @@ TEST(ModelFactory, NamesDimensionsAndUnknownNames) {
     make_model("lasso", p, o);
     FAIL() << "unknown model accepted";
   } catch (const Error& e) {
-    EXPECT_STREQ(e.what(), "unknown model 'lasso', expected one of logistic, sigmoid, cauchy, "
-                           "phase-retrieval, pca, softmax, mlp, linear");
+    EXPECT_STREQ(e.what(),
+                 "unknown model 'lasso', expected one of logistic, sigmoid, cauchy, "
+                 "phase-retrieval, pca, softmax, mlp, linear");
   }
   EXPECT_THROW(make_model("logistic", 0, o), Error);
 }
@@ -57,8 +58,9 @@ TEST(ModelFactory, OptionsValidateNamesTheField) {
         try {
           o.Validate();
         } catch (const Error& e) {
-          EXPECT_STREQ(e.what(), "ModelOptions::Validate: classes is 1, expected 0 (infer from the labels) "
-                                 "or at least 2");
+          EXPECT_STREQ(e.what(),
+                       "ModelOptions::Validate: classes is 1, expected 0 (infer from the labels) "
+                       "or at least 2");
           throw;
         }
       },
@@ -89,8 +91,9 @@ TEST(ModelFactory, ClassCountFromOptionsOrLabels) {
     make_model("mlp", 2);
     FAIL() << "mlp built without a class count";
   } catch (const Error& e) {
-    EXPECT_STREQ(e.what(), "mlp needs the number of classes: declare them (classes), or pass the data to infer "
-                           "them from the labels");
+    EXPECT_STREQ(e.what(),
+                 "mlp needs the number of classes: declare them (classes), or pass the data to infer "
+                 "them from the labels");
   }
   const Dataset unlabelled(a, Vec());
   EXPECT_THROW(make_model("softmax", 2, {}, &unlabelled), Error);
@@ -99,8 +102,9 @@ TEST(ModelFactory, ClassCountFromOptionsOrLabels) {
     make_model("softmax", 2, {}, &fractional);
     FAIL() << "class count inferred from a fractional label";
   } catch (const Error& e) {
-    EXPECT_STREQ(e.what(), "softmax: label of record 2 (0-based) is 1.5, expected a non-negative integer "
-                           "(a class index)");
+    EXPECT_STREQ(e.what(),
+                 "softmax: label of record 2 (0-based) is 1.5, expected a non-negative integer "
+                 "(a class index)");
   }
 }
 
@@ -148,8 +152,9 @@ TEST(ModelValidate, ClassLabelsMustBeIntegersInRange) {
   o.classes = 10;
   Vec y = Vec::Zero(20);
   y[17] = 2.5;
-  const std::string says = ": a record's label is not an integer in [0, 10) (the classes); which record is not "
-                          "said, as a refusal must not depend on it";
+  const std::string says =
+      ": a record's label is not an integer in [0, 10) (the classes); which record is not "
+      "said, as a refusal must not depend on it";
   EXPECT_EQ(validate_message("softmax", with_labels(y), o), "softmax" + says);
   y[17] = 10;
   EXPECT_EQ(validate_message("mlp", with_labels(y), o), "mlp" + says);
@@ -206,10 +211,11 @@ TEST(ModelValidate, RowsAreCheckedAsTheSubsetWouldBe) {
     }
   }
   // Record 4 of {5, 4, 0} is refused (in words that name no record).
-  EXPECT_CONTAINS(testing::error_of([&] { make_model("logistic", 2)->validate_rows(data, {5, 4, 0}); }),
+  EXPECT_CONTAINS(testing::error_of([&] {
+                    make_model("logistic", 2)->validate_rows(data, {5, 4, 0});
+                  }),
                   "logistic: a record's label is not 0, 1, -1 or +1");
 }
-
 
 }  // namespace
 }  // namespace dpsosp

@@ -22,8 +22,8 @@ struct Case {
   Labels labels;
   bool sparse;
 };
-const Case kCases[] = {{"logistic", Labels::kBinary, false}, {"logistic", Labels::kBinary, true},
-                       {"sigmoid", Labels::kBinary, false},  {"cauchy", Labels::kReal, false},
+const Case kCases[] = {{"logistic", Labels::kBinary, false},      {"logistic", Labels::kBinary, true},
+                       {"sigmoid", Labels::kBinary, false},       {"cauchy", Labels::kReal, false},
                        {"phase-retrieval", Labels::kReal, false}, {"softmax", Labels::kClasses, false},
                        {"softmax", Labels::kClasses, true}};
 

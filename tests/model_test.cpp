@@ -65,8 +65,7 @@ TEST_P(ModelAllTest, GradientAndHvpMatchFiniteDifferences) {
   plain.richardson = false;
   plain.tolerance = 1e-5;
   const Vec x = test_point(*p.model, 9);
-  const GradientCheckResult r =
-      check_model_derivatives(*p.model, p.dense, 5, x, gaussian(p.model->dim(), 209), plain);
+  const GradientCheckResult r = check_model_derivatives(*p.model, p.dense, 5, x, gaussian(p.model->dim(), 209), plain);
   EXPECT_TRUE(r.ok) << r.message;
   std::ostringstream worst;
   worst << std::scientific << std::setprecision(2) << "gradient " << worst_gradient << ", hvp " << worst_hvp;
@@ -166,14 +165,16 @@ TEST_P(ModelAllTest, RejectsPointsOfTheWrongSizeAndForeignFeatureCounts) {
     FAIL() << "validate accepted 7 features for a 6-feature model";
   } catch (const Error& e) {
     EXPECT_STREQ(e.what(), (GetParam() + ": the data have 7 features per record, expected 6 "
-                                         "(the model was built for that many)").c_str());
+                                         "(the model was built for that many)")
+                               .c_str());
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(Model, ModelAllTest, ::testing::ValuesIn(model_names()),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            std::string s = info.param;
-                           for (char& c : s) if (c == '-') c = '_';
+                           for (char& c : s)
+                             if (c == '-') c = '_';
                            return s;
                          });
 

@@ -180,9 +180,7 @@ TEST(NoiseKeyTest, MalformedKeysAreRefusedWithoutEchoingThem) {
 }
 
 // Two keys from the OS coincide with probability 2^-128.
-TEST(NoiseKeyTest, GeneratedKeysDiffer) {
-  EXPECT_NE(NoiseKey::generate(), NoiseKey::generate());
-}
+TEST(NoiseKeyTest, GeneratedKeysDiffer) { EXPECT_NE(NoiseKey::generate(), NoiseKey::generate()); }
 
 }  // namespace
 }  // namespace dpsosp

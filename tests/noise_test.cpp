@@ -164,8 +164,8 @@ TEST_P(GaussianStreamKinds, BatchedWordsEqualOneAtATime) {
 // gives the words of the one-block-at-a-time reference, for counts around
 // its groups of eight and for block numbers whose low 32-bit word wraps.
 TEST(GaussianStreamTest, BlocksAtOnceEqualOneBlockAtATime) {
-  for (std::uint64_t first : {std::uint64_t{0}, std::uint64_t{5}, (std::uint64_t{1} << 32) - 3,
-                              ~std::uint64_t{0} - 20}) {
+  for (std::uint64_t first :
+       {std::uint64_t{0}, std::uint64_t{5}, (std::uint64_t{1} << 32) - 3, ~std::uint64_t{0} - 20}) {
     for (std::size_t count : {std::size_t{0}, std::size_t{1}, std::size_t{7}, std::size_t{8}, std::size_t{9},
                               std::size_t{17}, std::size_t{100}}) {
       for (std::uint64_t seed : {std::uint64_t{0}, kSeed, ~std::uint64_t{0}}) {

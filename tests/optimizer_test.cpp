@@ -76,12 +76,15 @@ TEST(SpiderTreeAdaptive, PrivacyReportIsTheAPrioriGuaranteeAndRecomputes) {
   std::uint64_t longest = 0;
   for (auto L : s.phase_lengths) longest = std::max(longest, L);
   EXPECT_LE(longest, max_phase_length);
-  EXPECT_LT(privacy::tree_depth(longest), s.privacy.depth) << "this run's phases should stay below the cap for the test "
-                                                      "to tell the a-priori figure from an ex-post one";
+  EXPECT_LT(privacy::tree_depth(longest), s.privacy.depth)
+      << "this run's phases should stay below the cap for the test "
+         "to tell the a-priori figure from an ex-post one";
   EXPECT_EQ(s.privacy.depth, privacy::tree_depth(max_phase_length));
-  const privacy::TreeAccount again = privacy::account_tree(s.privacy.sigma / s.privacy.sensitivity, {max_phase_length}, s.privacy.delta);
+  const privacy::TreeAccount again =
+      privacy::account_tree(s.privacy.sigma / s.privacy.sensitivity, {max_phase_length}, s.privacy.delta);
   EXPECT_DOUBLE_EQ(again.epsilon_gdp, s.privacy.epsilon);
-  EXPECT_NEAR(s.privacy.mu, s.privacy.sensitivity * std::sqrt(static_cast<double>(s.privacy.depth)) / s.privacy.sigma, 1e-12);
+  EXPECT_NEAR(s.privacy.mu, s.privacy.sensitivity * std::sqrt(static_cast<double>(s.privacy.depth)) / s.privacy.sigma,
+              1e-12);
   // The phases and O1 calls agree, and the steps are the phases' total.
   std::uint64_t total = 0;
   for (auto L : s.phase_lengths) total += L;
@@ -101,8 +104,8 @@ TEST(SpiderTreeAdaptive, PhaseCapForcesO1AndBoundsDepth) {
 
 TEST(SinglePass, EveryRecordUsedAtMostOnceByEverySinglePassAlgorithm) {
   PhaseRetrieval pr(60000);
-  for (const char* algo : {"spider-tree-adaptive", "spider-gauss-fixed", "spider-tree-periodic", "dpsgd", "spider", "sgd",
-                           "spider-mf-adaptive"}) {
+  for (const char* algo : {"spider-tree-adaptive", "spider-gauss-fixed", "spider-tree-periodic", "dpsgd", "spider",
+                           "sgd", "spider-mf-adaptive"}) {
     testing::CountingModel counting(*pr.model);
     RunOptions o = issue_options(4.0, 5);
     o.algorithm = parse_algorithm(algo);
@@ -193,10 +196,11 @@ TEST(Parameters, FollowTheoremWithHiddenConstantsOne) {
   const ProblemConstants c{6, 20, 6, 1};
   const SpiderParameters p = spider_tree_adaptive_parameters(400000, 8, {2.0, 1e-6}, c);
   const double sd = std::sqrt(8.0);
-  const double alpha = (std::cbrt(120.0) + std::sqrt(20.0)) * std::sqrt(sd / (400000.0 * 2.0)) +
-                       (std::pow(20.0, 2.0 / 9) * std::pow(6.0, 5.0 / 9) + std::pow(20.0, 4.0 / 9) * std::pow(6.0, 1.0 / 9)) /
-                           std::cbrt(400000.0) +
-                       std::sqrt(20.0 / 400000.0);
+  const double alpha =
+      (std::cbrt(120.0) + std::sqrt(20.0)) * std::sqrt(sd / (400000.0 * 2.0)) +
+      (std::pow(20.0, 2.0 / 9) * std::pow(6.0, 5.0 / 9) + std::pow(20.0, 4.0 / 9) * std::pow(6.0, 1.0 / 9)) /
+          std::cbrt(400000.0) +
+      std::sqrt(20.0 / 400000.0);
   EXPECT_NEAR(p.alpha, alpha, 1e-12);
   EXPECT_NEAR(p.kappa, std::max(alpha * sd / 2.0, std::cbrt(120.0)), 1e-12);
   EXPECT_EQ(p.b, static_cast<Index>(std::ceil(6 * sd / (2 * alpha) + 36 / (alpha * alpha))));
@@ -232,7 +236,8 @@ TEST(Baselines, EachPrivateAlgorithmStaysWithinTargetAndRecomputes) {
     EXPECT_NEAR(s.privacy.epsilon, 2.0, 1e-9);
     if (s.privacy.accounting() == "gdp-tree") {
       const auto q = static_cast<std::uint64_t>(s.params.at("q"));
-      EXPECT_DOUBLE_EQ(privacy::account_tree(s.privacy.sigma / s.privacy.sensitivity, {q}, s.privacy.delta).epsilon_gdp, s.privacy.epsilon);
+      EXPECT_DOUBLE_EQ(privacy::account_tree(s.privacy.sigma / s.privacy.sensitivity, {q}, s.privacy.delta).epsilon_gdp,
+                       s.privacy.epsilon);
     } else {
       EXPECT_EQ(s.privacy.accounting(), "gdp-gaussian");
       EXPECT_DOUBLE_EQ(privacy::gdp_epsilon(1.0 / s.privacy.noise_multiplier, s.privacy.delta), s.privacy.epsilon);

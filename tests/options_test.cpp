@@ -64,21 +64,27 @@ TEST(RunRequest, OneRuleInEachFrontEndsWords) {
     OptionValues given;
     std::string cli, python;
   } cases[] = {
-      {{{"epsilon", "-1"}}, "--epsilon: expected a number > 0 (or inf), got '-1'",
+      {{{"epsilon", "-1"}},
+       "--epsilon: expected a number > 0 (or inf), got '-1'",
        "epsilon: expected a number > 0 (or inf), got -1"},
-      {{{"accountant", "gdp"}}, "--accountant: expected pld or rdp, got 'gdp'",
+      {{{"accountant", "gdp"}},
+       "--accountant: expected pld or rdp, got 'gdp'",
        "accountant: expected pld or rdp, got 'gdp'"},
-      {{{"algo", "dpsgd"}, {"tail", "0.5"}}, "--tail: applies to spider-mf-adaptive, not dpsgd",
+      {{{"algo", "dpsgd"}, {"tail", "0.5"}},
+       "--tail: applies to spider-mf-adaptive, not dpsgd",
        "tail: applies to spider-mf-adaptive, not dpsgd"},
-      {{{"algo", "spider"}, {"epsilon", "1"}}, "--epsilon = 1: spider is non-private",
+      {{{"algo", "spider"}, {"epsilon", "1"}},
+       "--epsilon = 1: spider is non-private",
        "epsilon = 1: spider is non-private"},
       {{{"tail", "1"}}, "--tail = 1: must lie in [0, 1)", "tail = 1: must lie in [0, 1)"},
-      {{{"algo", "sgd"}, {"G", "auto"}}, "--G auto: the constants are estimated privately",
+      {{{"algo", "sgd"}, {"G", "auto"}},
+       "--G auto: the constants are estimated privately",
        "G auto: the constants are estimated privately"},
       {{{"sampling", "order"}, {"order", "file"}, {"epochs", "2"}, {"bands", "4"}},
        "--bands = 4: applies to spider-mf-adaptive with sampling = poisson",
        "bands = 4: applies to spider-mf-adaptive with sampling = poisson"},
-      {{{"batch_size", "0"}}, "--batch-size: expected an integer in [1, 9007199254740992], got '0'",
+      {{{"batch_size", "0"}},
+       "--batch-size: expected an integer in [1, 9007199254740992], got '0'",
        "batch_size: expected an integer in [1, 9007199254740992], got 0"},
   };
   for (const auto& c : cases) {

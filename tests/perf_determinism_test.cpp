@@ -20,8 +20,8 @@
 
 #include "dpsosp/dpsosp.hpp"
 #include "test_data.hpp"
-#include "test_threads.hpp"
 #include "test_keys.hpp"
+#include "test_threads.hpp"
 
 #ifndef DPSOSP_RECORD_CHECKSUMS
 #include <gtest/gtest.h>
@@ -73,11 +73,11 @@ std::vector<OracleCase> oracle_cases() {
   classes.classes = 3;
   classes.hidden = 5;
   return {
-      {"logistic", 37, Labels::kBinary, false, {}},  {"logistic", 37, Labels::kBinary, true, {}},
-      {"sigmoid", 20, Labels::kBinary, false, {}},   {"cauchy", 9, Labels::kReal, false, {}},
-      {"phase-retrieval", 8, Labels::kReal, false, {}}, {"pca", 11, Labels::kNone, false, pca},
+      {"logistic", 37, Labels::kBinary, false, {}},      {"logistic", 37, Labels::kBinary, true, {}},
+      {"sigmoid", 20, Labels::kBinary, false, {}},       {"cauchy", 9, Labels::kReal, false, {}},
+      {"phase-retrieval", 8, Labels::kReal, false, {}},  {"pca", 11, Labels::kNone, false, pca},
       {"softmax", 29, Labels::kClasses, false, classes}, {"softmax", 29, Labels::kClasses, true, classes},
-      {"mlp", 13, Labels::kClasses, false, classes}, {"mlp", 13, Labels::kClasses, true, classes},
+      {"mlp", 13, Labels::kClasses, false, classes},     {"mlp", 13, Labels::kClasses, true, classes},
   };
 }
 
@@ -173,8 +173,8 @@ int main() {
   for (const auto& c : oracle_cases())
     std::printf("{\"%s\", %zu, %s, 0x%016" PRIx64 "ull},\n", c.model, c.p, c.sparse ? "true" : "false",
                 oracle_checksum(c));
-  std::printf("stream 0x%016" PRIx64 "ull\ntree 0x%016" PRIx64 "ull\npool 0x%016" PRIx64 "ull\n",
-              stream_checksum(), tree_checksum(), pool_checksum());
+  std::printf("stream 0x%016" PRIx64 "ull\ntree 0x%016" PRIx64 "ull\npool 0x%016" PRIx64 "ull\n", stream_checksum(),
+              tree_checksum(), pool_checksum());
   return 0;
 }
 #else
@@ -204,7 +204,6 @@ constexpr std::uint64_t kStreamChecksum = 0xae7a7004fd50b5afull;
 // secret AES stream (SPEC section 8; the tree code itself unchanged).
 constexpr std::uint64_t kTreeChecksum = 0x604b105b11eab1c1ull;
 constexpr std::uint64_t kPoolChecksum = 0x9e1e7b9492d70e07ull;
-
 
 TEST(PerfDeterminism, OracleOutputsMatchTheRecordedChecksums) {
   const auto cases = oracle_cases();
@@ -263,8 +262,8 @@ TEST(PerfDeterminism, StreamsTreeAndSampleOrderMatchTheRecordedChecksums) {
 
 // The reference form of the fused kernels: rows from batch_gradients, each
 // clipped, added in order.
-ClippedSum reference_sum(const Model& m, const Dataset& data, const IndexList& idx, const Vec& x,
-                         const Vec* x_prev, double clip) {
+ClippedSum reference_sum(const Model& m, const Dataset& data, const IndexList& idx, const Vec& x, const Vec* x_prev,
+                         double clip) {
   RowMatrix a, b;
   m.batch_gradients(x, data, idx, a);
   if (x_prev != nullptr) {

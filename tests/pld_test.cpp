@@ -57,9 +57,13 @@ TEST(Pld, ComposedGaussiansAreGdpOfTheSummedSquares) {
 }
 
 TEST(Pld, TreeFiguresAreTheSpecsGdpFigures) {
-  struct Case { double z; std::vector<std::uint64_t> steps; double delta, gdp; };
-  for (const Case& c : {Case{5, {1000, 500, 256}, 1e-6, 2.92160}, Case{2, {100000}, 1e-5, 10.37824},
-                        Case{10, {4096}, 1e-5, 1.38618}}) {
+  struct Case {
+    double z;
+    std::vector<std::uint64_t> steps;
+    double delta, gdp;
+  };
+  for (const Case& c :
+       {Case{5, {1000, 500, 256}, 1e-6, 2.92160}, Case{2, {100000}, 1e-5, 10.37824}, Case{10, {4096}, 1e-5, 1.38618}}) {
     const TreeAccount a = account_tree(c.z, c.steps, c.delta);
     const double eps = tree_pld_epsilon(c.z, a.depth, c.delta);
     EXPECT_GE(eps, a.epsilon_gdp);
@@ -110,9 +114,9 @@ TEST(Pld, OneSubsampledStepBracketsTheExactDivergence) {
             return std::max(exact_step_delta(q, sigma, 1.0, 0, e), exact_step_delta(q, sigma, 1.0, 1, e));
           };
           const double d = exact(eps);
-          EXPECT_GE(pess.delta(eps), d - 1e-13);                        // never below the exact value
+          EXPECT_GE(pess.delta(eps), d - 1e-13);                               // never below the exact value
           EXPECT_LE(pess.delta(eps), exact(std::max(0.0, eps - kH)) + 1e-13);  // nor above it moved by one interval
-          EXPECT_LE(opt.delta(eps), d + 1e-13);                         // the optimistic one never above it
+          EXPECT_LE(opt.delta(eps), d + 1e-13);                                // the optimistic one never above it
         }
       }
     }
@@ -164,8 +168,10 @@ TEST(Pld, ReplaceOneLiesBetweenAddRemoveAndItsGroupPrivacyBound) {
   // ((2 eps, (1 + e^eps) delta) by group privacy).
   const double q = 0.02, sigma = 1.2, delta = 1e-6;
   const std::uint64_t steps = 300;
-  const double add_remove = poisson_gaussian_pld(q, sigma, 1.0, Neighbouring::kAddRemove).self_compose(steps).epsilon(delta);
-  const PrivacyLossDistribution replace = poisson_gaussian_pld(q, sigma, 1.0, Neighbouring::kReplaceOne).self_compose(steps);
+  const double add_remove =
+      poisson_gaussian_pld(q, sigma, 1.0, Neighbouring::kAddRemove).self_compose(steps).epsilon(delta);
+  const PrivacyLossDistribution replace =
+      poisson_gaussian_pld(q, sigma, 1.0, Neighbouring::kReplaceOne).self_compose(steps);
   EXPECT_GT(replace.epsilon(delta), add_remove);
   EXPECT_LE(replace.epsilon((1 + std::exp(add_remove)) * delta), 2 * add_remove);
   // z = sigma / (2C) for replace-one.
@@ -176,7 +182,11 @@ TEST(Pld, NeverAboveRdpWhereRdpIsLoose) {
   // The example: RDP 2.10, PLD 1.828 (dp_accounting: 1.828244).
   EXPECT_NEAR(dpsgd_poisson_epsilon(0.01, 1.0, 1000, 1e-5), 2.1014, 1e-3);
   EXPECT_NEAR(dpsgd_pld_epsilon(0.01, 1.0, 1000, 1e-5), 1.828244, 1e-5);
-  struct Case { double q, z; std::uint64_t steps; double delta; };
+  struct Case {
+    double q, z;
+    std::uint64_t steps;
+    double delta;
+  };
   for (const Case& c : {Case{0.001, 0.6, 10000, 1e-7}, Case{0.0042666, 0.9, 1172, 1e-5}, Case{0.05, 0.8, 500, 1e-4},
                         Case{0.3, 5.0, 1000, 1e-5}, Case{0.01, 2.0, 10000, 1e-5}}) {
     const double pld = dpsgd_pld_epsilon(c.q, c.z, c.steps, c.delta);
@@ -219,22 +229,31 @@ TEST(Pld, CalibrationMeetsTheTargetWithLessNoiseThanRdp) {
 }
 
 TEST(Pld, RefusesBadInput) {
-  EXPECT_CONTAINS(testing::error_of([] { gaussian_pld(0.0, 1.0); }), "privacy::gaussian_pld: sigma must be finite and > 0, got 0");
-  EXPECT_CONTAINS(testing::error_of([] { poisson_gaussian_pld(0.0, 1.0, 1.0, Neighbouring::kAddRemove); }), "privacy::poisson_gaussian_pld: sampling_rate must be in (0, 1], got 0");
-  EXPECT_CONTAINS(testing::error_of([] { gaussian_pld(1.0, 1.0).epsilon(0.0); }), "PrivacyLossDistribution::epsilon: delta must be in (0, 1), got 0");
-  EXPECT_CONTAINS(testing::error_of([] { gaussian_pld(1.0, 1.0).delta(-1.0); }), "PrivacyLossDistribution::delta: epsilon must be >= 0, got -1");
-  EXPECT_CONTAINS(testing::error_of([] { gaussian_pld(1.0, 1.0).self_compose(0); }), "PrivacyLossDistribution::self_compose: times must be >= 1, got 0");
+  EXPECT_CONTAINS(testing::error_of([] { gaussian_pld(0.0, 1.0); }),
+                  "privacy::gaussian_pld: sigma must be finite and > 0, got 0");
+  EXPECT_CONTAINS(testing::error_of([] { poisson_gaussian_pld(0.0, 1.0, 1.0, Neighbouring::kAddRemove); }),
+                  "privacy::poisson_gaussian_pld: sampling_rate must be in (0, 1], got 0");
+  EXPECT_CONTAINS(testing::error_of([] { gaussian_pld(1.0, 1.0).epsilon(0.0); }),
+                  "PrivacyLossDistribution::epsilon: delta must be in (0, 1), got 0");
+  EXPECT_CONTAINS(testing::error_of([] { gaussian_pld(1.0, 1.0).delta(-1.0); }),
+                  "PrivacyLossDistribution::delta: epsilon must be >= 0, got -1");
+  EXPECT_CONTAINS(testing::error_of([] { gaussian_pld(1.0, 1.0).self_compose(0); }),
+                  "PrivacyLossDistribution::self_compose: times must be >= 1, got 0");
   PldOptions coarse;
   coarse.discretization = 1e-3;
-  EXPECT_CONTAINS(testing::error_of([&] { gaussian_pld(1.0, 1.0).compose(gaussian_pld(1.0, 1.0, coarse)); }), "PrivacyLossDistribution::compose: both need the same discretization and rounding");
+  EXPECT_CONTAINS(testing::error_of([&] { gaussian_pld(1.0, 1.0).compose(gaussian_pld(1.0, 1.0, coarse)); }),
+                  "PrivacyLossDistribution::compose: both need the same discretization and rounding");
   PldOptions bad;
   bad.discretization = 0;
-  EXPECT_CONTAINS(testing::error_of([&] { gaussian_pld(1.0, 1.0, bad); }), "PldOptions: discretization = 0: must be finite and > 0");
+  EXPECT_CONTAINS(testing::error_of([&] { gaussian_pld(1.0, 1.0, bad); }),
+                  "PldOptions: discretization = 0: must be finite and > 0");
   PldOptions small;
   small.max_bins = 1000;
   EXPECT_CONTAINS(testing::error_of([&] { gaussian_pld(1.0, 1.0, small); }), "more than max_bins = 1000");
-  EXPECT_CONTAINS(testing::error_of([] { dpsgd_pld_epsilon(0.01, 1.0, 0, 1e-5); }), "privacy::dpsgd_pld_epsilon: steps must be >= 1");
-  EXPECT_CONTAINS(testing::error_of([] { calibrate_dpsgd_noise_pld(0.01, 10, 0.0, 1e-5); }), "privacy::calibrate_dpsgd_noise_pld: epsilon must be finite and > 0, got 0");
+  EXPECT_CONTAINS(testing::error_of([] { dpsgd_pld_epsilon(0.01, 1.0, 0, 1e-5); }),
+                  "privacy::dpsgd_pld_epsilon: steps must be >= 1");
+  EXPECT_CONTAINS(testing::error_of([] { calibrate_dpsgd_noise_pld(0.01, 10, 0.0, 1e-5); }),
+                  "privacy::calibrate_dpsgd_noise_pld: epsilon must be finite and > 0, got 0");
 }
 
 TEST(PldFft, TransformAndConvolutionsMatchDirectSums) {

@@ -77,9 +77,7 @@ double rdp_by_quadrature(double q, double z, double alpha) {
 // it does not converge the order gets RDP = +inf. It must never be below the
 // true value.
 TEST(PrivacyTest, PoissonRdpSeriesAgainstQuadrature) {
-  const struct {
-    double q, z;
-  } settings[] = {{0.01, 1.1}, {0.2, 0.8}, {0.5, 2.0}, {0.001, 0.6}};
+  const struct { double q, z; } settings[] = {{0.01, 1.1}, {0.2, 0.8}, {0.5, 2.0}, {0.001, 0.6}};
   for (const auto& s : settings) {
     for (double a : {2.0, 3.0, 8.0, 20.0, 63.0}) {
       EXPECT_NEAR(poisson_gaussian_rdp(s.q, s.z, a) / rdp_by_quadrature(s.q, s.z, a), 1.0, 1e-7)
@@ -153,9 +151,9 @@ double excess_over_claims(double mu, double t, double eps_stop, double eps_go) {
     return s * h / 3;
   };
   // Stopped: output y1 > t, claim eps_stop.
-  const double stopped = simpson(
-      [&](double y) { return std::max(0.0, std::exp(log_phi(y - mu)) - std::exp(eps_stop + log_phi(y))); }, t,
-      t + 20, 200000);
+  const double stopped =
+      simpson([&](double y) { return std::max(0.0, std::exp(log_phi(y - mu)) - std::exp(eps_stop + log_phi(y))); }, t,
+              t + 20, 200000);
   // Went on: output (y1, y2), y1 <= t, claim eps_go; for fixed y1 the y2
   // integral is closed form: (a phi(y2 - mu) - c phi(y2))_+ is positive for
   // y2 > y0 = (log(c / a) + mu^2 / 2) / mu.

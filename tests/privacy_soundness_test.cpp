@@ -24,8 +24,11 @@ struct AlgorithmCase {
   Index batch;
 };
 const AlgorithmCase kPrivate[] = {
-    {"spider-tree-adaptive", 0, 0}, {"spider-gauss-fixed", 0, 0}, {"spider-tree-periodic", 0, 0},
-    {"dpsgd", 0, 50},               {"dpsgd", 2, 50},
+    {"spider-tree-adaptive", 0, 0},
+    {"spider-gauss-fixed", 0, 0},
+    {"spider-tree-periodic", 0, 0},
+    {"dpsgd", 0, 50},
+    {"dpsgd", 2, 50},
 };
 
 RunOptions private_options(const AlgorithmCase& a, std::uint64_t seed) {
@@ -53,7 +56,7 @@ Dataset one_extreme_record(const std::string& model, double big) {
     if (model == "pca") continue;
     const double u = g.uniform();
     y[static_cast<Eigen::Index>(i)] = (model == "logistic" || model == "sigmoid") ? (X(i, 0) > 0 ? 1.0 : 0.0)
-                                      : (model == "softmax" || model == "mlp")   ? std::floor(3 * u)
+                                      : (model == "softmax" || model == "mlp")    ? std::floor(3 * u)
                                                                                   : 2 * u - 1;
   }
   return Dataset(std::move(X), std::move(y));
@@ -74,8 +77,8 @@ TEST(PrivacySoundness, OneExtremeRecordNeverStopsAPrivateRun) {
         SCOPED_TRACE(std::string(model_name) + " " + std::to_string(big) + " " + a.name +
                      (a.epochs > 0 ? " poisson" : ""));
         Summary s;
-        ASSERT_NO_THROW(s = minimize(*model, data, Vec::Zero(static_cast<Eigen::Index>(model->dim())),
-                                     private_options(a, 5)));
+        ASSERT_NO_THROW(
+            s = minimize(*model, data, Vec::Zero(static_cast<Eigen::Index>(model->dim())), private_options(a, 5)));
         EXPECT_TRUE(s.x.allFinite());
         EXPECT_TRUE(s.termination == Termination::kDataExhausted || s.termination == Termination::kPlannedSteps);
         if (std::string(model_name) == "phase-retrieval" && s.samples_used == data.rows()) {

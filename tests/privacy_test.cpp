@@ -114,9 +114,8 @@ TEST(PrivacyTest, GdpEpsilonMatchesHighPrecisionReference) {
   const struct {
     double mu, delta, epsilon;
   } cases[] = {
-      {0.5, 1e-5, 1.9930914044151196213},  {1.0, 1e-6, 4.8865541174622120059},
-      {3.0, 1e-8, 20.77405544264619959},   {0.01, 1e-5, 0.027219419814577135925},
-      {20.0, 1e-6, 294.17178625764450103}, {50.0, 1e-10, 1567.1258274830273345},
+      {0.5, 1e-5, 1.9930914044151196213},    {1.0, 1e-6, 4.8865541174622120059},  {3.0, 1e-8, 20.77405544264619959},
+      {0.01, 1e-5, 0.027219419814577135925}, {20.0, 1e-6, 294.17178625764450103}, {50.0, 1e-10, 1567.1258274830273345},
   };
   for (const auto& c : cases) {
     EXPECT_NEAR(gdp_epsilon(c.mu, c.delta) / c.epsilon, 1.0, 1e-12) << "mu=" << c.mu;
@@ -285,8 +284,7 @@ TEST(PrivacyTest, CalibrateTreeSigmaRoundTrip) {
     }
   }
   // sigma is linear in the sensitivity.
-  EXPECT_NEAR(calibrate_tree_sigma(0.2, 1024, 1.0, 1e-5) / calibrate_tree_sigma(0.1, 1024, 1.0, 1e-5), 2.0,
-              1e-12);
+  EXPECT_NEAR(calibrate_tree_sigma(0.2, 1024, 1.0, 1e-5) / calibrate_tree_sigma(0.1, 1024, 1.0, 1e-5), 2.0, 1e-12);
 }
 
 // ---------------------------------------------------------------------------

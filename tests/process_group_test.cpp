@@ -54,8 +54,8 @@ TEST(ProcessGroup, EveryProcessEndsWithTheSingleProcessBits) {
         for (int p : {1, 2, 3, 4}) {
           for (int threads : {1, 2}) {
             if ((threads == 2) != (p == 3)) continue;
-            SCOPED_TRACE(algo + (sparse ? " sparse" : " dense") + " epochs " + std::to_string(epochs) + " P=" +
-                         std::to_string(p) + " threads " + std::to_string(threads));
+            SCOPED_TRACE(algo + (sparse ? " sparse" : " dense") + " epochs " + std::to_string(epochs) +
+                         " P=" + std::to_string(p) + " threads " + std::to_string(threads));
             const auto runs = run_group<Summary>(p, [&](std::shared_ptr<ProcessGroup> g) {
               RunOptions mine = o;
               mine.process_group = g;
@@ -138,8 +138,9 @@ TEST(ProcessGroup, AProcessWithOtherRecordsFailsEveryProcessAlike) {
   const Dataset data = testing::run_data(false), other = testing::run_data(false, 4999);
   const auto got = failures(3, [&](int rank) { return rank == 2 ? other : data; });
   for (const std::string& m : got)
-    EXPECT_EQ(m, "process 2 of 3: its records, start point or options differ from process 0's (every process "
-                 "must be given the same ones)");
+    EXPECT_EQ(m,
+              "process 2 of 3: its records, start point or options differ from process 0's (every process "
+              "must be given the same ones)");
 }
 
 TEST(ProcessGroup, AProcessWhoseChecksFailFailsEveryProcessWithItsMessage) {

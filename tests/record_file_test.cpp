@@ -107,8 +107,7 @@ TEST(RecordFile, Float32RoundsToNearestAndRefusesWhatDoesNotFit) {
   EXPECT_EQ(back.dense()(1, 0), static_cast<double>(static_cast<float>(1e-50)));
   EXPECT_EQ(read_record_file_info(path).payload_bytes, 4u * 4u);
   x(1, 1) = 1e300;
-  EXPECT_CONTAINS(error_of([&] { write_record_file(Dataset(x, Vec()), path, o); }),
-                  "record 1, feature 1 = ");
+  EXPECT_CONTAINS(error_of([&] { write_record_file(Dataset(x, Vec()), path, o); }), "record 1, feature 1 = ");
   EXPECT_EQ(load_record_file(path).dense()(1, 1), 2.5) << "a failed write leaves the old file";
   std::remove(path.c_str());
 }

@@ -25,7 +25,8 @@ std::string temp_path(const std::string& name) {
 class SmallBlocks {
  public:
   explicit SmallBlocks(std::size_t bytes)
-      : block_(detail::BlockStream::block_bytes().exchange(bytes)), ring_(detail::ring_stream_bytes().exchange(bytes)) {}
+      : block_(detail::BlockStream::block_bytes().exchange(bytes)),
+        ring_(detail::ring_stream_bytes().exchange(bytes)) {}
   ~SmallBlocks() {
     detail::BlockStream::block_bytes().store(block_);
     detail::ring_stream_bytes().store(ring_);

@@ -92,7 +92,7 @@ void run_toy(const Model& model, const Dataset& data, const RunOptions& o, const
 
 TEST(AlgorithmTable, OneRowAddsAnAlgorithm) {
   detail::AlgorithmRow row;
-  row.info = {Algorithm{}, "toy-gd", "a toy: noisy gradient descent", true, false, MechanismKind::kGaussian,
+  row.info = {Algorithm{},    "toy-gd", "a toy: noisy gradient descent", true, false, MechanismKind::kGaussian,
               kKnobBatchSize, 0};
   row.run = run_toy;
   const Algorithm toy = detail::register_algorithm(row);

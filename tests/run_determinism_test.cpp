@@ -48,8 +48,8 @@ TEST(PerfDeterminism, EveryAlgorithmGivesTheSameBitsAloneAndShared) {
     const Dataset* data;
     double G, M;
   };
-  for (const Problem& p : {Problem{pr_model.get(), &pr.data, 6, 20}, Problem{softmax.get(), &mix, 1, 4},
-                           Problem{mlp.get(), &mix, 1, 4}}) {
+  for (const Problem& p :
+       {Problem{pr_model.get(), &pr.data, 6, 20}, Problem{softmax.get(), &mix, 1, 4}, Problem{mlp.get(), &mix, 1, 4}}) {
     for (const std::string& algo : algorithm_names()) {
       for (double epochs : {0.0, 1.0}) {
         if (epochs > 0 && algo != "dpsgd") continue;
@@ -70,10 +70,12 @@ TEST(PerfDeterminism, EveryAlgorithmGivesTheSameBitsAloneAndShared) {
         ASSERT_GT(alone.steps, 0u);
         EXPECT_EQ(alone.steps, shared.steps);
         EXPECT_EQ(alone.gradient_evaluations, shared.gradient_evaluations);
-        EXPECT_EQ(alone.diagnostics.clipped_o1 + alone.diagnostics.clipped_o2, shared.diagnostics.clipped_o1 + shared.diagnostics.clipped_o2);
+        EXPECT_EQ(alone.diagnostics.clipped_o1 + alone.diagnostics.clipped_o2,
+                  shared.diagnostics.clipped_o1 + shared.diagnostics.clipped_o2);
         EXPECT_EQ(alone.privacy.epsilon, shared.privacy.epsilon);
         ASSERT_EQ(alone.x.size(), shared.x.size());
-        EXPECT_EQ(std::memcmp(alone.x.data(), shared.x.data(), sizeof(double) * static_cast<std::size_t>(alone.x.size())), 0);
+        EXPECT_EQ(
+            std::memcmp(alone.x.data(), shared.x.data(), sizeof(double) * static_cast<std::size_t>(alone.x.size())), 0);
       }
     }
   }
@@ -105,9 +107,9 @@ TEST(PerfDeterminism, EveryAlgorithmGivesTheSameBitsWithRecordsInASampleOrder) {
     const Dataset* stored;
     double G, M;
   };
-  for (const Problem& p : {Problem{pr_model.get(), &pr.data, &pr_stored.data, 6, 20},
-                           Problem{mlp.get(), &mix, &mix_other, 1, 4},
-                           Problem{logistic.get(), &sparse, &sparse_stored, 1, 4}}) {
+  for (const Problem& p :
+       {Problem{pr_model.get(), &pr.data, &pr_stored.data, 6, 20}, Problem{mlp.get(), &mix, &mix_other, 1, 4},
+        Problem{logistic.get(), &sparse, &sparse_stored, 1, 4}}) {
     for (const std::string& algo : algorithm_names()) {
       for (double epochs : {0.0, 1.0}) {
         if (epochs > 0 && algo != "dpsgd") continue;
@@ -123,9 +125,12 @@ TEST(PerfDeterminism, EveryAlgorithmGivesTheSameBitsWithRecordsInASampleOrder) {
           EXPECT_EQ(plain.steps, stored.steps) << "threads " << threads;
           EXPECT_EQ(plain.samples_used, stored.samples_used);
           EXPECT_EQ(plain.gradient_evaluations, stored.gradient_evaluations);
-          EXPECT_EQ(plain.diagnostics.clipped_o1 + plain.diagnostics.clipped_o2, stored.diagnostics.clipped_o1 + stored.diagnostics.clipped_o2);
+          EXPECT_EQ(plain.diagnostics.clipped_o1 + plain.diagnostics.clipped_o2,
+                    stored.diagnostics.clipped_o1 + stored.diagnostics.clipped_o2);
           ASSERT_EQ(plain.x.size(), stored.x.size());
-          EXPECT_EQ(std::memcmp(plain.x.data(), stored.x.data(), sizeof(double) * static_cast<std::size_t>(plain.x.size())), 0)
+          EXPECT_EQ(
+              std::memcmp(plain.x.data(), stored.x.data(), sizeof(double) * static_cast<std::size_t>(plain.x.size())),
+              0)
               << "threads " << threads;
         }
       }

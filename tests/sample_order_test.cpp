@@ -11,12 +11,12 @@
 #include <string>
 #include <vector>
 
+#include "data/dataset_layout.hpp"
+#include "data/sample_order.hpp"
 #include "dpsosp/data.hpp"
 #include "dpsosp/data_layout.hpp"
 #include "dpsosp/error.hpp"
 #include "dpsosp/noise.hpp"
-#include "data/dataset_layout.hpp"
-#include "data/sample_order.hpp"
 #include "test_errors.hpp"
 
 namespace dpsosp {

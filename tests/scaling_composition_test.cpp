@@ -14,8 +14,8 @@
 namespace dpsosp {
 namespace {
 
-using testing::private_run;
 using testing::estimate_every_box;
+using testing::private_run;
 using testing::regression;
 using testing::with_intercept;
 
@@ -81,11 +81,12 @@ TEST(Scaling, PoissonRunsComposeTheEstimateByPld) {
   EXPECT_LE(p.epsilon, 1.0 + 1e-9);
   EXPECT_GT(p.epsilon, 0.999);
   const double whole = privacy::dpsgd_pld_epsilon(p.sampling_rate, p.noise_multiplier / 2, p.cycles, 1e-6,
-                                                   privacy::Neighbouring::kReplaceOne, {}, r.scaling.mu);
+                                                  privacy::Neighbouring::kReplaceOne, {}, r.scaling.mu);
   EXPECT_LE(whole, p.epsilon);  // the guarantee is the worse of the run (with the prior) and the G/M estimate
   EXPECT_GT(whole, 0.999);
   EXPECT_GT(whole, privacy::dpsgd_pld_epsilon(p.sampling_rate, p.noise_multiplier / 2, p.cycles, 1e-6,
-                                              privacy::Neighbouring::kReplaceOne) + 0.05);
+                                              privacy::Neighbouring::kReplaceOne) +
+                       0.05);
   // The G/M estimate (its own records) within what GDP composition with the prior leaves.
   ASSERT_TRUE(r.summary.estimate.has_value());
   EXPECT_NEAR(r.summary.estimate->mu, std::sqrt(mu * mu - r.scaling.mu * r.scaling.mu), 1e-9);

@@ -16,11 +16,11 @@
 namespace dpsosp {
 namespace {
 
-using testing::private_run;
 using testing::estimate_every_box;
+using testing::private_run;
 using testing::regression;
-using testing::with_intercept;
 using testing::test_noise_key;
+using testing::with_intercept;
 
 // n records: column 0 ~ N(1000, 100^2) (a large feature, far from 0), column 1
 // ~ U(0.001, 0.003) (a small one), column 2 ~ N(0, 1).
@@ -84,7 +84,6 @@ TEST(Scaling, HopelessNoiseGivesABoxInsideThePublicRange) {
   }
 }
 
-
 // The unit map round trip: x_user on raw records inside the box gives the
 // predictions of x on their unit records, mapped back to the user's units.
 TEST(Scaling, UserUnitsPointReproducesThePredictions) {
@@ -127,7 +126,6 @@ TEST(Scaling, UserUnitsPointReproducesThePredictions) {
   n.normalize = true;
   EXPECT_FALSE(user_units_point(*model, x, n).has_value());
 }
-
 
 // scale "auto" where the estimate cannot work, from public facts alone: at
 // n = 500, eps 1, 2000 columns give counts' noise sigma = 2 sqrt(C) / mu_s of

@@ -185,8 +185,8 @@ TEST(SecureNoise, PrivateRunsAreFiniteReproducibleAndWithinTheTarget) {
   X.row(2000).setConstant(1e120);
   const Dataset data(std::move(X), std::move(y));
   const auto model = make_model("phase-retrieval", p);
-  for (const char* algo : {"spider-tree-adaptive", "spider-tree-periodic", "spider-gauss-fixed", "dpsgd",
-                           "spider-mf-adaptive"}) {
+  for (const char* algo :
+       {"spider-tree-adaptive", "spider-tree-periodic", "spider-gauss-fixed", "dpsgd", "spider-mf-adaptive"}) {
     SCOPED_TRACE(algo);
     RunOptions o;
     o.algorithm = parse_algorithm(algo);

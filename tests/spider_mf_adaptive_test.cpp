@@ -20,8 +20,8 @@
 namespace dpsosp {
 namespace {
 
-using testing::PhaseRetrieval;
 using testing::mf_options;
+using testing::PhaseRetrieval;
 
 // The mean of the iterates after the steps whose b1 records each took the
 // draws past `records`, and how many there were.
@@ -216,8 +216,7 @@ TEST(SpiderMfAdaptive, PoissonPassesCycleThroughTheGroups) {
   EXPECT_EQ(a.privacy.adjacency, Adjacency::kZeroOut);
   EXPECT_NEAR(a.privacy.epsilon, 2.0, 1e-6);
   EXPECT_LE(a.privacy.epsilon, 2.0);
-  EXPECT_DOUBLE_EQ(a.privacy.epsilon,
-                   privacy::dpsgd_pld_epsilon(q, a.privacy.noise_multiplier, cycles, 1e-6));
+  EXPECT_DOUBLE_EQ(a.privacy.epsilon, privacy::dpsgd_pld_epsilon(q, a.privacy.noise_multiplier, cycles, 1e-6));
   const IndexList order = SamplePool(n, a.seed).draw(n);
   std::vector<Index> position(n);
   for (Index k = 0; k < n; ++k) position[order[k]] = k;
@@ -315,7 +314,10 @@ TEST(SpiderMfAdaptive, EscapesTheSaddleAndEndsNearTheSolution) {
 // paper's O2; and a margin model's (the reference form) clips each gradient
 // before the difference.
 TEST(SpiderMfAdaptive, ConsistentO2MatchesItsReferenceForm) {
-  struct Case { const char* model; testing::Labels labels; };
+  struct Case {
+    const char* model;
+    testing::Labels labels;
+  };
   for (const Case& c : {Case{"softmax", testing::Labels::kClasses}, Case{"mlp", testing::Labels::kClasses},
                         Case{"pca", testing::Labels::kNone}, Case{"logistic", testing::Labels::kBinary}}) {
     SCOPED_TRACE(c.model);
@@ -350,7 +352,8 @@ TEST(SpiderMfAdaptive, ConsistentO2MatchesItsReferenceForm) {
       EXPECT_LT((want - ref.sum).norm(), 1e-12 * (1 + want.norm()));
     }
     const ClippedSum raw = model->clipped_difference_sum(x, x_prev, data, idx, 0.02);
-    const ClippedSum unclipped = model->clipped_consistent_difference_sum(x, x_prev, data, idx, std::numeric_limits<double>::infinity(), 0.02);
+    const ClippedSum unclipped =
+        model->clipped_consistent_difference_sum(x, x_prev, data, idx, std::numeric_limits<double>::infinity(), 0.02);
     EXPECT_LT((raw.sum - unclipped.sum).norm(), 1e-12 * (1 + raw.sum.norm()));
   }
 }

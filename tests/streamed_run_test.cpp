@@ -248,8 +248,9 @@ TEST(StreamedRun, RefusesWhatCannotStream) {
   EXPECT_CONTAINS(testing::error_of([&] { minimize(*model, RecordFile(path), Vec::Zero(12), o); }),
                   "in the file's order");
   const auto other = make_model("logistic", 13);
-  EXPECT_CONTAINS(testing::error_of([&] { minimize(*other, RecordFile(path), Vec::Zero(13), testing::short_run("dpsgd")); }),
-                  "the data have 12 features per record, expected 13");
+  EXPECT_CONTAINS(
+      testing::error_of([&] { minimize(*other, RecordFile(path), Vec::Zero(13), testing::short_run("dpsgd")); }),
+      "the data have 12 features per record, expected 13");
   std::remove(path.c_str());
 }
 

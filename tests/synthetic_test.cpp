@@ -10,10 +10,10 @@
 #include <optional>
 #include <string>
 
+#include "data/dataset_layout.hpp"
 #include "dpsosp/error.hpp"
 #include "dpsosp/model.hpp"
 #include "dpsosp/noise.hpp"
-#include "data/dataset_layout.hpp"
 
 namespace dpsosp {
 namespace {
@@ -51,7 +51,7 @@ TEST(SyntheticSpec, DefaultsFillEveryKey) {
   const std::map<std::string, double> expected = {{"n", 50}, {"d", 10}, {"seed", 1}, {"noise", 0}, {"xnorm", 1}};
   EXPECT_EQ(p.params, expected);
   const SyntheticProblem q = make_synthetic("pca");
-  const std::map<std::string, double> pca_expected = {{"n", 10000}, {"d", 10}, {"seed", 1},
+  const std::map<std::string, double> pca_expected = {{"n", 10000}, {"d", 10},  {"seed", 1},
                                                       {"top", 1},   {"gap", 2}, {"rank", 1}};
   EXPECT_EQ(q.params, pca_expected);
   EXPECT_EQ(q.data.rows(), 10000u);
@@ -76,8 +76,8 @@ TEST(SyntheticSpec, UnknownKeyNamesItAndTheValidKeys) {
 }
 
 TEST(SyntheticSpec, BadValuesNameKeyAndValue) {
-  for (const char* bad : {"pca:n=abc", "pca:n=-5", "pca:n=0", "pca:n=2.5", "pca:n=", "pca:n=10x", "pca:n=inf",
-                          "pca:n=5000000000"}) {
+  for (const char* bad :
+       {"pca:n=abc", "pca:n=-5", "pca:n=0", "pca:n=2.5", "pca:n=", "pca:n=10x", "pca:n=inf", "pca:n=5000000000"}) {
     const std::string message = spec_error(bad);
     EXPECT_NE(message.find("synthetic: key 'n' must be a positive integer"), std::string::npos)
         << bad << " -> " << message;
@@ -88,8 +88,7 @@ TEST(SyntheticSpec, BadValuesNameKeyAndValue) {
             std::string::npos);
   EXPECT_NE(spec_error("phase-retrieval:noise=-1").find("key 'noise' must be a finite number >= 0, got '-1'"),
             std::string::npos);
-  EXPECT_NE(spec_error("phase-retrieval:xnorm=0").find("key 'xnorm' must be a finite number > 0"),
-            std::string::npos);
+  EXPECT_NE(spec_error("phase-retrieval:xnorm=0").find("key 'xnorm' must be a finite number > 0"), std::string::npos);
   EXPECT_NE(spec_error("pca:gap=1").find("key 'gap' must be a finite number > 1, got '1'"), std::string::npos);
   EXPECT_NE(spec_error("pca:top=nan").find("key 'top' must be a finite number > 0"), std::string::npos);
   EXPECT_NE(spec_error("pca:seed=-1").find("key 'seed' must be an integer in [0, 2^64)"), std::string::npos);
@@ -312,8 +311,8 @@ TEST(Population, PcaSaddleAndMinimiser) {
     // F(U*) = [-sum_{j<=r} lambda_j^2 + (tr S)^2 + 2 tr S^2] / 4 with S = diag(2,..,0.5,..).
     Vec spectrum = Vec::Constant(5, 0.5);
     spectrum.head(static_cast<Eigen::Index>(rank)).setConstant(2.0);
-    const double expected = (-4.0 * static_cast<double>(rank) + spectrum.sum() * spectrum.sum() +
-                             2 * spectrum.squaredNorm()) / 4;
+    const double expected =
+        (-4.0 * static_cast<double>(rank) + spectrum.sum() * spectrum.sum() + 2 * spectrum.squaredNorm()) / 4;
     EXPECT_NEAR(f.value(p.x_star), expected, 1e-13);
     // x = 0 is a local maximum with Hessian -S (x) I_r.
     EXPECT_NEAR(smallest_eigenvalue_dense(f.hessian(Vec::Zero(5 * static_cast<Eigen::Index>(rank)))), -2.0, 1e-14);
@@ -372,8 +371,8 @@ TEST(Population, PcaSampleMeanMatchesClosedForm) {
 // record order, only stored where Dataset::store_in_sample_order would put it
 // (the stored arrays are the same, bit for bit).
 TEST(SyntheticSampleOrder, SameRecordsStoredInTheSeedsOrder) {
-  for (const std::string spec : {"phase-retrieval:n=3001,d=5,seed=4", "pca:n=2000,d=6,rank=2,seed=5",
-                                 "gaussian-mixture:n=2500,d=9,seed=6"}) {
+  for (const std::string spec :
+       {"phase-retrieval:n=3001,d=5,seed=4", "pca:n=2000,d=6,rank=2,seed=5", "gaussian-mixture:n=2500,d=9,seed=6"}) {
     SCOPED_TRACE(spec);
     const SyntheticProblem plain = make_synthetic(spec);
     const SyntheticProblem ordered = make_synthetic(spec, std::uint64_t{77});

@@ -29,7 +29,7 @@ inline Dataset make_test_data(Index n, Index p, Labels labels, bool sparse, std:
     for (Index i = 0; i < n; ++i) {
       const double u = g.uniform();
       y[static_cast<Eigen::Index>(i)] = labels == Labels::kBinary ? (u < 0.5 ? 0.0 : 1.0)
-                                       : labels == Labels::kReal  ? 4.0 * u - 1.0
+                                        : labels == Labels::kReal ? 4.0 * u - 1.0
                                                                   : std::floor(3.0 * u);
     }
   }

@@ -2,8 +2,8 @@
 #pragma once
 #include <cstdint>
 #include <memory>
-#include <string>
 #include <random>
+#include <string>
 #include <utility>
 
 #include "dpsosp/dpsosp.hpp"

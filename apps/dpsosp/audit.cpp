@@ -9,18 +9,22 @@ namespace dpsosp::cli {
 
 void setup_audit(CLI::App& app) {
   struct Args {
-    std::string algo = "spider-tree-adaptive", epsilon = "1", delta = "1e-5", runs = "2000", batch = "16",
-                steps = "0", dim = "1", phase = "1", canary_norm = "10", confidence = "0.95", seed = "1",
-                threads = "0", tamper = "none", canary = "linear", epochs = "0", noise = "float", canaries = "0",
-                test_level = "0.01", sampling, bands, out;
+    std::string algo = "spider-tree-adaptive", epsilon = "1", delta = "1e-5", runs = "2000", batch = "16", steps = "0",
+                dim = "1", phase = "1", canary_norm = "10", confidence = "0.95", seed = "1", threads = "0",
+                tamper = "none", canary = "linear", epochs = "0", noise = "float", canaries = "0", test_level = "0.01",
+                sampling, bands, out;
   };
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand(
       "audit", "Empirical privacy audit: a Clopper-Pearson lower bound on epsilon from runs on neighbouring datasets");
-  cmd->add_option("--algo", args->algo, "Private algorithm: spider-tree-adaptive, spider-gauss-fixed, spider-tree-periodic, dpsgd, spider-mf-adaptive")->capture_default_str();
+  cmd->add_option(
+         "--algo", args->algo,
+         "Private algorithm: spider-tree-adaptive, spider-gauss-fixed, spider-tree-periodic, dpsgd, spider-mf-adaptive")
+      ->capture_default_str();
   cmd->add_option("--epsilon", args->epsilon, "Target epsilon of the audited runs (> 0)")->capture_default_str();
   cmd->add_option("--delta", args->delta, "Target delta in (0,1)")->capture_default_str();
-  cmd->add_option("--runs", args->runs, "Runs on each dataset (half choose the test, half measure it)")->capture_default_str();
+  cmd->add_option("--runs", args->runs, "Runs on each dataset (half choose the test, half measure it)")
+      ->capture_default_str();
   cmd->add_option("--batch", args->batch, "Records per batch (the O1 batch)")->capture_default_str();
   cmd->add_option("--canary", args->canary,
                   "Canary and loss: linear (in the first O1 batch), quadratic-o2 (its gradient difference saturates "
@@ -39,9 +43,12 @@ void setup_audit(CLI::App& app) {
                   "neighbours; the default beyond one pass) or order (passes over the sample order, replace-one)");
   cmd->add_option("--bands", args->bands, "spider-mf-adaptive with --sampling poisson: the bands (default automatic)");
   cmd->add_option("--dim", args->dim, "Dimension d")->capture_default_str();
-  cmd->add_option("--phase-length", args->phase, "spider-tree-periodic: steps per tree phase (1 O1 + q-1 O2)")->capture_default_str();
-  cmd->add_option("--canary-norm", args->canary_norm, "Canary gradient norm in units of the clip G (>= 1)")->capture_default_str();
-  cmd->add_option("--confidence", args->confidence, "Confidence of the epsilon lower bound, in (0,1)")->capture_default_str();
+  cmd->add_option("--phase-length", args->phase, "spider-tree-periodic: steps per tree phase (1 O1 + q-1 O2)")
+      ->capture_default_str();
+  cmd->add_option("--canary-norm", args->canary_norm, "Canary gradient norm in units of the clip G (>= 1)")
+      ->capture_default_str();
+  cmd->add_option("--confidence", args->confidence, "Confidence of the epsilon lower bound, in (0,1)")
+      ->capture_default_str();
   cmd->add_option("--test-level", args->test_level,
                   "False-alarm rate of the mu test (GDP paths) or the trade-off test (Poisson paths), in (0,1); "
                   "violation's is at most (1 - confidence) + this")
@@ -52,17 +59,21 @@ void setup_audit(CLI::App& app) {
   cmd->add_option("--noise", args->noise, "float or secure (grid plus discrete Gaussian noise, zCDP accounting)")
       ->capture_default_str();
   cmd->add_option("--seed", args->seed, "Base seed; every run gets its own")->capture_default_str();
-  cmd->add_option("--threads", args->threads, "Threads, 0 (all cores) to 1024; never changes results")->capture_default_str();
-  cmd->add_option("--tamper", args->tamper, "Break the mechanism on purpose: none, noise-div-10, clip-off, published-key, "
+  cmd->add_option("--threads", args->threads, "Threads, 0 (all cores) to 1024; never changes results")
+      ->capture_default_str();
+  cmd->add_option("--tamper", args->tamper,
+                  "Break the mechanism on purpose: none, noise-div-10, clip-off, published-key, "
                   "unclipped-o2 (quadratic-o2, spider-tree-adaptive or spider-mf-adaptive), extreme-fails (extreme), "
                   "sensitivity-half (clip 2G, noise for G), noise-half, rate-half (Poisson: noise and claim for half "
                   "the rate), column-norm-half (spider-mf-adaptive), depth-understated (spider-tree-periodic, "
-                  "--phase-length >= 2: node noise for depth 1)")->capture_default_str();
+                  "--phase-length >= 2: node noise for depth 1)")
+      ->capture_default_str();
   cmd->add_option("--out", args->out, "Write the JSON here (default: stdout)");
   cmd->callback([args, cmd] {
     audit::AuditOptions o;
     o.algorithm = parse_algorithm(args->algo);
-    if (!is_private_algorithm(o.algorithm)) throw Error("--algo " + args->algo + ": not a private algorithm, nothing to audit");
+    if (!is_private_algorithm(o.algorithm))
+      throw Error("--algo " + args->algo + ": not a private algorithm, nothing to audit");
     o.privacy.epsilon = parse_real(args->epsilon, "--epsilon", Range::kPositive);
     o.privacy.delta = parse_real(args->delta, "--delta", Range::kOpenUnit);
     o.runs = parse_count(args->runs, "--runs", 4, 100000000);
@@ -108,22 +119,33 @@ void setup_audit(CLI::App& app) {
     j["mu_lower_bound"] = number(r.mu_lower_bound);
     if (r.tradeoff) {
       const audit::AuditResult::TradeOff& t = *r.tradeoff;
-      j["tradeoff"] = {{"canaries", t.canaries}, {"samples", t.samples}, {"threshold", number(t.threshold)},
-                       {"true_positives", t.true_positives}, {"false_positives", t.false_positives},
-                       {"tpr_lower", t.tpr_lower}, {"fpr_upper", t.fpr_upper},
-                       {"claimed_tpr_max", t.claimed_tpr_max}, {"sampling_rate", t.sampling_rate},
-                       {"noise_multiplier", t.noise_multiplier}, {"steps", t.steps}};
+      j["tradeoff"] = {{"canaries", t.canaries},
+                       {"samples", t.samples},
+                       {"threshold", number(t.threshold)},
+                       {"true_positives", t.true_positives},
+                       {"false_positives", t.false_positives},
+                       {"tpr_lower", t.tpr_lower},
+                       {"fpr_upper", t.fpr_upper},
+                       {"claimed_tpr_max", t.claimed_tpr_max},
+                       {"sampling_rate", t.sampling_rate},
+                       {"noise_multiplier", t.noise_multiplier},
+                       {"steps", t.steps}};
     }
     const std::string rule = r.reject_high ? "score > threshold" : "score <= threshold";
-    j["test"] = {{"score", r.score}, {"threshold", number(r.threshold)},
-                 {"positive", r.positive_is_canary ? "D' (canary)" : "D"}, {"if", rule},
+    j["test"] = {{"score", r.score},
+                 {"threshold", number(r.threshold)},
+                 {"positive", r.positive_is_canary ? "D' (canary)" : "D"},
+                 {"if", rule},
                  // the key of earlier versions, kept: what the test says, when
                  {"canary_if", r.positive_is_canary ? rule : "not (" + rule + ")"},
-                 {"measure_runs", r.measure_runs}, {"true_positives", r.true_positives},
-                 {"false_positives", r.false_positives}, {"tpr_lower", r.tpr_lower}, {"fpr_upper", r.fpr_upper}};
+                 {"measure_runs", r.measure_runs},
+                 {"true_positives", r.true_positives},
+                 {"false_positives", r.false_positives},
+                 {"tpr_lower", r.tpr_lower},
+                 {"fpr_upper", r.fpr_upper}};
     j["scores"] = r.scores;
-    j["failures"] = {{"without_canary", r.failures_without}, {"with_canary", r.failures_with},
-                     {"first", r.first_failure}};
+    j["failures"] = {
+        {"without_canary", r.failures_without}, {"with_canary", r.failures_with}, {"first", r.first_failure}};
     j["runs"] = o.runs;
     j["n"] = r.n;
     j["d"] = r.dim;

@@ -8,8 +8,8 @@
 // as text and parsed here, strictly, so that the messages name the option.
 #pragma once
 #include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 
@@ -31,13 +31,13 @@ struct DataSource {
   /// and want it (logistic, sigmoid, softmax, linear, cauchy; not --synthetic).
   bool intercept_by_default = false;
   std::string synthetic;
-  std::string classes, hidden, rank;  // ModelOptions, as given (empty = default); classes: a count or names
-  std::string label;                  // CSV: --label NAME or 0-based index
+  std::string classes, hidden, rank;             // ModelOptions, as given (empty = default); classes: a count or names
+  std::string label;                             // CSV: --label NAME or 0-based index
   std::vector<std::string> categorical, impute;  // CSV: --categorical COL=a|b, --impute zero|COL=VALUE
   /// --classes a,b,c: the public class names (empty for a count or none).
   std::vector<std::string> class_names() const;
-  std::string features;               // --features D (empty: none declared)
-  CLI::App* app = nullptr;            // to tell which options were given
+  std::string features;     // --features D (empty: none declared)
+  CLI::App* app = nullptr;  // to tell which options were given
   bool given(const std::string& option) const { return app != nullptr && app->count(option) > 0; }
 };
 
@@ -109,8 +109,7 @@ Sampling parse_sampling(const std::string& text);
 /// --adjacency replace-one|zero-out into o.privacy (a private run's).
 void set_adjacency(const std::string& text, RunOptions& o);
 /// Parses an integer in [min, max] for `option`.
-std::uint64_t parse_count(const std::string& text, const std::string& option, std::uint64_t min,
-                          std::uint64_t max);
+std::uint64_t parse_count(const std::string& text, const std::string& option, std::uint64_t min, std::uint64_t max);
 /// --threads: 0 (all cores) to kMaxThreads.
 constexpr std::uint64_t kMaxThreads = 1024;
 

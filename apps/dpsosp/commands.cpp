@@ -27,7 +27,8 @@ void setup_certify(CLI::App& app) {
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand("certify", "Gradient norm, smallest Hessian eigenvalue and SOSP gap of a point");
   add_data_options(*cmd, args->source);
-  cmd->add_option("--point", args->point, "A result JSON from `dpsosp run` (its \"x\"), or a file with one CSV line")->required();
+  cmd->add_option("--point", args->point, "A result JSON from `dpsosp run` (its \"x\"), or a file with one CSV line")
+      ->required();
   cmd->add_option("--rho", args->rho, "Hessian-Lipschitz constant > 0 for the gap (default: the result's, else 1)");
   cmd->add_flag("--quiet", args->quiet, "No progress on stderr");
   cmd->callback([args, cmd] {
@@ -102,10 +103,12 @@ void setup_privacy(CLI::App& app) {
     std::string mechanism = "tree", period = "0";
   };
   auto args = std::make_shared<Args>();
-  auto* cmd = app.add_subcommand(
-      "privacy", "Privacy figures of the tree or matrix-factorization mechanism, or of Poisson DP-SGD");
+  auto* cmd = app.add_subcommand("privacy",
+                                 "Privacy figures of the tree or matrix-factorization mechanism, or of Poisson DP-SGD");
   cmd->add_option("--noise-multiplier", args->z, "z = sigma / sensitivity, > 0")->required();
-  cmd->add_option("--steps", args->steps, "Tree form: phase lengths L1,L2,... (each >= 1); Poisson form: number of steps T")->required();
+  cmd->add_option("--steps", args->steps,
+                  "Tree form: phase lengths L1,L2,... (each >= 1); Poisson form: number of steps T")
+      ->required();
   cmd->add_option("--delta", args->delta, "delta in (0,1)")->required();
   cmd->add_option("--sampling-rate", args->q, "Poisson DP-SGD sampling rate q in (0,1] (selects the Poisson form)");
   cmd->add_option("--mechanism", args->mechanism,
@@ -165,20 +168,22 @@ void setup_privacy(CLI::App& app) {
     double epsilon = 0;
     if (poisson) {
       const double q = parse_real(args->q, "--sampling-rate", Range::kHalfOpenUnit);
-      if (steps.size() != 1) throw Error("--steps: the Poisson form takes one step count T, got " + std::to_string(steps.size()));
+      if (steps.size() != 1)
+        throw Error("--steps: the Poisson form takes one step count T, got " + std::to_string(steps.size()));
       const auto relation = replace ? privacy::Neighbouring::kReplaceOne : privacy::Neighbouring::kAddRemove;
-      const double prior = cmd->count("--prior-mu") > 0 ? parse_real(args->prior_mu, "--prior-mu", Range::kPositive) : 0.0;
+      const double prior =
+          cmd->count("--prior-mu") > 0 ? parse_real(args->prior_mu, "--prior-mu", Range::kPositive) : 0.0;
       if (prior > 0 && explicit_choice && chosen == "rdp")
         throw Error("--prior-mu: composed by PLD only; use --accountant pld");
       if (prior > 0) j["prior_mu"] = number(prior);
-      if (use_rdp && prior == 0) j["epsilon_rdp"] = number(epsilon = privacy::dpsgd_poisson_epsilon(q, z, steps[0], delta));
+      if (use_rdp && prior == 0)
+        j["epsilon_rdp"] = number(epsilon = privacy::dpsgd_poisson_epsilon(q, z, steps[0], delta));
       if (use_pld) {
         try {
           j["epsilon_pld"] = number(epsilon = privacy::dpsgd_pld_epsilon(q, z, steps[0], delta, relation, pld, prior));
           j["epsilon_pld_optimistic"] =
               number(privacy::dpsgd_pld_epsilon_optimistic(q, z, steps[0], delta, relation, pld, prior));
-          if (at_epsilon)
-            j["delta_pld"] = privacy::dpsgd_pld_delta(q, z, steps[0], *at_epsilon, relation, pld, prior);
+          if (at_epsilon) j["delta_pld"] = privacy::dpsgd_pld_delta(q, z, steps[0], *at_epsilon, relation, pld, prior);
         } catch (const Error& e) {
           // Asked for, the PLD's failure (too many bins) is the answer; by
           // default the other accountants' figures still stand.
@@ -190,13 +195,14 @@ void setup_privacy(CLI::App& app) {
       j["form"] = "poisson-subsampled-gaussian";
       j["adjacency"] = replace ? "replace-one" : args->adjacency == "zero-out" ? "zero-out" : "add/remove-one";
     } else if (args->mechanism == "mf") {
-      if (steps.size() != 1) throw Error("--steps: the mf form takes one horizon T, got " + std::to_string(steps.size()));
+      if (steps.size() != 1)
+        throw Error("--steps: the mf form takes one horizon T, got " + std::to_string(steps.size()));
       if (explicit_choice && chosen != "gdp")
         throw Error("--accountant " + chosen + ": the mf form is accounted exactly by GDP; use gdp or leave it out");
       const auto period = static_cast<Index>(parse_count(args->period, "--period", 0, steps[0]));
       const BltFactorization f = BltFactorization::square_root(steps[0]);
-      const double column = period > 0 && period < steps[0] ? f.cyclic_participation_norm(steps[0], period)
-                                                             : f.max_column_norm(steps[0]);
+      const double column =
+          period > 0 && period < steps[0] ? f.cyclic_participation_norm(steps[0], period) : f.max_column_norm(steps[0]);
       const double mu = column / single_pass_z;
       j["epsilon_gdp"] = number(epsilon = privacy::gdp_epsilon(mu, delta));
       j["mu"] = number(mu);
@@ -210,7 +216,8 @@ void setup_privacy(CLI::App& app) {
       j["form"] = "matrix-factorization";
       j["adjacency"] = replace ? "replace-one" : "zero-out";
     } else {
-      if (args->mechanism != "tree") throw Error("--mechanism: expected tree or mf, got " + quote_token(args->mechanism));
+      if (args->mechanism != "tree")
+        throw Error("--mechanism: expected tree or mf, got " + quote_token(args->mechanism));
       const privacy::TreeAccount a = privacy::account_tree(single_pass_z, steps, delta);
       if (use_gdp) {
         j["epsilon_gdp"] = number(epsilon = a.epsilon_gdp);
@@ -225,7 +232,8 @@ void setup_privacy(CLI::App& app) {
         try {
           j["epsilon_pld"] = number(epsilon = privacy::tree_pld_epsilon(single_pass_z, a.depth, delta, pld));
           if (at_epsilon && a.depth > 0)
-            j["delta_pld"] = privacy::gaussian_pld(single_pass_z, std::sqrt(static_cast<double>(a.depth)), pld).delta(*at_epsilon);
+            j["delta_pld"] =
+                privacy::gaussian_pld(single_pass_z, std::sqrt(static_cast<double>(a.depth)), pld).delta(*at_epsilon);
         } catch (const Error& e) {
           if (explicit_choice) throw;  // as in the Poisson form
           j["epsilon_pld"] = nullptr;

@@ -46,7 +46,8 @@ ModelOptions model_options(const DataSource& s, const std::string& model) {
     } else if (!classifier) {
       throw Error("--classes: class names apply to the logistic, sigmoid, softmax and mlp models, not " + model);
     } else if (k < 2) {
-      throw Error("--classes: expected 2 class names or more (a,b,...), or a count >= 2, got " + quote_token(s.classes));
+      throw Error("--classes: expected 2 class names or more (a,b,...), or a count >= 2, got " +
+                  quote_token(s.classes));
     } else {
       o.classes = static_cast<Index>(k);
     }
@@ -65,8 +66,8 @@ ModelOptions model_options(const DataSource& s, const std::string& model) {
   if (s.fit_intercept && s.no_fit_intercept) throw Error("--no-fit-intercept: cannot be given with --fit-intercept");
   o.fit_intercept = s.fit_intercept;
   if (!s.fit_intercept && !s.no_fit_intercept && s.intercept_by_default && s.synthetic.empty())
-    o.fit_intercept = model == "logistic" || model == "sigmoid" || model == "softmax" || model == "linear" ||
-                      model == "cauchy";
+    o.fit_intercept =
+        model == "logistic" || model == "sigmoid" || model == "softmax" || model == "linear" || model == "cauchy";
   return o;
 }
 
@@ -129,7 +130,8 @@ Dataset load_file(const DataSource& s, const std::string& path, const std::strin
                 " holds class indices: give their count (--classes " + std::to_string(s.class_names().size()) + ")");
   if (!labels_path.empty() && format != FileFormat::kIdx)
     throw Error(source + ": a labels file applies to IDX data; " + path + " is not IDX");
-  if (!labels_path.empty() && !labeled) throw Error(source + ": a labels file was given, but the pca model takes no labels");
+  if (!labels_path.empty() && !labeled)
+    throw Error(source + ": a labels file was given, but the pca model takes no labels");
   try {
     Dataset data;
     if (format == FileFormat::kIdx && !labels_path.empty()) {
@@ -153,8 +155,11 @@ Dataset load_file(const DataSource& s, const std::string& path, const std::strin
 
 void add_data_options(CLI::App& app, DataSource& s) {
   s.app = &app;
-  app.add_option("--model", s.model, "Model: " + join(model_names()) + " (default with --synthetic: the problem's model)");
-  auto* data = app.add_option("--data", s.data_path, "Data file (CSV, LibSVM or IDX; any of them may be gzip-compressed; - = stdin, with --format)");
+  app.add_option("--model", s.model,
+                 "Model: " + join(model_names()) + " (default with --synthetic: the problem's model)");
+  auto* data =
+      app.add_option("--data", s.data_path,
+                     "Data file (CSV, LibSVM or IDX; any of them may be gzip-compressed; - = stdin, with --format)");
   app.add_option("--format", s.format, "csv | libsvm | idx (default: from the file name)");
   app.add_option("--labels", s.labels_path, "IDX labels file (default: the labels-idx1 file beside the images)");
   app.add_flag("--header", s.header,
@@ -195,20 +200,23 @@ double parse_real(const std::string& text, const std::string& option, Range rang
   return parse_option_real(text, option, range, FrontEnd::kCli);
 }
 
-std::uint64_t parse_count(const std::string& text, const std::string& option, std::uint64_t min,
-                          std::uint64_t max) {
+std::uint64_t parse_count(const std::string& text, const std::string& option, std::uint64_t min, std::uint64_t max) {
   return parse_option_count(text, option, min, max, FrontEnd::kCli);
 }
 
 LoadedProblem load_problem(const DataSource& s, std::optional<std::uint64_t> sample_order_seed) {
   if (s.given("--data") && s.data_path.empty()) throw Error("--data: empty file name");
-  if (s.given("--synthetic") && s.synthetic.empty()) throw Error("--synthetic: empty spec (expected NAME:key=value,...)");
-  if (s.given("--model") && s.model.empty()) throw Error("--model: empty (expected one of " + join(model_names()) + ")");
+  if (s.given("--synthetic") && s.synthetic.empty())
+    throw Error("--synthetic: empty spec (expected NAME:key=value,...)");
+  if (s.given("--model") && s.model.empty())
+    throw Error("--model: empty (expected one of " + join(model_names()) + ")");
   if (s.given("--format") && s.format.empty()) throw Error("--format: empty (expected csv, libsvm or idx)");
   if (s.given("--labels") && s.labels_path.empty()) throw Error("--labels: empty file name");
   if (s.given("--format") && s.data_path.empty()) throw Error("--format: applies to --data files, not to --synthetic");
-  if (s.given("--labels") && s.data_path.empty()) throw Error("--labels: applies to --data IDX files, not to --synthetic");
-  if (s.given("--header") && s.data_path.empty()) throw Error("--header: applies to --data CSV files, not to --synthetic");
+  if (s.given("--labels") && s.data_path.empty())
+    throw Error("--labels: applies to --data IDX files, not to --synthetic");
+  if (s.given("--header") && s.data_path.empty())
+    throw Error("--header: applies to --data CSV files, not to --synthetic");
   if (s.given("--features") && s.data_path.empty())
     throw Error("--features: applies to --data files, not to --synthetic (its spec fixes d)");
   for (const char* option : {"--label", "--categorical", "--impute"})
@@ -217,7 +225,8 @@ LoadedProblem load_problem(const DataSource& s, std::optional<std::uint64_t> sam
   if (!s.synthetic.empty() && !s.class_names().empty())
     throw Error("--classes " + s.classes + ": class names map a CSV file's labels, not --synthetic ones");
   if (s.synthetic.empty() && s.data_path.empty()) throw Error("give the records with --data FILE or --synthetic SPEC");
-  if (!s.data_path.empty() && s.model.empty()) throw Error("--model is required with --data (one of " + join(model_names()) + ")");
+  if (!s.data_path.empty() && s.model.empty())
+    throw Error("--model is required with --data (one of " + join(model_names()) + ")");
   if (!s.synthetic.empty()) {
     const std::string name = s.synthetic.substr(0, s.synthetic.find(':'));
     if (name != "phase-retrieval" && name != "pca" && name != "gaussian-mixture")
@@ -247,8 +256,8 @@ LoadedProblem load_problem(const DataSource& s, std::optional<std::uint64_t> sam
     if (model_name == "pca" && p.synthetic->model == "pca" && rank != p.synthetic->params.end()) {
       const auto spec_rank = static_cast<Index>(rank->second);
       if (s.given("--rank") && options.rank != spec_rank)
-        throw Error("--rank " + std::to_string(options.rank) + ": differs from the synthetic spec's rank=" +
-                    std::to_string(spec_rank));
+        throw Error("--rank " + std::to_string(options.rank) +
+                    ": differs from the synthetic spec's rank=" + std::to_string(spec_rank));
       options.rank = spec_rank;
     }
   } else {
@@ -292,7 +301,8 @@ Index declared_features(const DataSource& s) {
 void check_public_shape(const DataSource& s, bool private_run) {
   if (!private_run || s.data_path.empty()) return;  // --synthetic: its spec fixes the shape
   if ((s.model == "softmax" || s.model == "mlp") && !s.given("--classes"))
-    throw Error("--classes: a private " + s.model + " run is sized by its class count, which must be declared "
+    throw Error("--classes: a private " + s.model +
+                " run is sized by its class count, which must be declared "
                 "(public), not read from the labels: give --classes K (labels 0 .. K-1)");
   FileFormat format = FileFormat::kCsv;
   try {
@@ -301,8 +311,9 @@ void check_public_shape(const DataSource& s, bool private_run) {
     return;  // loading names the problem
   }
   if (format == FileFormat::kLibsvm && declared_features(s) == 0)
-    throw Error("--features: a private run on LibSVM records is sized by their feature count, which must be "
-                "declared (public), not read from the largest index: give --features D (indices 1 .. D)");
+    throw Error(
+        "--features: a private run on LibSVM records is sized by their feature count, which must be "
+        "declared (public), not read from the largest index: give --features D (indices 1 .. D)");
   if (format != FileFormat::kRecords || s.data_path == "-") return;
   RecordFileInfo info;
   try {
@@ -311,7 +322,8 @@ void check_public_shape(const DataSource& s, bool private_run) {
     return;  // loading names the problem
   }
   if (!info.features_declared)
-    throw Error("--data " + s.data_path + ": the feature count of these sparse records was read from their "
+    throw Error("--data " + s.data_path +
+                ": the feature count of these sparse records was read from their "
                 "largest index when they were converted; a private run needs it declared (public): convert them "
                 "again with dpsosp convert --features D");
 }

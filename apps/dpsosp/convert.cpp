@@ -30,7 +30,8 @@ void setup_convert(CLI::App& app) {
   cmd->add_option("--format", args->format, "csv | libsvm | idx (default: from IN's name)");
   cmd->add_option("--labels", args->labels, "IDX labels file (default: the labels-idx1 file beside the images)");
   cmd->add_flag("--header", args->header, "CSV: skip one header line");
-  cmd->add_flag("--no-labels", args->no_labels, "CSV: every column is a feature; IDX: no labels file (unsupervised data)");
+  cmd->add_flag("--no-labels", args->no_labels,
+                "CSV: every column is a feature; IDX: no labels file (unsupervised data)");
   cmd->add_option("--shuffle-seed", args->shuffle_seed,
                   "Write the records in the sample order of this public seed: streamed front to back they are used "
                   "as a loaded run with --seed SEED uses them (default: the input's order)");
@@ -50,17 +51,18 @@ void setup_convert(CLI::App& app) {
       w.shuffle_seed = parse_count(args->shuffle_seed, "--shuffle-seed", 0, std::numeric_limits<std::uint64_t>::max());
     const std::size_t want = args->synthetic.empty() ? 2 : 1;
     if (args->files.size() != want)
-      throw Error(args->synthetic.empty() ? "expected IN OUT (or --synthetic SPEC OUT), got " +
-                                                std::to_string(args->files.size()) + " file names"
-                                          : "--synthetic: expected OUT alone, got " +
-                                                std::to_string(args->files.size()) + " file names");
+      throw Error(args->synthetic.empty()
+                      ? "expected IN OUT (or --synthetic SPEC OUT), got " + std::to_string(args->files.size()) +
+                            " file names"
+                      : "--synthetic: expected OUT alone, got " + std::to_string(args->files.size()) + " file names");
     args->out = args->files.back();
     if (want == 2) args->in = args->files.front();
     if (want == 2 && args->in.empty()) throw Error("IN: empty file name");
-    if (!args->synthetic.empty() && (given("--format") || given("--labels") || given("--header") ||
-                                     given("--no-labels") || given("--features")))
-      throw Error("--format, --labels, --header, --no-labels and --features apply to an input file, not to "
-                  "--synthetic");
+    if (!args->synthetic.empty() &&
+        (given("--format") || given("--labels") || given("--header") || given("--no-labels") || given("--features")))
+      throw Error(
+          "--format, --labels, --header, --no-labels and --features apply to an input file, not to "
+          "--synthetic");
     const Index features =
         given("--features") ? static_cast<Index>(parse_count(args->features, "--features", 1, 2147483647)) : 0;
     if (args->out.empty()) throw Error("OUT: empty file name");

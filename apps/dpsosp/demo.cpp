@@ -50,15 +50,18 @@ void setup_demo(CLI::App& app) {
                 before.grad_norm, before.lambda_min, before.sosp_gap);
     const Summary s = minimize(*model, problem.data, x0, o);
     const Certificate after = certify_population(*problem.population, s.x, o.constants.rho);
-    std::printf("  run       %s (the default algorithm; one pass over the sample order, as the paper), %zu steps, %zu O1 calls, %zu saddle perturbations, %zu of %zu records, "
-                "%.2f s; the result is the mean of the iterates over the last quarter of the records\n",
-                s.algorithm.c_str(), static_cast<size_t>(s.steps), static_cast<size_t>(s.o1_calls),
-                static_cast<size_t>(s.perturbations), static_cast<size_t>(s.samples_used),
-                static_cast<size_t>(problem.data.rows()), s.diagnostics.seconds);
-    std::printf("  privacy   (%.4g, %.0e)-DP, replace-one (zero-out: eps %.4g), fixed before the run: mu = %.4f GDP, "
-                "one matrix factorization of the noise over %zu steps (column norm %.3f), noise sigma = %.4g\n",
-                s.privacy.epsilon, s.privacy.delta, s.privacy.epsilon_zero_out, s.privacy.mu,
-                static_cast<size_t>(s.privacy.horizon), s.privacy.column_norm, s.privacy.sigma);
+    std::printf(
+        "  run       %s (the default algorithm; one pass over the sample order, as the paper), %zu steps, %zu O1 "
+        "calls, %zu saddle perturbations, %zu of %zu records, "
+        "%.2f s; the result is the mean of the iterates over the last quarter of the records\n",
+        s.algorithm.c_str(), static_cast<size_t>(s.steps), static_cast<size_t>(s.o1_calls),
+        static_cast<size_t>(s.perturbations), static_cast<size_t>(s.samples_used),
+        static_cast<size_t>(problem.data.rows()), s.diagnostics.seconds);
+    std::printf(
+        "  privacy   (%.4g, %.0e)-DP, replace-one (zero-out: eps %.4g), fixed before the run: mu = %.4f GDP, "
+        "one matrix factorization of the noise over %zu steps (column norm %.3f), noise sigma = %.4g\n",
+        s.privacy.epsilon, s.privacy.delta, s.privacy.epsilon_zero_out, s.privacy.mu,
+        static_cast<size_t>(s.privacy.horizon), s.privacy.column_norm, s.privacy.sigma);
     std::printf("  keys      seed %llu (public: sample order, perturbations); noise key %s\n",
                 static_cast<unsigned long long>(s.seed),
                 key ? "from --noise-key-file (secret)" : "fresh from the OS, kept nowhere (results vary run to run)");
@@ -70,8 +73,10 @@ void setup_demo(CLI::App& app) {
     paper.algorithm = parse_algorithm("spider-tree-adaptive");
     const Summary t = minimize(*model, problem.data, x0, paper);
     const Certificate tree = certify_population(*problem.population, t.x, o.constants.rho);
-    std::printf("  compare   the paper's spider-tree-adaptive on the same data and target (tree noise, last "
-                "iterate): SOSP gap = %.4f\n", tree.sosp_gap);
+    std::printf(
+        "  compare   the paper's spider-tree-adaptive on the same data and target (tree noise, last "
+        "iterate): SOSP gap = %.4f\n",
+        tree.sosp_gap);
     if (write_out) {
       nlohmann::json j = release_json(s);
       j["certificate"] = certificate_json(after);  // of the known population: computed from x alone

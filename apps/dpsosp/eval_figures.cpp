@@ -29,9 +29,12 @@ nlohmann::json eval_diagnostics(const Model& model, const Vec& x, const Dataset&
     j["r2"] = number(r2);
   }
   char text[96];
-  if (model.classes() > 0) std::snprintf(text, sizeof text, "--eval accuracy %.4f", accuracy);
-  else if (!std::isnan(r2)) std::snprintf(text, sizeof text, "--eval R^2 %.4f", r2);
-  else std::snprintf(text, sizeof text, "--eval loss %.4g", loss);
+  if (model.classes() > 0)
+    std::snprintf(text, sizeof text, "--eval accuracy %.4f", accuracy);
+  else if (!std::isnan(r2))
+    std::snprintf(text, sizeof text, "--eval R^2 %.4f", r2);
+  else
+    std::snprintf(text, sizeof text, "--eval loss %.4g", loss);
   figure = text;
   return j;
 }

@@ -41,7 +41,10 @@ int main(int argc, char** argv) {
   dpsosp::cli::setup_convert(app);
   dpsosp::cli::setup_predict(app);
   if (argc > 1 && argv[1][0] != '-' && !is_command(argv[1])) {
-    return processes.fail("unknown command '" + std::string(argv[1]) + "' (expected run, certify, privacy, demo, audit, keygen, convert or predict; see dpsosp --help)", 2, true);
+    return processes.fail(
+        "unknown command '" + std::string(argv[1]) +
+            "' (expected run, certify, privacy, demo, audit, keygen, convert or predict; see dpsosp --help)",
+        2, true);
   }
   try {
     if (argc > 1 && is_command(argv[1])) dpsosp::cli::Processes::check_command(argv[1]);
@@ -60,7 +63,9 @@ int main(int argc, char** argv) {
     return e.get_exit_code();  // a subcommand's own status (run: 130 after an interrupt); its report is written
   } catch (const CLI::ParseError& e) {
     // The same command line on every rank: rank 0 says it.
-    return processes.fail(std::string(e.what()) + " (see dpsosp " + (argc > 1 && is_command(argv[1]) ? std::string(argv[1]) + " " : "") + "--help)", 2, true);
+    return processes.fail(std::string(e.what()) + " (see dpsosp " +
+                              (argc > 1 && is_command(argv[1]) ? std::string(argv[1]) + " " : "") + "--help)",
+                          2, true);
   } catch (const dpsosp::cli::QuietExit& e) {
     return e.status;  // another rank printed the line
   } catch (const dpsosp::Error& e) {

@@ -68,7 +68,8 @@ void check_not_input(const std::string& out, const std::string& input, const std
 void write_text(const std::string& path, const std::string& text) {
   if (path.empty() || is_stdout(path)) {
     std::fwrite(text.data(), 1, text.size(), stdout);
-    if (std::fflush(stdout) != 0) throw Error("writing the report to stdout failed: " + std::string(std::strerror(errno)));
+    if (std::fflush(stdout) != 0)
+      throw Error("writing the report to stdout failed: " + std::string(std::strerror(errno)));
     return;
   }
   const std::string target = resolved(path);

@@ -16,9 +16,10 @@ void setup_predict(CLI::App& app) {
     bool no_labels = false, proba = false;
   };
   auto args = std::make_shared<Args>();
-  auto* cmd = app.add_subcommand(
-      "predict", "Predictions of a result (or model file) on records, one CSV line each: class or value, with "
-                 "--proba the class probabilities");
+  auto* cmd =
+      app.add_subcommand("predict",
+                         "Predictions of a result (or model file) on records, one CSV line each: class or value, with "
+                         "--proba the class probabilities");
   cmd->add_option("--point", args->point, "A result JSON of `dpsosp run` or a model file of dpsosp.save")->required();
   cmd->add_option("--data", args->source.data_path, "The records (CSV, LibSVM or IDX, as for run; - = stdin)")
       ->required();
@@ -45,7 +46,8 @@ void setup_predict(CLI::App& app) {
     check_not_input(args->out, args->source.data_path, "--data");
     const PointFile point = read_point_file(args->point, "--point " + args->point);
     if (point.model.empty() || !point.shape)
-      throw Error("--point " + args->point + ": no \"model\" and \"shape\" (expected a result of dpsosp run or a "
+      throw Error("--point " + args->point +
+                  ": no \"model\" and \"shape\" (expected a result of dpsosp run or a "
                   "model file of dpsosp.save)");
     default_features_from_point(args->source, point.features);
     const bool labeled = !args->no_labels && point.model != "pca";
@@ -94,7 +96,8 @@ void setup_predict(CLI::App& app) {
                    static_cast<std::size_t>(data.rows()));
     } else {
       double sum = 0;
-      for (Index i = 0; i < data.rows(); ++i) sum += std::pow(predicted[static_cast<Eigen::Index>(i)] - raw.label(i), 2);
+      for (Index i = 0; i < data.rows(); ++i)
+        sum += std::pow(predicted[static_cast<Eigen::Index>(i)] - raw.label(i), 2);
       std::fprintf(stderr, "dpsosp: mean squared error %.6g on %zu records\n", sum / static_cast<double>(data.rows()),
                    static_cast<std::size_t>(data.rows()));
     }

@@ -36,8 +36,10 @@ int launcher_size() {
 void print_line(const std::string& message) {
   std::string line = message;
   for (char& c : line)
-    if (c == '\n' || c == '\r' || c == '\t' || c == '\v' || c == '\f') c = ' ';
-    else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+    if (c == '\n' || c == '\r' || c == '\t' || c == '\v' || c == '\f')
+      c = ' ';
+    else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+      c = '?';
   std::cout.flush();
   std::cerr << "dpsosp: error: " << line << std::endl;
 }
@@ -125,10 +127,10 @@ std::shared_ptr<ProcessGroup> Processes::group() {
 void Processes::check_command(const std::string& command) {
   if (g_size <= 1) return;
   if (!g_joined)
-    throw Error("started by mpirun with " + std::to_string(g_size) + " ranks, but this dpsosp was built without MPI "
+    throw Error("started by mpirun with " + std::to_string(g_size) +
+                " ranks, but this dpsosp was built without MPI "
                 "(configure with -DDPSOSP_MPI=ON); each rank would run alone");
-  if (command != "run")
-    throw Error(command + ": only run is data-parallel; run " + command + " without mpirun");
+  if (command != "run") throw Error(command + ": only run is data-parallel; run " + command + " without mpirun");
 }
 
 void Processes::share_seed(std::uint64_t& seed) {

@@ -11,17 +11,25 @@ namespace {
 
 std::string seconds_text(double s) {
   char text[32];
-  if (s < 60) std::snprintf(text, sizeof text, "%.0f s", std::ceil(s));
-  else if (s < 3600) std::snprintf(text, sizeof text, "%.0f min %02.0f s", std::floor(s / 60), std::fmod(s, 60));
-  else std::snprintf(text, sizeof text, "%.1f h", s / 3600);
+  if (s < 60)
+    std::snprintf(text, sizeof text, "%.0f s", std::ceil(s));
+  else if (s < 3600)
+    std::snprintf(text, sizeof text, "%.0f min %02.0f s", std::floor(s / 60), std::fmod(s, 60));
+  else
+    std::snprintf(text, sizeof text, "%.1f h", s / 3600);
   return text;
 }
 
 }  // namespace
 
 Progress::Progress(bool quiet, Index records, std::optional<Index> total_steps, bool records_known)
-    : quiet_(quiet), terminal_(::isatty(STDERR_FILENO) == 1), records_(records), total_steps_(total_steps),
-      records_known_(records_known), start_(std::chrono::steady_clock::now()), last_(start_) {}
+    : quiet_(quiet),
+      terminal_(::isatty(STDERR_FILENO) == 1),
+      records_(records),
+      total_steps_(total_steps),
+      records_known_(records_known),
+      start_(std::chrono::steady_clock::now()),
+      last_(start_) {}
 
 void Progress::show(const std::string& line, bool force) {
   const auto now = std::chrono::steady_clock::now();
@@ -71,8 +79,8 @@ void Progress::certificate(const EigenProgress& p) {
   std::snprintf(text, sizeof text,
                 "certificate: lambda_min %.4g, Lanczos cycle %zu, %zu Hessian products, residual %.2g (target %.2g) "
                 "\u00b7 %s",
-                p.value, static_cast<std::size_t>(p.cycle), static_cast<std::size_t>(p.products), p.residual,
-                p.target, seconds_text(elapsed).c_str());
+                p.value, static_cast<std::size_t>(p.cycle), static_cast<std::size_t>(p.products), p.residual, p.target,
+                seconds_text(elapsed).c_str());
   show(text);
 }
 

@@ -14,14 +14,20 @@ nlohmann::json number(double v) {
 }
 
 nlohmann::json certificate_json(const Certificate& c) {
-  return {{"grad_norm", number(c.grad_norm)}, {"lambda_min", number(c.lambda_min)}, {"sosp_gap", number(c.sosp_gap)},
-          {"lambda_residual", number(c.lambda_residual)}, {"lambda_converged", c.lambda_converged}};
+  return {{"grad_norm", number(c.grad_norm)},
+          {"lambda_min", number(c.lambda_min)},
+          {"sosp_gap", number(c.sosp_gap)},
+          {"lambda_residual", number(c.lambda_residual)},
+          {"lambda_converged", c.lambda_converged}};
 }
 
 nlohmann::json shape_json(const Model& model) {
   const ModelOptions o = model.options();  // the defaults where the model reads none
-  return {{"features", model.features()}, {"classes", o.classes},   {"hidden", o.hidden},
-          {"rank", o.rank},               {"fit_intercept", o.fit_intercept}};
+  return {{"features", model.features()},
+          {"classes", o.classes},
+          {"hidden", o.hidden},
+          {"rank", o.rank},
+          {"fit_intercept", o.fit_intercept}};
 }
 
 nlohmann::json release_json(const Summary& s) {
@@ -107,9 +113,9 @@ nlohmann::json diagnostics_json(const Summary& s) {
   // The fraction of the per-example vectors that clipping changed (heavy
   // clipping: a larger G, or features on a smaller scale, may help).
   const Index checked = d.checked_o1 + d.checked_o2;
-  j["clipped"]["fraction"] = checked > 0 ? nlohmann::json(static_cast<double>(d.clipped_o1 + d.clipped_o2) /
-                                                          static_cast<double>(checked))
-                                         : nlohmann::json(nullptr);
+  j["clipped"]["fraction"] =
+      checked > 0 ? nlohmann::json(static_cast<double>(d.clipped_o1 + d.clipped_o2) / static_cast<double>(checked))
+                  : nlohmann::json(nullptr);
   j["nonfinite"] = {{"o1", d.nonfinite_o1}, {"o2", d.nonfinite_o2}, {"total", d.nonfinite_o1 + d.nonfinite_o2}};
   j["gradient_evaluations"] = d.gradient_evaluations;
   j["seconds"] = d.seconds;

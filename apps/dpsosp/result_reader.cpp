@@ -5,8 +5,8 @@
 
 #include <cerrno>
 #include <cmath>
-#include <cstring>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <string_view>
 #include <vector>
@@ -92,7 +92,8 @@ PointFile parse_json(const std::string& text, const std::string& what) {
     }
     const auto bias = shape->find("fit_intercept");
     if (bias != shape->end()) {
-      if (!bias->is_boolean()) throw Error(what + ": \"shape.fit_intercept\" is " + show(*bias) + ", expected true or false");
+      if (!bias->is_boolean())
+        throw Error(what + ": \"shape.fit_intercept\" is " + show(*bias) + ", expected true or false");
       o.fit_intercept = bias->get<bool>();
     }
     point.shape = o;
@@ -116,21 +117,24 @@ PointFile parse_json(const std::string& text, const std::string& what) {
     if (sc.lower.size() != sc.upper.size())
       throw Error(what + ": \"scaling.lower\" and \"scaling.upper\" differ in length");
     for (std::size_t k = 0; k < sc.lower.size(); ++k)
-      if (!(sc.lower[k] < sc.upper[k])) throw Error(what + ": \"scaling\": feature " + std::to_string(k) + ": lower >= upper");
+      if (!(sc.lower[k] < sc.upper[k]))
+        throw Error(what + ": \"scaling\": feature " + std::to_string(k) + ": lower >= upper");
     const auto target = scaling->find("target");
     if (target != scaling->end() && !target->is_null()) {
       std::vector<double> t;
       const auto lo = target->find("lower"), hi = target->find("upper");
-      if (!target->is_object() || lo == target->end() || hi == target->end() || !lo->is_number() ||
-          !hi->is_number() || !(lo->get<double>() < hi->get<double>()))
-        throw Error(what + ": \"scaling.target\" is " + show(*target) + ", expected {\"lower\": a, \"upper\": b}, a < b");
+      if (!target->is_object() || lo == target->end() || hi == target->end() || !lo->is_number() || !hi->is_number() ||
+          !(lo->get<double>() < hi->get<double>()))
+        throw Error(what + ": \"scaling.target\" is " + show(*target) +
+                    ", expected {\"lower\": a, \"upper\": b}, a < b");
       sc.has_target = true;
       sc.y_lower = lo->get<double>();
       sc.y_upper = hi->get<double>();
     }
     const auto normalize = scaling->find("normalize");
     if (normalize != scaling->end()) {
-      if (!normalize->is_boolean()) throw Error(what + ": \"scaling.normalize\" is " + show(*normalize) + ", expected true or false");
+      if (!normalize->is_boolean())
+        throw Error(what + ": \"scaling.normalize\" is " + show(*normalize) + ", expected true or false");
       sc.normalize = normalize->get<bool>();
     }
     point.scaling = sc;
@@ -150,7 +154,8 @@ PointFile parse_csv_line(const std::string& text, const std::string& what) {
     if (!current.empty() && current.back() == '\r') current.remove_suffix(1);
     if (trim_blanks(current).empty()) continue;
     if (point_line != 0)
-      throw Error(what + ": line " + std::to_string(line_no) + ": a point file holds one CSV line (or a result JSON), "
+      throw Error(what + ": line " + std::to_string(line_no) +
+                  ": a point file holds one CSV line (or a result JSON), "
                   "found a second non-empty line");
     point_line = line_no;
     line = current;

@@ -17,7 +17,7 @@ struct PointFile {
   Vec x;                      ///< every entry finite
   std::optional<double> rho;  ///< constants.rho of a result JSON (finite, > 0), if it has one
   bool from_json = false;
-  std::string model;                 ///< "model" of a JSON file (empty when absent)
+  std::string model;                  ///< "model" of a JSON file (empty when absent)
   std::optional<ModelOptions> shape;  ///< its "shape" (classes, hidden, rank, fit_intercept), if it has one
   std::optional<Index> features;      ///< its "shape.features", if it has one
   /// its "scaling" (the map onto the unit scale that x was fitted on), if it has one

@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <memory>
 #include <cstdio>
-#include <limits>
 #include <cstring>
+#include <limits>
+#include <memory>
 #include <set>
 
 #include "cli.hpp"
@@ -49,7 +49,8 @@ Vec parse_x0(const std::string& spec, const LoadedProblem& p) {
   if (spec == "zeros") return Vec::Zero(static_cast<Eigen::Index>(d));
   if (spec == "saddle" || spec == "optimum") {
     if (!p.population)
-      throw Error("--x0 " + spec + ": only for a --synthetic problem with a known population (phase-retrieval, pca) "
+      throw Error("--x0 " + spec +
+                  ": only for a --synthetic problem with a known population (phase-retrieval, pca) "
                   "and its own model");
     const Vec& v = spec == "saddle" ? p.synthetic->saddle : p.synthetic->x_star;
     if (static_cast<Index>(v.size()) != d) throw Error("--x0 " + spec + ": not known for this problem and model");
@@ -121,9 +122,9 @@ int do_run(const RunArgs& a) {
   std::optional<Index> total;
   if (o.max_steps > 0) total = o.max_steps;
   if (o.poisson() && !(info.knobs & kKnobSampling))  // dpsgd's planned steps (spider-mf-adaptive's: its bands')
-    total = std::min(total.value_or(~Index{0}),
-                     static_cast<Index>(std::ceil(*o.epochs * static_cast<double>(n) /
-                                                  static_cast<double>(o.sgd_batch_size(n)))));
+    total = std::min(
+        total.value_or(~Index{0}),
+        static_cast<Index>(std::ceil(*o.epochs * static_cast<double>(n) / static_cast<double>(o.sgd_batch_size(n)))));
   // Records over all passes (spider-mf-adaptive's epochs are whole passes).
   const Index passes = !o.poisson() && o.epochs && *o.epochs > 1 ? static_cast<Index>(*o.epochs) : 1;
   // In an MPI job rank 0 alone shows progress and writes the report.
@@ -134,8 +135,10 @@ int do_run(const RunArgs& a) {
   };
   StopOnSignal stop_on_signal(Processes::reports());  // until the report is written
   ScaledSummary scaled;
-  if (p.records) scaled.summary = minimize(*p.model, *p.records, x0, o);
-  else scaled = minimize_scaled(*p.model, p.data, x0, o, so);
+  if (p.records)
+    scaled.summary = minimize(*p.model, *p.records, x0, o);
+  else
+    scaled = minimize_scaled(*p.model, p.data, x0, o, so);
   const Summary& s = scaled.summary;
   // The held-out targets in the user's units, unclipped: R^2 is measured on them.
   const Vec eval_y = eval && eval->has_labels() ? eval->labels() : Vec();
@@ -164,9 +167,9 @@ int do_run(const RunArgs& a) {
   if (so.any()) j["scaling"] = scaling_json(scaled);
   j["constants"] = {{"G", s.constants.G}, {"M", s.constants.M}, {"rho", s.constants.rho}, {"B", s.constants.B}};
   std::string eval_figure;  // for the summary line
-  if (eval) {  // before the certificate, which may take long on large models
-    diagnostics["eval"] = eval_diagnostics(*p.model, s.x, *eval, eval_y, so.target ? &scaled.scaling : nullptr,
-                                           eval_figure);
+  if (eval) {               // before the certificate, which may take long on large models
+    diagnostics["eval"] =
+        eval_diagnostics(*p.model, s.x, *eval, eval_y, so.target ? &scaled.scaling : nullptr, eval_figure);
   }
   // Heavy clipping, for the data owner (a diagnostic: not with --release-only).
   const std::string clipping = release_only ? "" : clipping_note(s);
@@ -243,10 +246,13 @@ void setup_run(CLI::App& app) {
     }
   }
   run->add_flag("--stream", args->stream, run_option("stream").help);
-  run->add_option("--x0", args->x0, "Start point: a file (one CSV line, or a result JSON), or zeros (default), saddle, optimum (synthetic)");
+  run->add_option(
+      "--x0", args->x0,
+      "Start point: a file (one CSV line, or a result JSON), or zeros (default), saddle, optimum (synthetic)");
   run->add_flag("--quiet", args->quiet, "No progress on stderr (warnings and errors still)");
   run->add_option("--eval", args->eval, "Evaluation data for the certificate (same format rules as --data)");
-  run->add_flag("--no-certificate", args->no_certificate, "Skip the certificate (it can take minutes for large models)");
+  run->add_flag("--no-certificate", args->no_certificate,
+                "Skip the certificate (it can take minutes for large models)");
   run->add_option("--eval-labels", args->eval_labels, "IDX labels of --eval (default: the file beside it)");
   run->add_option("--out", args->out, "Write the JSON report here (default: stdout); checked before the run starts");
   run->callback([args] {

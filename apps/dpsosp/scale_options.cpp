@@ -50,8 +50,8 @@ std::vector<Interval> parse_bounds(const std::string& text, const std::string& o
       if (!v.is_number()) throw Error(option + " " + text + ": expected numbers, got " + v.dump());
       return v.get<double>();
     };
-    if (j.is_object() && j.contains("lower") && j.contains("upper") && j["lower"].is_array() &&
-        j["upper"].is_array() && j["lower"].size() == j["upper"].size()) {
+    if (j.is_object() && j.contains("lower") && j.contains("upper") && j["lower"].is_array() && j["upper"].is_array() &&
+        j["lower"].size() == j["upper"].size()) {
       for (std::size_t k = 0; k < j["lower"].size(); ++k) out.push_back({value(j["lower"][k]), value(j["upper"][k])});
     } else if (j.is_array()) {
       for (const auto& e : j) {
@@ -91,11 +91,17 @@ nlohmann::json scaling_json(const ScaledSummary& r) {
   j["target"] = s.has_target ? nlohmann::json{{"lower", s.y_lower}, {"upper", s.y_upper}, {"source", s.target_source}}
                              : nlohmann::json(nullptr);
   if (!s.composition.empty()) {
-    j["estimate"] = {{"share", s.share},           {"composition", s.composition}, {"mu", s.mu},
-                     {"rho", s.rho},               {"epsilon", s.epsilon},         {"delta", s.delta},
-                     {"count_noise", s.count_noise}, {"target_count_noise", s.target_count_noise},
+    j["estimate"] = {{"share", s.share},
+                     {"composition", s.composition},
+                     {"mu", s.mu},
+                     {"rho", s.rho},
+                     {"epsilon", s.epsilon},
+                     {"delta", s.delta},
+                     {"count_noise", s.count_noise},
+                     {"target_count_noise", s.target_count_noise},
                      {"columns", s.columns},
-                     {"histograms", s.histograms},  {"public_range", {-1048576.0, 1048576.0}}};
+                     {"histograms", s.histograms},
+                     {"public_range", {-1048576.0, 1048576.0}}};
   }
   if (r.x_user) j["x_user"] = std::vector<double>(r.x_user->data(), r.x_user->data() + r.x_user->size());
   return j;

@@ -11,7 +11,8 @@ LoadedProblem open_streamed_problem(const DataSource& s) {
   if (s.data_path.empty()) throw Error("--stream: give the record file with --data FILE (dpsosp convert writes one)");
   if (s.model.empty()) throw Error("--model is required with --data");
   if (s.given("--header") || s.given("--labels"))
-    throw Error(std::string(s.given("--header") ? "--header" : "--labels") + ": applies to CSV and IDX files, not to "
+    throw Error(std::string(s.given("--header") ? "--header" : "--labels") +
+                ": applies to CSV and IDX files, not to "
                 "the record file that --stream reads");
   if (!s.format.empty() && parse_file_format(s.format) != FileFormat::kRecords)
     throw Error("--stream: streams record files (--format records), not " + s.format);
@@ -30,8 +31,7 @@ LoadedProblem open_streamed_problem(const DataSource& s) {
   const Index declared = declared_features(s);
   if (declared != 0 && declared != info.cols)
     throw Error("--features " + std::to_string(declared) + ": the record file " + s.data_path + " holds records of " +
-                std::to_string(info.cols) + " features; convert it again with --features " +
-                std::to_string(declared));
+                std::to_string(info.cols) + " features; convert it again with --features " + std::to_string(declared));
   try {
     p.model = make_model(s.model, info, model_options_of(s, s.model));
   } catch (const Error& e) {

@@ -39,8 +39,15 @@ enum Knob : unsigned {
 
 /// The entries of ParameterOverrides (params.hpp), as bits.
 enum OverrideBit : unsigned {
-  kSetAlpha = 1u << 0, kSetKappa = 1u << 1, kSetSigma = 1u << 2, kSetNoiseMultiplier = 1u << 3,
-  kSetEta = 1u << 4, kSetZeta = 1u << 5, kSetThreshold = 1u << 6, kSetB = 1u << 7, kSetT = 1u << 8,
+  kSetAlpha = 1u << 0,
+  kSetKappa = 1u << 1,
+  kSetSigma = 1u << 2,
+  kSetNoiseMultiplier = 1u << 3,
+  kSetEta = 1u << 4,
+  kSetZeta = 1u << 5,
+  kSetThreshold = 1u << 6,
+  kSetB = 1u << 7,
+  kSetT = 1u << 8,
   kSetGamma = 1u << 9,
 };
 
@@ -54,8 +61,8 @@ struct AlgorithmInfo {
   /// epsilon = inf (spider-tree-adaptive, whose eps = inf run is spider's).
   bool allows_infinite_epsilon = false;
   MechanismKind mechanism = MechanismKind::kNone;
-  unsigned knobs = 0;       ///< Knob bits it reads
-  unsigned overrides = 0;   ///< OverrideBit bits it reads
+  unsigned knobs = 0;      ///< Knob bits it reads
+  unsigned overrides = 0;  ///< OverrideBit bits it reads
 };
 
 /// Every algorithm, built-in ones first, in a stable order.

@@ -27,15 +27,17 @@ namespace dpsosp::audit {
 /// Deliberate bugs, to show the audit catches a mechanism that overstates its
 /// privacy. Each keeps claiming the epsilon the honest configuration reports.
 enum class Tampering {
-  kNone,               ///< the algorithm as shipped
-  kNoiseDividedBy10,   ///< the calibrated noise divided by 10 (RunOptions::overrides.sigma)
-  kClippingOff,        ///< clip norm raised above the canary's gradient, noise left at the honest level
-  kPublishedKey,       ///< the noise key is published with the report: the attacker replays the run
-  kUnclippedO2,        ///< quadratic-o2, spider-tree-adaptive / spider-mf-adaptive: O2 clip raised above the honest one, b_t and noise kept
-  kExtremeFails,       ///< extreme canary: a run whose gradient overflows fails (the model throws)
+  kNone,              ///< the algorithm as shipped
+  kNoiseDividedBy10,  ///< the calibrated noise divided by 10 (RunOptions::overrides.sigma)
+  kClippingOff,       ///< clip norm raised above the canary's gradient, noise left at the honest level
+  kPublishedKey,      ///< the noise key is published with the report: the attacker replays the run
+  kUnclippedO2,   ///< quadratic-o2, spider-tree-adaptive / spider-mf-adaptive: O2 clip raised above the honest one, b_t
+                  ///< and noise kept
+  kExtremeFails,  ///< extreme canary: a run whose gradient overflows fails (the model throws)
   // Factors of two (and a forgotten tree composition), each a bug an
   // accountant could be handed; all are test-only hooks (issue 30).
-  kSensitivityHalved,  ///< the clip raised to 2G, the noise left at the level G calls for: sensitivity stated 2x too small
+  kSensitivityHalved,  ///< the clip raised to 2G, the noise left at the level G calls for: sensitivity stated 2x too
+                       ///< small
   kNoiseHalved,        ///< the calibrated noise multiplier halved
   kRateHalved,         ///< Poisson paths: the noise calibrated (and the claim computed) for half the true sampling rate
   kColumnNormHalved,   ///< matrix factorization: the noise calibrated for half the factorization's column norm
@@ -72,14 +74,14 @@ struct AuditOptions {
   /// Runs on each of the two datasets; the first half chooses the test, the
   /// second half measures it.
   Index runs = 2000;
-  Index batch = 16;         ///< records per batch (the O1 batch b of the SPIDER algorithms)
+  Index batch = 16;  ///< records per batch (the O1 batch b of the SPIDER algorithms)
   /// 0 = the mode's default. Single pass: optimizer steps (default 1; n = batch *
   /// steps records when every step is an O1); quadratic-o2: 2 (one O1, one O2),
   /// the only value; Poisson (epochs > 0): steps per epoch, n = batch * steps and
   /// sampling rate 1/steps (default 10); passes (spider-mf-adaptive, epochs > 0):
   /// steps per pass, n = batch * steps (default 10).
   Index steps = 0;
-  Index dim = 1;            ///< d
+  Index dim = 1;  ///< d
   /// spider-tree-periodic only: steps per tree phase q (one O1, then q - 1 O2
   /// steps on 2b records each); 1 = every step an O1 of its own.
   Index phase_length = 1;
@@ -96,11 +98,11 @@ struct AuditOptions {
   /// the run's default) and, for poisson, the bands (unset: automatic).
   std::optional<Sampling> sampling;
   std::optional<Index> bands;
-  double G = 1.0;           ///< the clip norm of the honest runs
+  double G = 1.0;  ///< the clip norm of the honest runs
   /// The canary's gradient (difference, for quadratic-o2) in units of its clip
   /// (> 1: clipping is exercised).
   double canary_norm = 10;
-  double confidence = 0.95; ///< of the epsilon lower bound
+  double confidence = 0.95;  ///< of the epsilon lower bound
   /// False-alarm rate of the mu test (GDP paths) or the trade-off test
   /// (Poisson paths); `violation` fires on an honest mechanism with
   /// probability at most (1 - confidence) + test_level.
@@ -110,8 +112,8 @@ struct AuditOptions {
   /// is max(dim, canaries)); each gives the trade-off test one sample a run.
   /// 0 = the mode's default: 64 on Poisson paths, 1 elsewhere (the only value).
   Index canaries = 0;
-  std::uint64_t seed = 1;   ///< run i on dataset k uses a seed and key derived from (seed, k, i)
-  int threads = 0;          ///< runs in parallel (0 = all cores); never changes results
+  std::uint64_t seed = 1;  ///< run i on dataset k uses a seed and key derived from (seed, k, i)
+  int threads = 0;         ///< runs in parallel (0 = all cores); never changes results
   Tampering tampering = Tampering::kNone;
   /// Throws Error naming the field, or the combination that does not apply.
   void Validate() const;
@@ -121,9 +123,9 @@ struct AuditResult {
   std::string algorithm;
   std::string tampering;
   std::string canary;
-  std::string adjacency;       ///< of the neighbours D, D': "replace-one" or "zero-out" (Poisson)
-  double claimed_epsilon = 0;  ///< epsilon the honest configuration reports (the claim under test)
-  double reported_epsilon = 0; ///< largest epsilon the audited runs themselves report (differs when tampered)
+  std::string adjacency;        ///< of the neighbours D, D': "replace-one" or "zero-out" (Poisson)
+  double claimed_epsilon = 0;   ///< epsilon the honest configuration reports (the claim under test)
+  double reported_epsilon = 0;  ///< largest epsilon the audited runs themselves report (differs when tampered)
   double delta = 0;
   /// GDP mu of the claim; secure noise: sqrt(2 rho) of its zCDP rho, the mu
   /// of a Gaussian at the same rho; 0 on the Poisson paths (a PLD curve).
@@ -131,10 +133,10 @@ struct AuditResult {
   double epsilon_lower_bound = 0;  ///< the audit's result (0 when there is no evidence)
   double confidence = 0;
   // The test, chosen on the first half of the runs among every score.
-  std::string score;           ///< the score it thresholds (docs/privacy.md lists them)
+  std::string score;                ///< the score it thresholds (docs/privacy.md lists them)
   std::vector<std::string> scores;  ///< every score the attacker computed
   double threshold = 0;
-  bool reject_high = true;     ///< the test fires when score > threshold (else when score <= threshold)
+  bool reject_high = true;  ///< the test fires when score > threshold (else when score <= threshold)
   /// The test names D' (the dataset with the canary) when it fires; false: it
   /// names D (DP bounds both orderings of the pair alike).
   bool positive_is_canary = true;
@@ -148,14 +150,14 @@ struct AuditResult {
   /// Runs that threw, on D and on D'. A failure is an outcome the attacker sees:
   /// every score of such a run is +infinity.
   Index failures_without = 0, failures_with = 0;
-  std::string first_failure;   ///< the message of one failed run ("" if none)
+  std::string first_failure;  ///< the message of one failed run ("" if none)
   /// The claim proved false: epsilon_lower_bound > claimed_epsilon, or
   /// mu_lower_bound > claimed_mu, or the trade-off test's point lies beyond
   /// the claimed curve. violation_by names which ("epsilon", "mu",
   /// "trade-off", joined by "+"; "" when none).
   bool violation = false;
   std::string violation_by;
-  double false_alarm = 0;      ///< (1 - confidence) + test_level: the most an honest mechanism sets violation
+  double false_alarm = 0;  ///< (1 - confidence) + test_level: the most an honest mechanism sets violation
   /// GDP paths: a lower bound on |empirical_mu| holding with probability
   /// >= 1 - test_level (normal approximation, the score being Gaussian); NaN elsewhere.
   double mu_lower_bound = std::numeric_limits<double>::quiet_NaN();
@@ -170,7 +172,7 @@ struct AuditResult {
     double threshold = 0;
     Index true_positives = 0, false_positives = 0;
     double tpr_lower = 0, fpr_upper = 0;
-    double claimed_tpr_max = 1;  ///< the claimed curve's largest TPR at fpr_upper
+    double claimed_tpr_max = 1;                      ///< the claimed curve's largest TPR at fpr_upper
     double sampling_rate = 0, noise_multiplier = 0;  ///< the claim's (q, z)
     std::uint64_t steps = 0;                         ///< the claim's compositions
   };
@@ -208,7 +210,7 @@ double incomplete_beta(double a, double b, double x);
 
 /// The epsilon lower bound of one test at delta: log((TPR_lower - delta) / FPR_upper),
 /// 0 when that is not positive; each rate bounded at level alpha.
-double epsilon_lower_bound(Index true_positives, Index positives_trials, Index false_positives,
-                           Index negatives_trials, double delta, double alpha);
+double epsilon_lower_bound(Index true_positives, Index positives_trials, Index false_positives, Index negatives_trials,
+                           double delta, double alpha);
 
 }  // namespace dpsosp::audit

@@ -29,11 +29,11 @@ double sosp_gap(double grad_norm, double lambda_min, double rho);
 
 /// Where the matrix-free solver stands after a Lanczos cycle (EigenOptions::on_cycle).
 struct EigenProgress {
-  Index cycle = 0;        ///< cycles (restarts) done
-  Index products = 0;     ///< operator products (Hessian-vector products) so far
-  double value = 0;       ///< the smallest Ritz value, the current estimate of lambda_min
-  double residual = 0;    ///< its Ritz residual
-  double target = 0;      ///< the residual that counts as converged (tolerance * spectral scale)
+  Index cycle = 0;      ///< cycles (restarts) done
+  Index products = 0;   ///< operator products (Hessian-vector products) so far
+  double value = 0;     ///< the smallest Ritz value, the current estimate of lambda_min
+  double residual = 0;  ///< its Ritz residual
+  double target = 0;    ///< the residual that counts as converged (tolerance * spectral scale)
 };
 
 struct EigenOptions {

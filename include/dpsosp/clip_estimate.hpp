@@ -51,10 +51,10 @@ struct ConstantsEstimateOptions {
 /// What an estimate found and what it cost (all of it covered by the guarantee).
 struct ConstantsEstimate {
   std::optional<double> G, M;
-  Index records = 0;     ///< records spent (the first of the sample order)
-  int rounds = 0;        ///< noisy counts released
+  Index records = 0;       ///< records spent (the first of the sample order)
+  int rounds = 0;          ///< noisy counts released
   double count_noise = 0;  ///< the counts' noise standard deviation
-  double mu = 0;         ///< the estimate's GDP parameter (float mode; the target's)
+  double mu = 0;           ///< the estimate's GDP parameter (float mode; the target's)
 };
 
 /// Rounds of the binary search per constant: [-20, 20] in log2 halved ten

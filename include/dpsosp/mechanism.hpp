@@ -15,10 +15,10 @@
 namespace dpsosp {
 
 enum class MechanismKind {
-  kNone,             ///< no noise (the non-private references)
-  kTree,             ///< binary tree mechanism, a fresh tree per phase (exact GDP)
-  kGaussian,         ///< Gaussian noise on every release, accumulated within a phase (exact GDP)
-  kPoissonGaussian,  ///< Poisson-subsampled Gaussian releases of clipped sums (PLD or RDP)
+  kNone,                 ///< no noise (the non-private references)
+  kTree,                 ///< binary tree mechanism, a fresh tree per phase (exact GDP)
+  kGaussian,             ///< Gaussian noise on every release, accumulated within a phase (exact GDP)
+  kPoissonGaussian,      ///< Poisson-subsampled Gaussian releases of clipped sums (PLD or RDP)
   kMatrixFactorization,  ///< one matrix factorization of the prefix sums over the run (exact GDP)
   /// the banded square-root factorization with cyclic Poisson sampling (PLD or RDP)
   kBandedPoisson,
@@ -26,21 +26,20 @@ enum class MechanismKind {
 /// "none", "tree", "gaussian", "poisson-gaussian", "matrix-factorization", "banded-mf-poisson".
 std::string mechanism_name(MechanismKind kind);
 
-
 /// The guarantee a run states, fixed before it starts: (epsilon, delta)-DP for
 /// `adjacency`, with the figures that reproduce it (docs/privacy-accounting.md).
 struct PrivacyRecord {
   MechanismKind mechanism = MechanismKind::kNone;
   Adjacency adjacency = Adjacency::kNone;
   double epsilon = 0, delta = 0;
-  double mu = 0;                ///< GDP parameter (0 where the accounting is RDP)
-  double epsilon_rdp = 0;       ///< the RDP/zCDP figure at delta, for comparison with other tools
+  double mu = 0;           ///< GDP parameter (0 where the accounting is RDP)
+  double epsilon_rdp = 0;  ///< the RDP/zCDP figure at delta, for comparison with other tools
   /// Poisson dpsgd: the PLD figure at delta (pessimistic; +inf where the PLD
   /// would pass its size limit); 0 for the other mechanisms.
   double epsilon_pld = 0;
   /// Poisson dpsgd: which accountant made `epsilon` (and calibrated the noise).
   Accountant accountant = Accountant::kPld;
-  double zcdp_rho = 0;          ///< zCDP rho (0 where it does not apply)
+  double zcdp_rho = 0;  ///< zCDP rho (0 where it does not apply)
   /// The guarantee at `delta` under each relation (one of them is `epsilon`):
   /// replace-one and zero-out, so that runs of either kind compare like with
   /// like (docs/privacy-accounting.md section 10); NaN where not stated (no
@@ -111,9 +110,9 @@ std::unique_ptr<Mechanism> make_no_mechanism();
 /// noise multiplier of the rounded release. Throws Error where the scale
 /// would pass exact::kMaxDiscreteSigma.
 struct DiscreteNoise {
-  double grid = 0;                  ///< a power of two
-  std::uint64_t scale = 0;          ///< the discrete Gaussian's sigma, in grid units
-  double integer_sensitivity = 0;   ///< s / grid + sqrt(d), in grid units
+  double grid = 0;                 ///< a power of two
+  std::uint64_t scale = 0;         ///< the discrete Gaussian's sigma, in grid units
+  double integer_sensitivity = 0;  ///< s / grid + sqrt(d), in grid units
 };
 DiscreteNoise discrete_noise(double sensitivity, Index dim, double noise_multiplier, Index rounded_releases = 1);
 
@@ -122,8 +121,7 @@ DiscreteNoise discrete_noise(double sensitivity, Index dim, double noise_multipl
 /// The tree's node noise: s sqrt(depth(max_phase_length)) / gdp_mu(eps, delta);
 /// secure mode (target.noise): grid * scale of discrete_noise(s, dim,
 /// sqrt(depth / (2 zcdp_rho(eps, delta)))).
-double tree_noise_sigma(double sensitivity_bound, Index max_phase_length, const PrivacyTarget& target,
-                        Index dim);
+double tree_noise_sigma(double sensitivity_bound, Index max_phase_length, const PrivacyTarget& target, Index dim);
 /// The Gaussian mechanism's z with one release per record: 1 / gdp_mu(eps,
 /// delta); secure mode: 1 / sqrt(2 zcdp_rho(eps, delta)), the multiplier of
 /// the rounded sensitivity.
@@ -205,8 +203,7 @@ class PoissonGaussianMechanism : public Mechanism {
   virtual IndexList sample(Index n) = 0;
 };
 std::unique_ptr<PoissonGaussianMechanism> make_poisson_gaussian_mechanism(
-    Index dim, const NoiseKey& key, double clip, double sampling_rate, std::uint64_t steps,
-    const PrivacyTarget& target, std::optional<double> noise_multiplier = std::nullopt,
-    Accountant accountant = Accountant::kPld, Index bands = 0);
+    Index dim, const NoiseKey& key, double clip, double sampling_rate, std::uint64_t steps, const PrivacyTarget& target,
+    std::optional<double> noise_multiplier = std::nullopt, Accountant accountant = Accountant::kPld, Index bands = 0);
 
 }  // namespace dpsosp

@@ -55,12 +55,10 @@ class Model {
   /// out = grad f(x; z_i); out has dim() entries.
   virtual void gradient(const Vec& x, const Dataset& data, Index i, Eigen::Ref<Vec> out) const = 0;
   /// out = hess f(x; z_i) v.
-  virtual void hvp(const Vec& x, const Dataset& data, Index i, const Vec& v,
-                   Eigen::Ref<Vec> out) const = 0;
+  virtual void hvp(const Vec& x, const Dataset& data, Index i, const Vec& v, Eigen::Ref<Vec> out) const = 0;
   /// Row k of out (resized to idx.size() x dim()) = grad f(x; z_idx[k]).
   /// Must agree exactly with gradient(). The default loops over gradient().
-  virtual void batch_gradients(const Vec& x, const Dataset& data, const IndexList& idx,
-                               RowMatrix& out) const;
+  virtual void batch_gradients(const Vec& x, const Dataset& data, const IndexList& idx, RowMatrix& out) const;
 
   /// The oracles' fused kernel: the sum over the records idx, in that order, of
   /// clip_to_norm(grad f(x; z), clip) (clip = +inf: no clipping), and how many
@@ -69,12 +67,11 @@ class Model {
   /// vector. The default is that form, over blocks of rows (no b x d matrix);
   /// the built-in models override it with one fused, threaded pass that gives
   /// the same bits for every thread count.
-  virtual ClippedSum clipped_gradient_sum(const Vec& x, const Dataset& data, const IndexList& idx,
-                                          double clip) const;
+  virtual ClippedSum clipped_gradient_sum(const Vec& x, const Dataset& data, const IndexList& idx, double clip) const;
   /// As clipped_gradient_sum for the differences grad f(x; z) - grad f(x_prev; z)
   /// (reference form: the rows of batch_gradients at x minus those at x_prev).
-  virtual ClippedSum clipped_difference_sum(const Vec& x, const Vec& x_prev, const Dataset& data,
-                                            const IndexList& idx, double clip) const;
+  virtual ClippedSum clipped_difference_sum(const Vec& x, const Vec& x_prev, const Dataset& data, const IndexList& idx,
+                                            double clip) const;
   /// The consistent O2 of spider-mf-adaptive: the sum over idx of
   /// clip_to_norm(g(x) - g(x_prev), clip) with g(.) = clip_to_norm(grad f(.; z),
   /// inner_clip), the difference of the gradients O1 would use. Reference
@@ -94,8 +91,8 @@ class Model {
   virtual ClippedSum chained_gradient_sum(const Vec& x, const Dataset& data, const IndexList& idx, double clip,
                                           const SumStart& start) const;
   /// As chained_gradient_sum for clipped_difference_sum.
-  virtual ClippedSum chained_difference_sum(const Vec& x, const Vec& x_prev, const Dataset& data,
-                                            const IndexList& idx, double clip, const SumStart& start) const;
+  virtual ClippedSum chained_difference_sum(const Vec& x, const Vec& x_prev, const Dataset& data, const IndexList& idx,
+                                            double clip, const SumStart& start) const;
   /// As chained_gradient_sum for clipped_consistent_difference_sum.
   virtual ClippedSum chained_consistent_difference_sum(const Vec& x, const Vec& x_prev, const Dataset& data,
                                                        const IndexList& idx, double inner_clip, double clip,
@@ -144,8 +141,7 @@ class Model {
 /// Model names: logistic, sigmoid, cauchy, phase-retrieval, pca, softmax, mlp.
 /// `features` is the number of feature columns of the data; `data` (may be null)
 /// lets softmax/mlp infer the class count.
-std::unique_ptr<Model> make_model(const std::string& name, Index features,
-                                  const ModelOptions& options = {},
+std::unique_ptr<Model> make_model(const std::string& name, Index features, const ModelOptions& options = {},
                                   const Dataset* data = nullptr);
 /// The same for the records of a record file, which are not in memory: the
 /// class count of softmax / mlp, unless set, is inferred from the header's

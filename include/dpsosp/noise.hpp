@@ -16,17 +16,17 @@ namespace dpsosp {
 /// The privacy noise and everything whose secrecy a guarantee relies on are
 /// secret streams, keyed by a NoiseKey; the rest are public, keyed by the seed.
 enum class StreamPurpose : std::uint32_t {
-  kSampleOrder = 1,   ///< public: the order in which records are drawn
-  kTreeNoise = 2,     ///< secret: tree-mechanism node noise
-  kGaussianNoise = 3, ///< secret: Gaussian-mechanism noise (baselines, DP-SGD)
-  kPerturbation = 4,  ///< public: saddle perturbation (post-processing)
-  kSynthetic = 5,     ///< public: synthetic data generation
-  kPoisson = 6,       ///< secret: Poisson sampling (DP-SGD; amplification needs it secret)
-  kDiscreteNoise = 7, ///< secret: the secure mode's discrete Gaussian noise (index = release)
-  kMatrixNoise = 8,   ///< secret: the matrix-factorization mechanism's noise
-  kClipEstimate = 9,  ///< secret: the noise of the private clip-norm estimates (--G auto)
-  kScaling = 10,      ///< secret: the noise of the private feature and target scales (scaling.hpp)
-  kTest = 99,         ///< either: tests and benchmarks
+  kSampleOrder = 1,    ///< public: the order in which records are drawn
+  kTreeNoise = 2,      ///< secret: tree-mechanism node noise
+  kGaussianNoise = 3,  ///< secret: Gaussian-mechanism noise (baselines, DP-SGD)
+  kPerturbation = 4,   ///< public: saddle perturbation (post-processing)
+  kSynthetic = 5,      ///< public: synthetic data generation
+  kPoisson = 6,        ///< secret: Poisson sampling (DP-SGD; amplification needs it secret)
+  kDiscreteNoise = 7,  ///< secret: the secure mode's discrete Gaussian noise (index = release)
+  kMatrixNoise = 8,    ///< secret: the matrix-factorization mechanism's noise
+  kClipEstimate = 9,   ///< secret: the noise of the private clip-norm estimates (--G auto)
+  kScaling = 10,       ///< secret: the noise of the private feature and target scales (scaling.hpp)
+  kTest = 99,          ///< either: tests and benchmarks
 };
 
 /// Whether a purpose's numbers must come from a secret NoiseKey (true for the
@@ -118,7 +118,7 @@ class GaussianStream {
   // Makes the blocks from k on the cached ones (their words; normals on demand).
   void load_block(std::uint64_t k);
   bool secret_ = false;
-  std::uint64_t seed_ = 0;      // public streams
+  std::uint64_t seed_ = 0;  // public streams
   std::uint32_t purpose_;
   std::uint32_t index_;
   // Secret streams: the key and, where the processor has AES-NI, its

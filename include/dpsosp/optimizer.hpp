@@ -36,12 +36,12 @@ std::string termination_name(Termination t);
 /// What the callback sees after each step: the released iterate and what the
 /// step did (all of it a function of the release and public sizes).
 struct Iteration {
-  Index step = 0;          ///< steps done, this one included
-  const Vec* x = nullptr;  ///< the iterate after the step
-  bool o1 = false;         ///< the step called O1 (a new phase)
-  Index batch = 0;         ///< records this step drew
-  double release_norm = 0; ///< ||released estimate|| (SPIDER), ||noisy gradient|| (SGD)
-  bool perturbed = false;  ///< a saddle perturbation was added
+  Index step = 0;           ///< steps done, this one included
+  const Vec* x = nullptr;   ///< the iterate after the step
+  bool o1 = false;          ///< the step called O1 (a new phase)
+  Index batch = 0;          ///< records this step drew
+  double release_norm = 0;  ///< ||released estimate|| (SPIDER), ||noisy gradient|| (SGD)
+  bool perturbed = false;   ///< a saddle perturbation was added
   /// The steps the run plans, fixed before it (spider-mf-adaptive's horizon,
   /// Poisson's planned steps); 0 when it ends where its records run out.
   Index planned_steps = 0;
@@ -127,8 +127,8 @@ struct RunOptions {
   /// Data-parallel runs (process_group.hpp): this process's group; null = one
   /// process. Every process of the group runs with the same options.
   std::shared_ptr<ProcessGroup> process_group;
-  Index max_steps = 0;               ///< 0 = until the data run out
-  int threads = 0;                   ///< 0 = all cores; never changes results
+  Index max_steps = 0;  ///< 0 = until the data run out
+  int threads = 0;      ///< 0 = all cores; never changes results
   bool record_trajectory = false;
   /// Set by a signal handler to stop early; the summary then says interrupted.
   const std::atomic<bool>* stop_flag = nullptr;
@@ -237,14 +237,14 @@ struct Diagnostics {
 /// Every field but `diagnostics` is covered by the privacy guarantee: the
 /// iterates, and what is computed from them and from public quantities.
 struct Summary {
-  Vec x;                              ///< the last iterate
-  std::vector<Vec> trajectory;        ///< every iterate, when requested
+  Vec x;                        ///< the last iterate
+  std::vector<Vec> trajectory;  ///< every iterate, when requested
   std::string algorithm;
-  std::uint64_t seed = 0;             ///< the public seed (sample order, perturbations)
+  std::uint64_t seed = 0;  ///< the public seed (sample order, perturbations)
   /// The single-pass order the records were used in ("seed" or "file");
   /// empty for Poisson dpsgd, which draws them by index.
   std::string sample_order;
-  int processes = 1;                  ///< the processes that shared each batch (ProcessGroup)
+  int processes = 1;  ///< the processes that shared each batch (ProcessGroup)
   /// Where the secret noise key came from: "generated" (fresh from the OS,
   /// kept nowhere) or "supplied" (RunOptions::noise_key). Never the key.
   std::string noise_key_source;
@@ -269,7 +269,7 @@ struct Summary {
   /// unused), one line each; computed from the fields above and n alone, so
   /// covered by the guarantee like them.
   std::vector<std::string> warnings;
-  Diagnostics diagnostics;            ///< not covered by the guarantee
+  Diagnostics diagnostics;  ///< not covered by the guarantee
 };
 
 /// Runs the chosen algorithm from x0 on the records of `data`. Throws Error

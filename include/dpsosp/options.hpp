@@ -46,9 +46,9 @@ struct OptionSpec {
   /// says how) or the option is off.
   std::string default_text;
   std::string help;
-  ValueRule value_rule = ValueRule::kFinite;        ///< kReal
-  std::uint64_t min = 0, max = 0;                   ///< kCount
-  std::vector<std::string> choices;                 ///< kChoice
+  ValueRule value_rule = ValueRule::kFinite;  ///< kReal
+  std::uint64_t min = 0, max = 0;             ///< kCount
+  std::vector<std::string> choices;           ///< kChoice
   /// The algorithm-table bit (algorithm.hpp, Knob) of the algorithms that read
   /// it; 0: every algorithm.
   unsigned knob = 0;
@@ -128,7 +128,7 @@ class RunRequest {
 /// quoted on the command line, as written in Python).
 double parse_option_real(const std::string& text, const std::string& word, ValueRule rule,
                          FrontEnd front_end = FrontEnd::kCli);
-std::uint64_t parse_option_count(const std::string& text, const std::string& word, std::uint64_t min,
-                                 std::uint64_t max, FrontEnd front_end = FrontEnd::kCli);
+std::uint64_t parse_option_count(const std::string& text, const std::string& word, std::uint64_t min, std::uint64_t max,
+                                 FrontEnd front_end = FrontEnd::kCli);
 
 }  // namespace dpsosp

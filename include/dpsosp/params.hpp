@@ -68,7 +68,7 @@ struct SpiderParameters {
   double zeta = 0;         ///< perturbation: g ~ N(0, zeta^2/d I)
   double threshold = 0;    ///< perturb when ||grad~_{t-1}|| <= threshold
   Index max_phase_length = 0;  ///< L_max: a phase that reaches it forces an O1 call
-  int depth = 0;           ///< tree depth ceil(log2(L_max + 1))
+  int depth = 0;               ///< tree depth ceil(log2(L_max + 1))
 };
 
 /// Every parameter of spider-mf-adaptive (docs/parameters.md, "spider-mf-adaptive"):
@@ -77,41 +77,41 @@ struct SpiderParameters {
 /// gradients), all chosen from public quantities: n, d, the target, the
 /// constants (G, M: given or privately estimated) and the options.
 struct MfParameters {
-  double alpha = 0;       ///< theorem_alpha times alpha_scale: the saddle perturbation's scale
-  Index b1 = 0;           ///< O1 batch
-  bool o2 = false;        ///< whether phases take O2 steps (else every step is an O1)
-  double M2 = 0;          ///< O2 rows are clipped at min(M2 ||dx||, 2G)
-  double bt_slope = 0;    ///< O2 batch b_t = max(ceil(M2 ||dx|| bt_slope), b2_min); b1 / G
-  Index b2_min = 1;       ///< smallest O2 batch
-  double kappa = 0;       ///< a phase ends when the sum of ||released|| in it reaches kappa
+  double alpha = 0;            ///< theorem_alpha times alpha_scale: the saddle perturbation's scale
+  Index b1 = 0;                ///< O1 batch
+  bool o2 = false;             ///< whether phases take O2 steps (else every step is an O1)
+  double M2 = 0;               ///< O2 rows are clipped at min(M2 ||dx||, 2G)
+  double bt_slope = 0;         ///< O2 batch b_t = max(ceil(M2 ||dx|| bt_slope), b2_min); b1 / G
+  Index b2_min = 1;            ///< smallest O2 batch
+  double kappa = 0;            ///< a phase ends when the sum of ||released|| in it reaches kappa
   Index max_phase_length = 0;  ///< and at most at this many steps
-  Index horizon = 0;      ///< the releases the noise is calibrated for (the run stops there)
-  double epochs = 1;      ///< passes over the records (> 1: O1 steps only); sampling = poisson: expected passes
-  Index steps_per_epoch = 0;  ///< the releases of one pass (= horizon / epochs when epochs > 1 and sampling = order)
+  Index horizon = 0;           ///< the releases the noise is calibrated for (the run stops there)
+  double epochs = 1;           ///< passes over the records (> 1: O1 steps only); sampling = poisson: expected passes
+  Index steps_per_epoch = 0;   ///< the releases of one pass (= horizon / epochs when epochs > 1 and sampling = order)
   /// How the passes draw records; the rest of this block is sampling =
   /// poisson's (zeros otherwise): the expected batch is b1.
   Sampling sampling = Sampling::kOrder;
-  Index bands = 0;             ///< groups the steps cycle through, and C's band width
-  Index group_size = 0;        ///< m = floor(n / bands) records a group (the n mod bands left never sampled)
-  double sampling_rate = 0;    ///< q = b1 / m
-  Index cycles = 0;            ///< each record's Poisson steps, ceil(epochs / q); horizon = bands * cycles
-  double noise_multiplier = 0; ///< z of the cycles' Poisson-subsampled Gaussian, from the accountant
+  Index bands = 0;              ///< groups the steps cycle through, and C's band width
+  Index group_size = 0;         ///< m = floor(n / bands) records a group (the n mod bands left never sampled)
+  double sampling_rate = 0;     ///< q = b1 / m
+  Index cycles = 0;             ///< each record's Poisson steps, ceil(epochs / q); horizon = bands * cycles
+  double noise_multiplier = 0;  ///< z of the cycles' Poisson-subsampled Gaussian, from the accountant
   Accountant accountant = Accountant::kPld;
   /// every release's L2 sensitivity bound: max(2G/b1, 2/bt_slope) (replace-one);
   /// sampling = poisson: G/b1 (zero-out: a record's clipped gradient over the expected batch)
   double sensitivity = 0;
-  double sigma = 0;       ///< noise per coordinate in C's domain
+  double sigma = 0;  ///< noise per coordinate in C's domain
   /// The sensitivity of C u per unit of a release's: the factorization's largest
   /// column norm over the horizon, or with epochs > 1 its largest norm of a sum of
   /// columns a pass apart (BltFactorization::cyclic_participation_norm)
   double column_norm = 0;
   /// The noise per coordinate of an O1 step's estimate, sigma * ||row of C^{-1}|| (public: the O1/O2 rule reads it)
   double step_noise = 0;
-  double eta = 0;         ///< step size (learning_rate, default 1/M)
-  double tail = 0;        ///< x is the mean of the iterates over the last `tail` of the records (0: the last)
-  Index Gamma = 0;        ///< frozen steps after a perturbation
-  double zeta = 0;        ///< perturbation g ~ N(0, zeta^2/d I)
-  double threshold = 0;   ///< perturb when ||grad~_{t-1}|| <= threshold
+  double eta = 0;        ///< step size (learning_rate, default 1/M)
+  double tail = 0;       ///< x is the mean of the iterates over the last `tail` of the records (0: the last)
+  Index Gamma = 0;       ///< frozen steps after a perturbation
+  double zeta = 0;       ///< perturbation g ~ N(0, zeta^2/d I)
+  double threshold = 0;  ///< perturb when ||grad~_{t-1}|| <= threshold
 };
 
 /// The choices behind MfParameters, as RunOptions gives them (unset = automatic).
@@ -145,7 +145,6 @@ double theorem_alpha(Index n, Index d, double epsilon, const ProblemConstants& c
 /// D = ceil(log2(2 kappa/alpha + 1)) (docs/parameters.md).
 SpiderParameters spider_tree_adaptive_parameters(Index n, Index d, const PrivacyTarget& privacy,
                                                  const ProblemConstants& c, double alpha_scale = 1.0,
-                                                 const ParameterOverrides& overrides = {},
-                                                 Index max_phase_length = 0);
+                                                 const ParameterOverrides& overrides = {}, Index max_phase_length = 0);
 
 }  // namespace dpsosp

@@ -112,9 +112,9 @@ double dpsgd_pld_epsilon(double sampling_rate, double noise_multiplier, std::uin
                          double prior_mu = 0);
 /// The same with optimistic rounding: a lower bound on the exact eps, so the
 /// exact value lies in [dpsgd_pld_epsilon_optimistic, dpsgd_pld_epsilon].
-double dpsgd_pld_epsilon_optimistic(double sampling_rate, double noise_multiplier, std::uint64_t steps,
-                                    double delta, Neighbouring neighbouring = Neighbouring::kAddRemove,
-                                    PldOptions options = {}, double prior_mu = 0);
+double dpsgd_pld_epsilon_optimistic(double sampling_rate, double noise_multiplier, std::uint64_t steps, double delta,
+                                    Neighbouring neighbouring = Neighbouring::kAddRemove, PldOptions options = {},
+                                    double prior_mu = 0);
 /// delta of `steps` steps at eps (pessimistic).
 double dpsgd_pld_delta(double sampling_rate, double noise_multiplier, std::uint64_t steps, double epsilon,
                        Neighbouring neighbouring = Neighbouring::kAddRemove, const PldOptions& options = {},
@@ -123,8 +123,8 @@ double dpsgd_pld_delta(double sampling_rate, double noise_multiplier, std::uint6
 /// within a relative 1e-6 of the smallest such z (the feasible end of the
 /// bracket is returned). Memoized.
 double calibrate_dpsgd_noise_pld(double sampling_rate, std::uint64_t steps, double epsilon, double delta,
-                                 Neighbouring neighbouring = Neighbouring::kAddRemove,
-                                 const PldOptions& options = {}, double prior_mu = 0);
+                                 Neighbouring neighbouring = Neighbouring::kAddRemove, const PldOptions& options = {},
+                                 double prior_mu = 0);
 
 /// eps of tree-aggregated Gaussian releases (noise multiplier z, the longest
 /// tree of `depth` levels) by PLD: a Gaussian of sensitivity sqrt(depth) / z;

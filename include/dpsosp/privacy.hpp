@@ -30,21 +30,19 @@ double zcdp_rho(double epsilon, double delta);
 
 /// Figures of a run of tree-aggregated Gaussian releases.
 struct TreeAccount {
-  double mu = 0;            ///< GDP parameter: sqrt(depth) / noise_multiplier
-  double rho = 0;           ///< zCDP: depth / (2 z^2)
-  double epsilon_gdp = 0;   ///< exact GDP conversion at delta
-  double epsilon_rdp = 0;   ///< RDP conversion at delta
-  int depth = 0;            ///< largest tree depth over the phases
+  double mu = 0;           ///< GDP parameter: sqrt(depth) / noise_multiplier
+  double rho = 0;          ///< zCDP: depth / (2 z^2)
+  double epsilon_gdp = 0;  ///< exact GDP conversion at delta
+  double epsilon_rdp = 0;  ///< RDP conversion at delta
+  int depth = 0;           ///< largest tree depth over the phases
 };
 /// noise_multiplier z = sigma / sensitivity; phase_lengths: steps of each tree
 /// (disjoint data across trees, so only the longest phase matters).
-TreeAccount account_tree(double noise_multiplier, const std::vector<std::uint64_t>& phase_lengths,
-                         double delta);
+TreeAccount account_tree(double noise_multiplier, const std::vector<std::uint64_t>& phase_lengths, double delta);
 
 /// sigma such that a run with sensitivity s and phases of at most max_phase_length
 /// steps is (epsilon, delta)-DP by the exact GDP conversion.
-double calibrate_tree_sigma(double sensitivity, std::uint64_t max_phase_length, double epsilon,
-                            double delta);
+double calibrate_tree_sigma(double sensitivity, std::uint64_t max_phase_length, double epsilon, double delta);
 
 /// RDP of the Poisson-subsampled Gaussian (sampling rate q, noise multiplier z)
 /// at order `order` (integer orders exactly, fractional orders by the series of

@@ -23,10 +23,10 @@ RecordValueType parse_record_value_type(const std::string& name);
 
 /// What a record file's header says.
 struct RecordFileInfo {
-  Index rows = 0;          ///< records n
-  Index cols = 0;          ///< features d of each record
-  bool sparse = false;     ///< CSR records (index, value pairs) rather than d values each
-  bool labeled = false;    ///< each record starts with its label
+  Index rows = 0;        ///< records n
+  Index cols = 0;        ///< features d of each record
+  bool sparse = false;   ///< CSR records (index, value pairs) rather than d values each
+  bool labeled = false;  ///< each record starts with its label
   /// The feature count is public: dense records (every record has cols
   /// values), or sparse ones whose count was declared when the file was
   /// written (dpsosp convert --features D). False: sparse records whose
@@ -34,7 +34,7 @@ struct RecordFileInfo {
   /// run refuses (docs/privacy.md, "Public shape").
   bool features_declared = true;
   RecordValueType values = RecordValueType::kFloat64;
-  Index nonzeros = 0;      ///< sparse: stored pairs over all records
+  Index nonzeros = 0;  ///< sparse: stored pairs over all records
   /// The records are stored in the sample order of this public seed.
   std::optional<std::uint64_t> shuffle_seed;
   /// The smallest and largest label (NaN when unlabeled), read from the

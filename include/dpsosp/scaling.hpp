@@ -114,15 +114,15 @@ struct Scaling {
   /// "declared", "private" or "none", for the features and the target.
   std::string feature_source = "none", target_source = "none";
   // The private estimate (zeros where there was none).
-  double share = 0;          ///< of the budget
-  double mu = 0;             ///< its GDP mu (float mode)
-  double rho = 0;            ///< its zCDP rho (secure mode)
+  double share = 0;               ///< of the budget
+  double mu = 0;                  ///< its GDP mu (float mode)
+  double rho = 0;                 ///< its zCDP rho (secure mode)
   double epsilon = 0, delta = 0;  ///< its (eps, delta) under basic composition (Poisson runs), else 0
-  double count_noise = 0;    ///< the counts' noise standard deviation (the features')
+  double count_noise = 0;         ///< the counts' noise standard deviation (the features')
   double target_count_noise = 0;  ///< the target's, where it differs (above); else 0
-  Index columns = 0;         ///< columns estimated
-  int histograms = 0;        ///< 2, or 1 where step 2 could not be read (above); 0 without an estimate
-  std::string composition;   ///< "gdp", "pld", "zcdp" or "basic"; empty without an estimate
+  Index columns = 0;              ///< columns estimated
+  int histograms = 0;             ///< 2, or 1 where step 2 could not be read (above); 0 without an estimate
+  std::string composition;        ///< "gdp", "pld", "zcdp" or "basic"; empty without an estimate
   /// G and M came from the public rule of the unit box (too few records for
   /// their private estimate), not from an estimate.
   bool public_constants = false;

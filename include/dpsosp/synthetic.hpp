@@ -25,13 +25,13 @@ class Population {
 
 /// A generated dataset, the model it is meant for, and (when known) its population.
 struct SyntheticProblem {
-  std::string name;                       ///< phase-retrieval, pca, gaussian-mixture
-  std::string model;                      ///< the model the data are for
+  std::string name;   ///< phase-retrieval, pca, gaussian-mixture
+  std::string model;  ///< the model the data are for
   Dataset data;
   std::shared_ptr<const Population> population;  ///< null when not known in closed form
-  Vec x_star;                             ///< a population minimiser, when known
-  Vec saddle;                             ///< a strict saddle of F, when known
-  std::map<std::string, double> params;   ///< every key with its value (defaults filled in)
+  Vec x_star;                                    ///< a population minimiser, when known
+  Vec saddle;                                    ///< a strict saddle of F, when known
+  std::map<std::string, double> params;          ///< every key with its value (defaults filled in)
 };
 
 /// "NAME:key=value,..." with NAME in phase-retrieval, pca, gaussian-mixture.
@@ -44,8 +44,7 @@ struct SyntheticProblem {
 /// Dataset::store_in_sample_order(seed) would place them, at no extra cost,
 /// for single-pass runs with that seed. Only speed depends on it; more than
 /// 2^32 - 1 records stay in record order.
-SyntheticProblem make_synthetic(const std::string& spec,
-                                std::optional<std::uint64_t> sample_order_seed = std::nullopt);
+SyntheticProblem make_synthetic(const std::string& spec, std::optional<std::uint64_t> sample_order_seed = std::nullopt);
 
 /// Known populations, usable directly.
 /// Phase retrieval with a ~ N(0, I_d), y = (a.x*)^2 (+ noise).

@@ -26,89 +26,44 @@
 #include <sstream>
 #include <vector>
 
+#include "audit/canaries.hpp"
+#include "audit/setup.hpp"
+#include "audit/statistics.hpp"
+#include "audit/tradeoff.hpp"
 #include "dpsosp/error.hpp"
 #include "dpsosp/model.hpp"
 #include "dpsosp/privacy.hpp"
-#include "audit/canaries.hpp"
-#include "audit/statistics.hpp"
-#include "audit/setup.hpp"
-#include "audit/tradeoff.hpp"
 #include "optimizers/registry.hpp"
 
 namespace dpsosp::audit {
 namespace {
 
 using detail::BoundTable;
-using detail::Setup;
-using detail::Test;
 using detail::count_positive;
 using detail::resolved_steps;
 using detail::run_key;
 using detail::run_seed;
 using detail::same_release;
+using detail::Setup;
+using detail::Test;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 }  // namespace
-
-Tampering parse_tampering(const std::string& name) {
-  for (const Tampering t :
-       {Tampering::kNone, Tampering::kNoiseDividedBy10, Tampering::kClippingOff, Tampering::kPublishedKey,
-        Tampering::kUnclippedO2, Tampering::kExtremeFails, Tampering::kSensitivityHalved, Tampering::kNoiseHalved,
-        Tampering::kRateHalved, Tampering::kColumnNormHalved, Tampering::kDepthUnderstated})
-    if (name == tampering_name(t)) return t;
-  throw Error("audit: unknown tampering '" + name +
-              "', expected none, noise-div-10, clip-off, published-key, unclipped-o2, extreme-fails, "
-              "sensitivity-half, noise-half, rate-half, column-norm-half or depth-understated");
-}
-
-std::string tampering_name(Tampering t) {
-  switch (t) {
-    case Tampering::kNone: return "none";
-    case Tampering::kNoiseDividedBy10: return "noise-div-10";
-    case Tampering::kClippingOff: return "clip-off";
-    case Tampering::kPublishedKey: return "published-key";
-    case Tampering::kUnclippedO2: return "unclipped-o2";
-    case Tampering::kExtremeFails: return "extreme-fails";
-    case Tampering::kSensitivityHalved: return "sensitivity-half";
-    case Tampering::kNoiseHalved: return "noise-half";
-    case Tampering::kRateHalved: return "rate-half";
-    case Tampering::kColumnNormHalved: return "column-norm-half";
-    case Tampering::kDepthUnderstated: return "depth-understated";
-  }
-  return "unknown";
-}
-
-Canary parse_canary(const std::string& name) {
-  for (const Canary c : {Canary::kLinear, Canary::kQuadraticO2, Canary::kExtreme})
-    if (name == canary_name(c)) return c;
-  throw Error("audit: unknown canary '" + name + "', expected linear, quadratic-o2 or extreme");
-}
-
-std::string canary_name(Canary c) {
-  switch (c) {
-    case Canary::kLinear: return "linear";
-    case Canary::kQuadraticO2: return "quadratic-o2";
-    case Canary::kExtreme: return "extreme";
-  }
-  return "unknown";
-}
 
 void AuditOptions::Validate() const {
   std::ostringstream os;
   const bool quadratic = canary == Canary::kQuadraticO2;
   const Index s = resolved_steps(*this);
   const double records = static_cast<double>(batch) * static_cast<double>(s) *
-                         static_cast<double>(std::max(dim, canaries)) *
-                         (phase_length > 1 ? 2.0 : 1.0);
+                         static_cast<double>(std::max(dim, canaries)) * (phase_length > 1 ? 2.0 : 1.0);
   const AlgorithmInfo& info = algorithm_info(algorithm);
   const ::dpsosp::detail::AuditHooks& hooks = ::dpsosp::detail::algorithm_row(algorithm).audit;
   // Which algorithms a canary or tampering applies to, from the table.
   const auto having = [](auto member) {
     std::string list;
     for (const AlgorithmInfo& i : algorithm_table())
-      if (::dpsosp::detail::algorithm_row(i.id).audit.*member)
-        list += (list.empty() ? "" : ", ") + i.name;
+      if (::dpsosp::detail::algorithm_row(i.id).audit.*member) list += (list.empty() ? "" : ", ") + i.name;
     return list;
   };
   const auto mf_list = [] {
@@ -117,37 +72,50 @@ void AuditOptions::Validate() const {
       if (i.mechanism == MechanismKind::kMatrixFactorization) list += (list.empty() ? "" : ", ") + i.name;
     return list;
   };
-  if (!info.is_private) os << "algorithm " << info.name << " is not private";
-  else if (hooks.linear == nullptr) os << "algorithm " << info.name << " has no audit configuration";
-  else if (!privacy.is_private()) os << "epsilon must be finite";
-  else if (runs < 4) os << "runs must be at least 4, got " << runs;
-  else if (runs > 100000000) os << "runs must be at most 1e8, got " << runs;
-  else if (batch < 1 || batch > 1000000) os << "batch must be in [1, 1e6], got " << batch;
-  else if (steps > 1000000) os << "steps must be in [0, 1e6] (0 = the mode's default), got " << steps;
-  else if (dim < 1 || dim > 1000000) os << "dim must be in [1, 1e6], got " << dim;
-  else if (!(G > 0) || !std::isfinite(G)) os << "G must be positive and finite, got " << G;
-  else if (!(canary_norm >= 1) || !std::isfinite(canary_norm)) os << "canary_norm must be >= 1 and finite, got " << canary_norm;
-  else if (!(confidence > 0 && confidence < 1)) os << "confidence must lie in (0, 1), got " << confidence;
-  else if (threads < 0) os << "threads must be >= 0, got " << threads;
-  else if (phase_length < 1 || phase_length > 1000000) os << "phase_length must be in [1, 1e6], got " << phase_length;
-  else if (!(epochs >= 0) || !std::isfinite(epochs)) os << "epochs must be >= 0 and finite, got " << epochs;
+  if (!info.is_private)
+    os << "algorithm " << info.name << " is not private";
+  else if (hooks.linear == nullptr)
+    os << "algorithm " << info.name << " has no audit configuration";
+  else if (!privacy.is_private())
+    os << "epsilon must be finite";
+  else if (runs < 4)
+    os << "runs must be at least 4, got " << runs;
+  else if (runs > 100000000)
+    os << "runs must be at most 1e8, got " << runs;
+  else if (batch < 1 || batch > 1000000)
+    os << "batch must be in [1, 1e6], got " << batch;
+  else if (steps > 1000000)
+    os << "steps must be in [0, 1e6] (0 = the mode's default), got " << steps;
+  else if (dim < 1 || dim > 1000000)
+    os << "dim must be in [1, 1e6], got " << dim;
+  else if (!(G > 0) || !std::isfinite(G))
+    os << "G must be positive and finite, got " << G;
+  else if (!(canary_norm >= 1) || !std::isfinite(canary_norm))
+    os << "canary_norm must be >= 1 and finite, got " << canary_norm;
+  else if (!(confidence > 0 && confidence < 1))
+    os << "confidence must lie in (0, 1), got " << confidence;
+  else if (threads < 0)
+    os << "threads must be >= 0, got " << threads;
+  else if (phase_length < 1 || phase_length > 1000000)
+    os << "phase_length must be in [1, 1e6], got " << phase_length;
+  else if (!(epochs >= 0) || !std::isfinite(epochs))
+    os << "epochs must be >= 0 and finite, got " << epochs;
   else if (epochs > 0 && !(info.knobs & kKnobEpochs))
     os << "epochs > 0 applies to " << algorithms_reading(kKnobEpochs) << " only, got " << algorithm_name(algorithm);
   else if ((sampling || bands) && !(info.knobs & kKnobSampling))
     os << (sampling ? "sampling" : "bands") << " applies to " << algorithms_reading(kKnobSampling) << " only, got "
        << info.name;
   else if (bands && sampling_or_default(sampling, epochs) != Sampling::kPoisson)
-    os << "bands applies to sampling poisson (the default with epochs > 1), got " << *bands << " with epochs "
-       << epochs << (sampling ? " and sampling order" : "");
-  else if (bands && *bands < 1) os << "bands must be at least 1, got 0";
+    os << "bands applies to sampling poisson (the default with epochs > 1), got " << *bands << " with epochs " << epochs
+       << (sampling ? " and sampling order" : "");
+  else if (bands && *bands < 1)
+    os << "bands must be at least 1, got 0";
   else if (epochs > 0 && info.mechanism == MechanismKind::kMatrixFactorization && quadratic)
     os << "epochs for " << info.name << " take O1 steps only (linear or extreme canary), got canary "
        << canary_name(canary);
   else if (epochs > 0 && info.mechanism == MechanismKind::kMatrixFactorization &&
-           sampling_or_default(sampling, epochs) == Sampling::kOrder &&
-           epochs != std::floor(epochs))
-    os << "epochs for " << info.name << " with sampling order are whole passes over the sample order, got "
-       << epochs;
+           sampling_or_default(sampling, epochs) == Sampling::kOrder && epochs != std::floor(epochs))
+    os << "epochs for " << info.name << " with sampling order are whole passes over the sample order, got " << epochs;
   else if (epochs > 0 && std::ceil(epochs * static_cast<double>(s)) > 1e6)
     os << "epochs * steps (the planned Poisson steps) must be at most 1e6, got " << epochs << " * " << s;
   else if (phase_length > 1 && (!(info.knobs & kKnobPeriod) || quadratic))
@@ -173,8 +141,10 @@ void AuditOptions::Validate() const {
     os << "tampering clip-off raises the O1 clip G, which the quadratic-o2 canary never meets (use unclipped-o2)";
   else if (tampering == Tampering::kExtremeFails && canary != Canary::kExtreme)
     os << "tampering extreme-fails needs canary extreme, got " << canary_name(canary);
-  else if (!(test_level > 0 && test_level < 1)) os << "test_level must lie in (0, 1), got " << test_level;
-  else if (canaries > 4096) os << "canaries must be in [0, 4096] (0 = the mode's default), got " << canaries;
+  else if (!(test_level > 0 && test_level < 1))
+    os << "test_level must lie in (0, 1), got " << test_level;
+  else if (canaries > 4096)
+    os << "canaries must be in [0, 4096] (0 = the mode's default), got " << canaries;
   else if (canaries > 1 && !detail::poisson_path(*this))
     os << "canaries > 1 applies to the Poisson paths only (dpsgd or spider-mf-adaptive with epochs and Poisson "
           "sampling), got "
@@ -183,8 +153,8 @@ void AuditOptions::Validate() const {
     os << "tampering rate-half applies to the Poisson paths only (dpsgd or spider-mf-adaptive with epochs and "
           "Poisson sampling)";
   else if (tampering == Tampering::kColumnNormHalved && info.mechanism != MechanismKind::kMatrixFactorization)
-    os << "tampering column-norm-half applies to the matrix-factorization mechanism only (" << mf_list()
-       << "), got " << info.name;
+    os << "tampering column-norm-half applies to the matrix-factorization mechanism only (" << mf_list() << "), got "
+       << info.name;
   else if (tampering == Tampering::kDepthUnderstated &&
            (info.mechanism != MechanismKind::kTree || quadratic || !(info.knobs & kKnobPeriod) || phase_length < 2))
     os << "tampering depth-understated needs a tree of depth >= 2: " << algorithms_reading(kKnobPeriod)
@@ -202,7 +172,8 @@ void AuditOptions::Validate() const {
 }
 
 RunRandomness run_randomness(const AuditOptions& options, int dataset, Index run) {
-  return {run_seed(options.seed, options.algorithm, dataset, run), run_key(options.seed, options.algorithm, dataset, run)};
+  return {run_seed(options.seed, options.algorithm, dataset, run),
+          run_key(options.seed, options.algorithm, dataset, run)};
 }
 
 Summary run_once(const AuditOptions& options, bool with_canary, const RunRandomness& randomness) {

@@ -24,7 +24,9 @@ class LinearCanaryModel final : public Model {
   Index dim() const override { return d_; }
   Index features() const override { return d_; }
   void validate(const Dataset& data) const override {
-    if (data.cols() != d_) throw Error("audit-linear: the data have " + std::to_string(data.cols()) + " features, expected " + std::to_string(d_));
+    if (data.cols() != d_)
+      throw Error("audit-linear: the data have " + std::to_string(data.cols()) + " features, expected " +
+                  std::to_string(d_));
   }
   double loss(const Vec& x, const Dataset& data, Index i) const override { return scale_ * data.row_dot(i, x); }
   void gradient(const Vec&, const Dataset& data, Index i, Eigen::Ref<Vec> out) const override {
@@ -60,7 +62,9 @@ class QuadraticCanaryModel final : public Model {
   Index dim() const override { return d_; }
   Index features() const override { return d_; }
   void validate(const Dataset& data) const override {
-    if (data.cols() != d_) throw Error("audit-quadratic: the data have " + std::to_string(data.cols()) + " features, expected " + std::to_string(d_));
+    if (data.cols() != d_)
+      throw Error("audit-quadratic: the data have " + std::to_string(data.cols()) + " features, expected " +
+                  std::to_string(d_));
   }
   double loss(const Vec& x, const Dataset& data, Index i) const override {
     Vec z(d_);

@@ -79,8 +79,7 @@ Setup::Setup(const AuditOptions& options) : a(options) {
   tree = info.mechanism == MechanismKind::kTree;
   mf = info.mechanism == MechanismKind::kMatrixFactorization;
   poisson = a.epochs > 0 && !mf;
-  banded = mf && a.epochs > 0 &&
-           sampling_or_default(a.sampling, a.epochs) == Sampling::kPoisson;
+  banded = mf && a.epochs > 0 && sampling_or_default(a.sampling, a.epochs) == Sampling::kPoisson;
   if (banded) mf = false;
   const Index d = a.dim, b = a.batch;
   const double G = a.G, c = a.canary_norm;
@@ -168,8 +167,9 @@ Setup::Setup(const AuditOptions& options) : a(options) {
     claim_q = banded ? reference.privacy.sampling_rate : static_cast<double>(b) / static_cast<double>(n);
     claim_steps = banded ? reference.privacy.cycles : static_cast<std::uint64_t>(reference.steps);
   } else {
-    claim_mu = reference.privacy.mu > 0 ? reference.privacy.mu
-               : reference.privacy.zcdp_rho > 0 ? std::sqrt(2 * reference.privacy.zcdp_rho) : 0.0;
+    claim_mu = reference.privacy.mu > 0         ? reference.privacy.mu
+               : reference.privacy.zcdp_rho > 0 ? std::sqrt(2 * reference.privacy.zcdp_rho)
+                                                : 0.0;
   }
   tamper(quadratic_audit, quadratic_setup);
   if (poisson || banded) measure_signal();
@@ -205,8 +205,8 @@ void Setup::tamper(const dpsosp::detail::QuadraticAudit& quadratic_audit,
     case Tampering::kNoiseDividedBy10: noise_times(0.1); break;
     case Tampering::kClippingOff: raise_clip(a.canary_norm * G * 1.01); break;
     case Tampering::kUnclippedO2:
-      dpsosp::detail::algorithm_row(a.algorithm).audit.unclipped_o2(audited, quadratic_audit, quadratic_setup,
-                                                                     reference.privacy.sigma);
+      dpsosp::detail::algorithm_row(a.algorithm)
+          .audit.unclipped_o2(audited, quadratic_audit, quadratic_setup, reference.privacy.sigma);
       break;
     case Tampering::kSensitivityHalved: raise_clip(2 * G); break;
     case Tampering::kNoiseHalved: noise_times(0.5); break;

@@ -49,9 +49,9 @@ class MfScore {
 struct Setup {
   AuditOptions a;  // steps resolved
   bool poisson = false;
-  bool tree = false;  // the algorithm's mechanism is the tree
-  bool mf = false;    // the matrix-factorization mechanism (single pass, or passes over the order)
-  bool banded = false;  // spider-mf-adaptive's Poisson passes: the banded factorization
+  bool tree = false;                // the algorithm's mechanism is the tree
+  bool mf = false;                  // the matrix-factorization mechanism (single pass, or passes over the order)
+  bool banded = false;              // spider-mf-adaptive's Poisson passes: the banded factorization
   std::vector<Index> canary_steps;  // the steps (from 1) whose releases hold the canary
   MfScore mf_score;
   Index n = 0;

@@ -49,7 +49,10 @@ double beta_quantile(double a, double b, double target) {
   double lo = 0, hi = 1;
   for (int i = 0; i < 200 && hi - lo > 1e-16; ++i) {
     const double mid = 0.5 * (lo + hi);
-    if (incomplete_beta(a, b, mid) < target) lo = mid; else hi = mid;
+    if (incomplete_beta(a, b, mid) < target)
+      lo = mid;
+    else
+      hi = mid;
   }
   return 0.5 * (lo + hi);
 }
@@ -125,8 +128,8 @@ double clopper_pearson_upper(Index k, Index n, double alpha) {
   return beta_quantile(static_cast<double>(k + 1), static_cast<double>(n - k), 1 - alpha);
 }
 
-double epsilon_lower_bound(Index true_positives, Index positives_trials, Index false_positives,
-                           Index negatives_trials, double delta, double alpha) {
+double epsilon_lower_bound(Index true_positives, Index positives_trials, Index false_positives, Index negatives_trials,
+                           double delta, double alpha) {
   const double tpr = clopper_pearson_lower(true_positives, positives_trials, alpha);
   const double fpr = clopper_pearson_upper(false_positives, negatives_trials, alpha);
   return detail::bound_from_rates(tpr, fpr, delta);

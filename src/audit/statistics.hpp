@@ -31,8 +31,8 @@ class BoundTable {
 struct Test {
   std::size_t score = 0;
   double threshold = 0;
-  bool reject_high = true;      // positive when score > threshold (else <= threshold)
-  bool positive_is_with = true; // the positive dataset is D' (else D)
+  bool reject_high = true;       // positive when score > threshold (else <= threshold)
+  bool positive_is_with = true;  // the positive dataset is D' (else D)
   double bound = -std::numeric_limits<double>::infinity();
 };
 

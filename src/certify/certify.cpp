@@ -166,9 +166,8 @@ EigenEstimate lanczos_smallest_eigenvalue(const HvpFunction& hvp, Index dim, con
         return best;
       }
       if (out_of_products) return best;
-      if (options.on_cycle &&
-          !options.on_cycle({static_cast<Index>(cycle + 1), products, theta[0], ritz_residual,
-                             options.tolerance * spectral_scale}))
+      if (options.on_cycle && !options.on_cycle({static_cast<Index>(cycle + 1), products, theta[0], ritz_residual,
+                                                 options.tolerance * spectral_scale}))
         return best;
     }
 
@@ -208,8 +207,8 @@ double dense_smallest_eigenvalue(const HvpFunction& hvp, Index dim) {
   return solver.eigenvalues()[0];
 }
 
-Certificate make_certificate(const char* where, const Vec& gradient, const HvpFunction& hvp, Index dim,
-                             double rho, const EigenOptions& options) {
+Certificate make_certificate(const char* where, const Vec& gradient, const HvpFunction& hvp, Index dim, double rho,
+                             const EigenOptions& options) {
   if (!gradient.allFinite()) throw Error(std::string(where) + ": the gradient at x is not finite");
   Certificate certificate;
   certificate.grad_norm = gradient.norm();
@@ -255,14 +254,14 @@ double smallest_eigenvalue(const HvpFunction& hvp, Index dim, const EigenOptions
   const EigenEstimate e = smallest_eigenvalue_estimate(hvp, dim, options);
   if (!e.converged) {
     throw Error("smallest_eigenvalue: Lanczos did not converge in " + std::to_string(options.max_iterations) +
-                " restarts (or " + std::to_string(options.max_products) + " products) to tolerance " + number(options.tolerance) + " (dim " + std::to_string(dim) +
-                ", residual " + number(e.residual) + "); raise EigenOptions::max_iterations or subspace_dimension");
+                " restarts (or " + std::to_string(options.max_products) + " products) to tolerance " +
+                number(options.tolerance) + " (dim " + std::to_string(dim) + ", residual " + number(e.residual) +
+                "); raise EigenOptions::max_iterations or subspace_dimension");
   }
   return e.value;
 }
 
-Certificate certify_population(const Population& population, const Vec& x, double rho,
-                               const EigenOptions& options) {
+Certificate certify_population(const Population& population, const Vec& x, double rho, const EigenOptions& options) {
   check_rho("certify_population", rho);
   check_point("certify_population", x, population.dim());
   const HvpFunction hvp = [&](const Vec& v, Vec& out) { out = population.hvp(x, v); };

@@ -11,10 +11,10 @@
 #include <string_view>
 #include <vector>
 
-#include "dpsosp/data.hpp"
-#include "dpsosp/data_layout.hpp"
 #include "data/csv_table.hpp"
 #include "data/file_input.hpp"
+#include "dpsosp/data.hpp"
+#include "dpsosp/data_layout.hpp"
 
 namespace dpsosp {
 
@@ -81,7 +81,8 @@ Dataset load_csv(const std::string& path, const LoadOptions& options) {
       first_no = reader.line_number();
       break;
     }
-  if (first_no == 0) fail(kFn, path, "", options.header ? "empty file (no header, no records)" : "empty file (no records)");
+  if (first_no == 0)
+    fail(kFn, path, "", options.header ? "empty file (no header, no records)" : "empty file (no records)");
   const std::string first(line);
   split(first, first_no);
   const std::size_t columns = fields.size();
@@ -128,13 +129,14 @@ Dataset load_csv(const std::string& path, const LoadOptions& options) {
       if (is_missing(token)) {
         const std::string what = token.empty() ? "an empty field" : detail::quote(token);
         if (c.kind == Kind::kLabel || c.kind == Kind::kLabelName)
-          fail(kFn, path, line_at(line_no), "missing label (" + what + ") in " + column_text(j, c) +
-                                                ": labels are never imputed; fill it in or leave the record out");
+          fail(kFn, path, line_at(line_no),
+               "missing label (" + what + ") in " + column_text(j, c) +
+                   ": labels are never imputed; fill it in or leave the record out");
         if (!c.impute) {
           const std::string rule = c.name.empty() ? std::to_string(j) : c.name;
           fail(kFn, path, line_at(line_no),
-               "missing value (" + what + ") in " + column_text(j, c) + ": fill it in, or declare a rule: --impute zero or --impute " +
-                   rule + "=VALUE");
+               "missing value (" + what + ") in " + column_text(j, c) +
+                   ": fill it in, or declare a rule: --impute zero or --impute " + rule + "=VALUE");
         }
         if (c.kind == Kind::kCategorical) {
           for (std::size_t k = 0; k < c.values.size(); ++k) features.push(k == c.impute_category ? 1.0 : 0.0);
@@ -149,12 +151,14 @@ Dataset load_csv(const std::string& path, const LoadOptions& options) {
           // Named no record: whether one record's value is declared must not
           // show in what the refusal says (SPEC section 9).
           if (c.kind == Kind::kLabelName)
-            fail(kFn, path, "", "a label in " + column_text(j, c) + " is not one of the " +
-                                    std::to_string(c.values.size()) + " declared classes (--classes " +
-                                    listed(c.values, ",") + "); every label must be one of them, compared as text");
-          fail(kFn, path, "", "a value in the categorical " + column_text(j, c) + " is not one of its " +
-                                  std::to_string(c.values.size()) + " declared categories (" + listed(c.values, "|") +
-                                  "); every value must be one of them, compared as text");
+            fail(kFn, path, "",
+                 "a label in " + column_text(j, c) + " is not one of the " + std::to_string(c.values.size()) +
+                     " declared classes (--classes " + listed(c.values, ",") +
+                     "); every label must be one of them, compared as text");
+          fail(kFn, path, "",
+               "a value in the categorical " + column_text(j, c) + " is not one of its " +
+                   std::to_string(c.values.size()) + " declared categories (" + listed(c.values, "|") +
+                   "); every value must be one of them, compared as text");
         }
         if (c.kind == Kind::kLabelName) {
           labels.push_back(static_cast<double>(it->second));
@@ -173,8 +177,10 @@ Dataset load_csv(const std::string& path, const LoadOptions& options) {
                                            : " (a categorical column: declare its categories, --categorical COL=a|b|c)";
         fail(kFn, path, line_at(line_no), reason);
       }
-      if (c.kind == Kind::kLabel) labels.push_back(value);
-      else features.push(value);
+      if (c.kind == Kind::kLabel)
+        labels.push_back(value);
+      else
+        features.push(value);
     }
     ++rows;
   };
@@ -183,8 +189,7 @@ Dataset load_csv(const std::string& path, const LoadOptions& options) {
     if (line.empty()) continue;  // fully empty lines (e.g. trailing ones) are skipped
     record(line, reader.line_number());
   }
-  if (rows == 0)
-    fail(kFn, path, "", header ? "no records after the header line" : "empty file (no records)");
+  if (rows == 0) fail(kFn, path, "", header ? "no records after the header line" : "empty file (no records)");
   Vec label_vec = allocate_labels(static_cast<Index>(labels.size()));
   label_vec = Eigen::Map<const Vec>(labels.data(), static_cast<Eigen::Index>(labels.size()));
   return Dataset(features.take(rows, static_cast<Index>(cols)), std::move(label_vec));

@@ -10,8 +10,8 @@
 #include <string_view>
 #include <vector>
 
-#include "dpsosp/data.hpp"
 #include "data/file_input.hpp"
+#include "dpsosp/data.hpp"
 
 namespace dpsosp::detail::csv {
 
@@ -84,7 +84,8 @@ inline bool is_number(std::string_view token) {
 }
 
 inline bool is_index(const std::string& ref) {
-  return !ref.empty() && ref.size() < 10 && std::all_of(ref.begin(), ref.end(), [](char c) { return c >= '0' && c <= '9'; });
+  return !ref.empty() && ref.size() < 10 &&
+         std::all_of(ref.begin(), ref.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
 inline std::string listed(const std::vector<std::string>& items, const char* sep) {
@@ -100,7 +101,7 @@ enum class Kind { kNumber, kLabel, kLabelName, kCategorical };
 
 struct Column {
   Kind kind = Kind::kNumber;
-  std::string name;  // from the header line; empty without one
+  std::string name;                 // from the header line; empty without one
   std::vector<std::string> values;  // class names or categories, in order
   std::map<std::string, std::size_t, std::less<>> index_of;
   bool impute = false;
@@ -153,8 +154,9 @@ class Table {
       if (c.kind == Kind::kCategorical) {
         const auto it = c.index_of.find(rule.value);
         if (it == c.index_of.end())
-          fail(kFn, path_, "", what + ": " + detail::quote(rule.value) + " is not one of the column's categories (" +
-                                   listed(c.values, "|") + ")");
+          fail(kFn, path_, "",
+               what + ": " + detail::quote(rule.value) + " is not one of the column's categories (" +
+                   listed(c.values, "|") + ")");
         c.impute_category = it->second;
       } else if (parse_double(trim(rule.value), c.impute_number) != ParseStatus::kOk) {
         fail(kFn, path_, "", what + ": expected a finite number for the numeric " + column_text(j, c));
@@ -187,8 +189,9 @@ class Table {
     if (is_index(ref)) {
       const std::size_t j = std::stoul(ref);
       if (j >= n)
-        fail(kFn, path_, "", what + ": column " + ref + " (0-based) does not exist: the file has " + std::to_string(n) +
-                                 (n == 1 ? " column" : " columns"));
+        fail(kFn, path_, "",
+             what + ": column " + ref + " (0-based) does not exist: the file has " + std::to_string(n) +
+                 (n == 1 ? " column" : " columns"));
       return j;
     }
     // A name: the header line's (load_csv takes one whenever a column is named).
@@ -196,11 +199,13 @@ class Table {
     for (std::size_t j = 0; j < n; ++j)
       if (columns_[j].name == ref) found = found == kNone ? j : found, ++count;
     if (count == 0)
-      fail(kFn, path_, "", what + ": the header line has no column " + detail::quote(ref) + " (its columns: " +
-                               (names_ ? listed(*names_, ", ") : std::string()) + ")");
+      fail(kFn, path_, "",
+           what + ": the header line has no column " + detail::quote(ref) +
+               " (its columns: " + (names_ ? listed(*names_, ", ") : std::string()) + ")");
     if (count > 1)
-      fail(kFn, path_, "", what + ": the header line names " + std::to_string(count) + " columns " +
-                               detail::quote(ref) + "; give the column's 0-based index");
+      fail(kFn, path_, "",
+           what + ": the header line names " + std::to_string(count) + " columns " + detail::quote(ref) +
+               "; give the column's 0-based index");
     return found;
   }
 

@@ -9,9 +9,9 @@
 #include <utility>
 #include <vector>
 
+#include "data/dataset_layout.hpp"
 #include "dpsosp/data.hpp"
 #include "dpsosp/error.hpp"
-#include "data/dataset_layout.hpp"
 
 namespace dpsosp {
 namespace {
@@ -89,8 +89,8 @@ namespace {
 // and turn a silent out-of-bounds read into a clear error.
 void check_row(const char* fn, Index i, Index rows) {
   if (i >= rows)
-    throw Error(std::string("Dataset::") + fn + ": row " + std::to_string(i) + " out of range (rows = " +
-                std::to_string(rows) + ")");
+    throw Error(std::string("Dataset::") + fn + ": row " + std::to_string(i) +
+                " out of range (rows = " + std::to_string(rows) + ")");
 }
 
 void check_width(const char* fn, Eigen::Index got, Index cols) {
@@ -146,8 +146,8 @@ double Dataset::row_squared_norm(Index i) const {
 void check_finite(const Dataset& data, const std::string& who) {
   const auto fail = [&](Index stored_row, const std::string& what, double v) {
     const std::string value = std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf");
-    throw Error(who + ": record " + std::to_string(detail::DatasetLayout::record_at(data, stored_row)) + " (0-based), " + what + " is " +
-                value + "; NaN and Inf are not allowed");
+    throw Error(who + ": record " + std::to_string(detail::DatasetLayout::record_at(data, stored_row)) +
+                " (0-based), " + what + " is " + value + "; NaN and Inf are not allowed");
   };
   const Vec& labels = data.labels();
   if (!all_finite(labels)) {

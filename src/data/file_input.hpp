@@ -125,8 +125,7 @@ inline ParseStatus parse_double(std::string_view token, double& out) {
   // from_chars rejects a leading '+', which LibSVM labels ("+1") use.
   if (first != last && *first == '+' && last - first > 1 && first[1] != '-' && first[1] != '+') ++first;
   const auto result = std::from_chars(first, last, out);
-  if (result.ptr != last || result.ec == std::errc::invalid_argument || first == last)
-    return ParseStatus::kNotNumber;
+  if (result.ptr != last || result.ec == std::errc::invalid_argument || first == last) return ParseStatus::kNotNumber;
   if (result.ec == std::errc::result_out_of_range) {
     // from_chars leaves out untouched here; tell overflow from underflow
     // (which is a legitimate 0) with the classic-locale stream parser.

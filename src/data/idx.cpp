@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "data/file_input.hpp"
 #include "dpsosp/data.hpp"
 #include "dpsosp/data_layout.hpp"
-#include "data/file_input.hpp"
 
 namespace dpsosp {
 
@@ -29,10 +29,12 @@ struct IdxArray {
 
 std::size_t idx_element_size(int type) {
   switch (type) {
-    case 0x08: case 0x09: return 1;  // unsigned / signed byte
-    case 0x0B: return 2;             // int16
-    case 0x0C: case 0x0D: return 4;  // int32 / float32
-    case 0x0E: return 8;             // float64
+    case 0x08:
+    case 0x09: return 1;  // unsigned / signed byte
+    case 0x0B: return 2;  // int16
+    case 0x0C:
+    case 0x0D: return 4;  // int32 / float32
+    case 0x0E: return 8;  // float64
     default: return 0;
   }
 }
@@ -67,7 +69,8 @@ IdxArray read_idx_header(GzInput& in, const char* fn, const std::string& path) {
   for (int k = 0; k < magic[3]; ++k) {
     unsigned char b[4];
     const std::uint64_t at = in.offset();
-    if (in.read(b, 4) != 4) fail(fn, path, offset_at(at), "truncated header: missing size of dimension " + std::to_string(k));
+    if (in.read(b, 4) != 4)
+      fail(fn, path, offset_at(at), "truncated header: missing size of dimension " + std::to_string(k));
     const std::uint64_t dim = big_endian(b, 4);
     if (dim == 0) fail(fn, path, offset_at(at), "dimension " + std::to_string(k) + " is 0");
     if (elements > (std::uint64_t{1} << 40) / dim)
@@ -102,8 +105,8 @@ double decode_element(const unsigned char* p, int type) {
 // Reads the raw bytes of count elements. The buffer grows only as data arrive,
 // so a header that promises 2^40 elements in a short file is reported as
 // truncated instead of allocating for the promise (found by fuzz/fuzz_idx).
-std::vector<unsigned char> read_idx_bytes(GzInput& in, const char* fn, const std::string& path,
-                                          const IdxArray& array, std::uint64_t count) {
+std::vector<unsigned char> read_idx_bytes(GzInput& in, const char* fn, const std::string& path, const IdxArray& array,
+                                          std::uint64_t count) {
   const std::uint64_t header = in.offset();
   const std::uint64_t total = count * array.element_size;
   constexpr std::uint64_t kChunk = 1u << 22;
@@ -120,7 +123,8 @@ std::vector<unsigned char> read_idx_bytes(GzInput& in, const char* fn, const std
   }
   unsigned char extra;
   if (in.read(&extra, 1) != 0)
-    fail(fn, path, offset_at(header + total), "unexpected data after the " + std::to_string(total) + " bytes the header describes");
+    fail(fn, path, offset_at(header + total),
+         "unexpected data after the " + std::to_string(total) + " bytes the header describes");
   return bytes;
 }
 
@@ -154,8 +158,9 @@ Dataset load_idx(const std::string& images_path, const std::string& labels_path)
     GzInput label_input(kFn, labels_path);
     const IdxArray label_array = read_idx_header(label_input, kFn, labels_path);
     if (label_array.dims.size() != 1)
-      fail(kFn, labels_path, offset_at(3),
-           "a labels file has 1 dimension (magic 0x00000801 for bytes), got " + std::to_string(label_array.dims.size()));
+      fail(
+          kFn, labels_path, offset_at(3),
+          "a labels file has 1 dimension (magic 0x00000801 for bytes), got " + std::to_string(label_array.dims.size()));
     if (label_array.dims[0] != rows)
       fail(kFn, labels_path, offset_at(4),
            "labels file has " + std::to_string(label_array.dims[0]) + " labels but " + images_path + " has " +

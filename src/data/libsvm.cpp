@@ -9,10 +9,10 @@
 #include <string_view>
 #include <vector>
 
+#include "data/file_input.hpp"
 #include "dpsosp/data.hpp"
 #include "dpsosp/data_layout.hpp"
 #include "dpsosp/error.hpp"
-#include "data/file_input.hpp"
 
 namespace dpsosp {
 
@@ -70,8 +70,8 @@ Dataset load_libsvm(const std::string& path, const LoadOptions& options) {
       if (index_text == "qid" && previous == 0) continue;  // SVMlight ranking groups: ignored
       std::uint64_t index = 0;
       const auto parsed = std::from_chars(index_text.data(), index_text.data() + index_text.size(), index);
-      if (index_text.empty() || parsed.ptr != index_text.data() + index_text.size() ||
-          parsed.ec != std::errc() || index > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+      if (index_text.empty() || parsed.ptr != index_text.data() + index_text.size() || parsed.ec != std::errc() ||
+          index > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
         fail(kFn, path, line_at(line_no), "bad feature index " + quote(index_text) + ": must be a positive integer");
       if (index == 0) fail(kFn, path, line_at(line_no), "bad feature index '0': indices are 1-based");
       if (index <= previous)

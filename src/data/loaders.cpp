@@ -6,11 +6,11 @@
 #include <optional>
 #include <string>
 
+#include "data/file_input.hpp"
+#include "data/record_format.hpp"
 #include "dpsosp/data.hpp"
 #include "dpsosp/error.hpp"
 #include "dpsosp/record_file.hpp"
-#include "data/file_input.hpp"
-#include "data/record_format.hpp"
 
 namespace dpsosp {
 namespace {
@@ -82,7 +82,8 @@ FileFormat guess_file_format(const std::string& path) {
   if (name.find("-ubyte") != std::string::npos || ends_with(name, ".idx") || ends_with(name, ".idx1") ||
       ends_with(name, ".idx3"))
     return FileFormat::kIdx;
-  throw Error("data file " + path + ": cannot tell its format: neither its content (a record file or an IDX array "
+  throw Error("data file " + path +
+              ": cannot tell its format: neither its content (a record file or an IDX array "
               "says so) nor its name (.csv, .svm, .libsvm, .txt, -ubyte, .idx, .dpsr) does; pass --format "
               "csv|libsvm|idx|records");
 }
@@ -106,7 +107,8 @@ Dataset load_dataset(const std::string& path, FileFormat format, const LoadOptio
   // MNIST-convention sibling, and refuse rather than silently drop the labels.
   const std::string labels = sibling_idx_labels(path);
   if (labels.empty())
-    throw Error("IDX file " + path + ": cannot derive the IDX labels file from the name (expected "
+    throw Error("IDX file " + path +
+                ": cannot derive the IDX labels file from the name (expected "
                 "'...images-idx3...' beside '...labels-idx1...'); use unlabeled data or call load_idx");
   if (!std::filesystem::exists(labels))
     throw Error("IDX file " + path + ": labels file " + labels + " not found beside the images");

@@ -118,8 +118,8 @@ class PcaPopulation final : public Population {
     check_point("PcaPopulation::hvp (v)", v, dim());
     const auto u = as_matrix(x);
     const auto w = as_matrix(v);
-    const Eigen::MatrixXd h = w * (u.transpose() * u) + u * (w.transpose() * u) + u * (u.transpose() * w) -
-                              spectrum_.asDiagonal() * w;
+    const Eigen::MatrixXd h =
+        w * (u.transpose() * u) + u * (w.transpose() * u) + u * (u.transpose() * w) - spectrum_.asDiagonal() * w;
     return Eigen::Map<const Vec>(h.data(), h.size());
   }
 

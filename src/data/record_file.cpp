@@ -178,7 +178,8 @@ void write_record_file(const Dataset& data, const std::string& path, const Recor
   std::vector<char> name(temp.begin(), temp.end());
   name.push_back('\0');
   const int fd = ::mkstemp(name.data());
-  if (fd < 0) throw Error(std::string(kWrite) + ": " + path + ": cannot create a file beside it: " + std::strerror(errno));
+  if (fd < 0)
+    throw Error(std::string(kWrite) + ": " + path + ": cannot create a file beside it: " + std::strerror(errno));
   temp = name.data();
   try {
     write_records(data, order, info, fd, path);
@@ -214,8 +215,8 @@ RecordFileInfo read_info(const std::string& path, const char* who, std::uint64_t
   if (!ok) throw Error(std::string(who) + " " + path + ": not a regular file");
   if (got < 0) throw Error(std::string(who) + " " + path + ": cannot read: " + std::strerror(errno));
   if (size_out != nullptr) *size_out = static_cast<std::uint64_t>(st.st_size);
-  return detail::decode_record_header(header, static_cast<std::uint64_t>(got) < sizeof header ? 0 : st.st_size,
-                                      who, path);
+  return detail::decode_record_header(header, static_cast<std::uint64_t>(got) < sizeof header ? 0 : st.st_size, who,
+                                      path);
 }
 
 }  // namespace
@@ -258,8 +259,9 @@ RecordFile::RecordFile(const std::string& path) : path_(path) {
 
 void RecordFile::check_unchanged(const std::string& who) const {
   if (!(identity_of(path_, who.c_str()) == identity_))
-    throw Error(who + " " + path_ + " changed since it was opened (size, modification time or inode); a run "
-                      "must read the records it checked");
+    throw Error(who + " " + path_ +
+                " changed since it was opened (size, modification time or inode); a run "
+                "must read the records it checked");
 }
 
 void RecordFile::scan(const std::function<void(const Dataset&, Index)>& visit) const {

@@ -91,12 +91,15 @@ RecordFileInfo decode_record_header(const unsigned char* in, std::uint64_t file_
   info.cols = get<std::uint64_t>(in, 24);
   info.nonzeros = get<std::uint64_t>(in, 32);
   const auto type = get<std::uint32_t>(in, 40);
-  if (type != 1 && type != 2) bad("unknown value type code " + std::to_string(type) + " (expected 1 float64, 2 float32)");
+  if (type != 1 && type != 2)
+    bad("unknown value type code " + std::to_string(type) + " (expected 1 float64, 2 float32)");
   info.values = type == 2 ? RecordValueType::kFloat32 : RecordValueType::kFloat64;
   info.block_records = get<std::uint32_t>(in, 44);
   const auto seed = get<std::uint64_t>(in, 48);
-  if (flags & kFlagShuffled) info.shuffle_seed = seed;
-  else if (seed != 0) bad("a shuffle seed without the shuffled flag");
+  if (flags & kFlagShuffled)
+    info.shuffle_seed = seed;
+  else if (seed != 0)
+    bad("a shuffle seed without the shuffled flag");
   info.label_min = get<double>(in, 56);
   info.label_max = get<double>(in, 64);
   info.payload_bytes = get<std::uint64_t>(in, 72);
@@ -121,8 +124,7 @@ RecordFileInfo decode_record_header(const unsigned char* in, std::uint64_t file_
       bad("the header's sizes overflow");
   } else {
     std::uint64_t pairs = 0;
-    if (info.cols > std::numeric_limits<std::uint32_t>::max())
-      bad("sparse records of more than 2^32 - 1 features");
+    if (info.cols > std::numeric_limits<std::uint32_t>::max()) bad("sparse records of more than 2^32 - 1 features");
     if (info.nonzeros / info.cols > info.rows) bad("more stored pairs than n x d");
     if (!checked_mul_add(info.nonzeros, 4 + vb, 0, pairs) ||
         !checked_mul_add(info.rows, info.labeled ? 12 : 4, pairs, expected))
@@ -186,8 +188,8 @@ void BlockReader::check_dense(const RowMatrix& m, Eigen::Index row0, Eigen::Inde
     const double* row = m.row(r).data();
     for (Eigen::Index j = 0; j < d; ++j)
       if (!std::isfinite(row[j]))
-        fail(first + static_cast<Index>(r - row0), "feature " + std::to_string(j) + " is " + what_is(row[j]) +
-                                                       "; NaN and Inf are not allowed");
+        fail(first + static_cast<Index>(r - row0),
+             "feature " + std::to_string(j) + " is " + what_is(row[j]) + "; NaN and Inf are not allowed");
   }
 }
 
@@ -208,7 +210,8 @@ Dataset BlockReader::read(Index count) {
       if (check_finite_)
         for (Eigen::Index k = 0; k < m; ++k)
           if (!std::isfinite(labels[at + k]))
-            fail(first + static_cast<Index>(k), "its label is " + what_is(labels[at + k]) + "; NaN and Inf are not allowed");
+            fail(first + static_cast<Index>(k),
+                 "its label is " + what_is(labels[at + k]) + "; NaN and Inf are not allowed");
     }
     if (!info_.sparse) {
       const std::size_t bytes = static_cast<std::size_t>(m) * static_cast<std::size_t>(d) * vb;
@@ -218,7 +221,8 @@ Dataset BlockReader::read(Index count) {
         raw_.resize(bytes);
         pread_all(raw_.data(), bytes, offset_);
         double* out = dense.row(at).data();
-        for (std::size_t k = 0; k < static_cast<std::size_t>(m * d); ++k) out[k] = static_cast<double>(get<float>(raw_.data(), 4 * k));
+        for (std::size_t k = 0; k < static_cast<std::size_t>(m * d); ++k)
+          out[k] = static_cast<double>(get<float>(raw_.data(), 4 * k));
       }
       offset_ += bytes;
       if (check_finite_) check_dense(dense, at, m, first);
@@ -255,9 +259,10 @@ Dataset BlockReader::read(Index count) {
       for (std::uint32_t j = 0; j < counts[k]; ++j, ++p) {
         const auto index = static_cast<std::int64_t>(get<std::uint32_t>(idx, 4 * p));
         if (index <= previous || index >= static_cast<std::int64_t>(info_.cols))
-          fail(first + k, "feature index " + std::to_string(index) +
-                              (index <= previous ? " after index " + std::to_string(previous) + ": indices must increase"
-                                                 : ": out of range for " + std::to_string(info_.cols) + " features"));
+          fail(first + k,
+               "feature index " + std::to_string(index) +
+                   (index <= previous ? " after index " + std::to_string(previous) + ": indices must increase"
+                                      : ": out of range for " + std::to_string(info_.cols) + " features"));
         previous = index;
         const double v = vb == 4 ? static_cast<double>(get<float>(val, 4 * p)) : get<double>(val, 8 * p);
         if (check_finite_ && !std::isfinite(v))

@@ -27,8 +27,8 @@ int open_record_file(const std::string& path, const char* who) {
   return fd;
 }
 
-std::unique_ptr<RecordStream> open_record_stream(const std::string& path, const RecordFileInfo& info,
-                                                 const char* who, bool check_finite) {
+std::unique_ptr<RecordStream> open_record_stream(const std::string& path, const RecordFileInfo& info, const char* who,
+                                                 bool check_finite) {
   if (!info.sparse) return make_ring_stream(path, info, who, check_finite);
   return std::make_unique<BlockStream>(path, info, who, check_finite);
 }
@@ -60,7 +60,9 @@ BlockStream::~BlockStream() {
   ::close(fd_);
 }
 
-void BlockStream::start_reader() { reader_ = std::thread([this] { read_ahead(); }); }
+void BlockStream::start_reader() {
+  reader_ = std::thread([this] { read_ahead(); });
+}
 
 void BlockStream::stop_reader() {
   {

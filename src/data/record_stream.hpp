@@ -66,8 +66,8 @@ class RecordStream {
 std::atomic<std::size_t>& ring_stream_bytes();
 
 /// The stream for a file (ring for dense records, blocks for CSR), at record 0.
-std::unique_ptr<RecordStream> open_record_stream(const std::string& path, const RecordFileInfo& info,
-                                                 const char* who, bool check_finite = false);
+std::unique_ptr<RecordStream> open_record_stream(const std::string& path, const RecordFileInfo& info, const char* who,
+                                                 bool check_finite = false);
 /// The file opened for reading (posix_fadvise SEQUENTIAL); throws Error.
 int open_record_file(const std::string& path, const char* who);
 

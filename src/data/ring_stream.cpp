@@ -132,7 +132,8 @@ class RingStream final : public RecordStream {
     const Index b = info_.block_records, d = info_.cols;
     const Index block = at / b, in_block = at % b, block_len = std::min(b, info_.rows - block * b);
     const std::size_t vb = value_bytes(info_.values);
-    const std::uint64_t block_at = kRecordHeaderBytes + static_cast<std::uint64_t>(block) * b * dense_record_bytes(info_);
+    const std::uint64_t block_at =
+        kRecordHeaderBytes + static_cast<std::uint64_t>(block) * b * dense_record_bytes(info_);
     const std::uint64_t labels_bytes = info_.labeled ? 8 * block_len : 0;
     if (info_.labeled) pread_all(labels_ + slot, c * 8, block_at + 8 * in_block);
     double* rows = rows_ + slot * d;

@@ -10,10 +10,10 @@
 #include <utility>
 #include <vector>
 
+#include "data/sample_order.hpp"
 #include "dpsosp/data.hpp"
 #include "dpsosp/data_layout.hpp"
 #include "dpsosp/error.hpp"
-#include "data/sample_order.hpp"
 
 namespace dpsosp {
 

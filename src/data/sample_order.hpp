@@ -8,8 +8,8 @@
 #include <numeric>
 #include <vector>
 
-#include "dpsosp/data.hpp"
 #include "data/dataset_layout.hpp"
+#include "dpsosp/data.hpp"
 #include "dpsosp/noise.hpp"
 #include "dpsosp/types.hpp"
 

@@ -20,10 +20,10 @@
 #include <utility>
 #include <vector>
 
+#include "data/sample_order.hpp"
 #include "dpsosp/data_layout.hpp"
 #include "dpsosp/error.hpp"
 #include "dpsosp/noise.hpp"
-#include "data/sample_order.hpp"
 
 namespace dpsosp {
 namespace {
@@ -55,9 +55,8 @@ std::vector<KeyRule> keys_after_common(std::initializer_list<KeyRule> own) {
 const std::vector<ProblemRules>& problem_rules() {
   static const std::vector<ProblemRules> rules = {
       {"phase-retrieval", keys_after_common({{"noise", 0, Rule::kNonNegative}, {"xnorm", 1, Rule::kPositive}})},
-      {"pca", keys_after_common({{"top", 1, Rule::kPositive},
-                                 {"gap", 2, Rule::kAboveOne},
-                                 {"rank", 1, Rule::kPositiveInteger}})},
+      {"pca", keys_after_common(
+                  {{"top", 1, Rule::kPositive}, {"gap", 2, Rule::kAboveOne}, {"rank", 1, Rule::kPositiveInteger}})},
       {"gaussian-mixture", keys_after_common({{"mu", 1, Rule::kNonNegative}})},
   };
   return rules;
@@ -103,8 +102,7 @@ double parse_value(const std::string& key, const std::string& text, Rule rule) {
     case Rule::kAboveOne:
       if (!numeric || value <= 1) bad_value(key, text, "a finite number > 1");
       break;
-    case Rule::kSeed:
-      break;
+    case Rule::kSeed: break;
   }
   return value;
 }
@@ -126,8 +124,8 @@ ParsedSpec parse_spec(const std::string& spec) {
     if (parsed.name == candidate.name) rules = &candidate;
   }
   if (rules == nullptr) {
-    throw Error("synthetic: unknown problem '" + parsed.name + "' in '" + spec +
-                "' (expected one of " + join_names(names) + ")");
+    throw Error("synthetic: unknown problem '" + parsed.name + "' in '" + spec + "' (expected one of " +
+                join_names(names) + ")");
   }
   std::vector<std::string> valid_keys;
   for (const auto& rule : rules->keys) valid_keys.emplace_back(rule.key);
@@ -145,8 +143,8 @@ ParsedSpec parse_spec(const std::string& spec) {
       }
       const std::string key = item.substr(0, eq);
       if (std::find(valid_keys.begin(), valid_keys.end(), key) == valid_keys.end()) {
-        throw Error("synthetic: unknown key '" + key + "' for " + parsed.name + " (valid keys: " +
-                    join_names(valid_keys) + ")");
+        throw Error("synthetic: unknown key '" + key + "' for " + parsed.name +
+                    " (valid keys: " + join_names(valid_keys) + ")");
       }
       if (!given.emplace(key, item.substr(eq + 1)).second) {
         throw Error("synthetic: duplicate key '" + key + "' in '" + spec + "'");
@@ -246,8 +244,8 @@ SyntheticProblem make_pca(const ParsedSpec& spec, Layout layout) {
   const Index d = as_index(spec.params.at("d"));
   const Index rank = as_index(spec.params.at("rank"));
   if (rank >= d) {
-    throw Error("synthetic: pca needs rank < d (its saddle uses eigenvector rank+1), got rank=" +
-                std::to_string(rank) + ", d=" + std::to_string(d));
+    throw Error("synthetic: pca needs rank < d (its saddle uses eigenvector rank+1), got rank=" + std::to_string(rank) +
+                ", d=" + std::to_string(d));
   }
   const double top = spec.params.at("top");
   const double gap = spec.params.at("gap");
@@ -275,9 +273,8 @@ SyntheticProblem make_pca(const ParsedSpec& spec, Layout layout) {
 
   RowMatrix features = allocate_records(n, d);
   const Vec scale = spectrum.cwiseSqrt();
-  generate_rows(spec.seed, features, layout.rows(), [&](std::int64_t, std::int64_t, GaussianStream&, Eigen::Map<Vec>& z) {
-    z.array() *= scale.array();
-  });
+  generate_rows(spec.seed, features, layout.rows(),
+                [&](std::int64_t, std::int64_t, GaussianStream&, Eigen::Map<Vec>& z) { z.array() *= scale.array(); });
   problem.data = Dataset(std::move(features), Vec());
   layout.adopt(problem.data);
   problem.population = pca_population(spectrum, rank);

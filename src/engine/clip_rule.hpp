@@ -108,8 +108,14 @@ inline void clip_rows(double* const* rows, Index count, Index d, double c, unsig
       Eigen::Map<Vec> row(rows[j], n);
       switch (o.mode) {
         case wide::kRowAsIs: code[j] = kKept; break;
-        case wide::kRowZero: row.setZero(); code[j] = kClipped; break;
-        case wide::kRowScaled: wide::scale_in_place(rows[j], o.factor, d); code[j] = kClipped; break;
+        case wide::kRowZero:
+          row.setZero();
+          code[j] = kClipped;
+          break;
+        case wide::kRowScaled:
+          wide::scale_in_place(rows[j], o.factor, d);
+          code[j] = kClipped;
+          break;
         default: code[j] = clip_entries(row, c);
       }
     }

@@ -40,11 +40,11 @@
 #include <utility>
 #include <vector>
 
+#include "data/dataset_layout.hpp"
+#include "dpsosp/clip.hpp"
 #include "dpsosp/data.hpp"
 #include "dpsosp/error.hpp"
-#include "dpsosp/clip.hpp"
 #include "dpsosp/types.hpp"
-#include "data/dataset_layout.hpp"
 #include "engine/clip_rule.hpp"
 #include "engine/row_workers.hpp"
 #include "engine/wide_kernels.hpp"
@@ -284,8 +284,7 @@ ClippedSum clipped_scaled_record_sum(int kind, const Dataset& data, const IndexL
   return clipped_sum_with(
       kind, data, idx, d,
       [&make_coefficients, &data, d, clip, difference](Index slots) {
-        return ScaledRecordWorker<decltype(make_coefficients())>(make_coefficients(), data, d, clip, difference,
-                                                                 slots);
+        return ScaledRecordWorker<decltype(make_coefficients())>(make_coefficients(), data, d, clip, difference, slots);
       },
       start);
 }
@@ -305,9 +304,15 @@ auto one_row_at_a_time(Index d, MakeRowKernel make_row_kernel) {
 template <class MakeGradient>
 ClippedSum clipped_gradient_rows(int kind, const Dataset& data, const IndexList& idx, Index d, const Vec& x,
                                  double clip, MakeGradient make_gradient, const SumStart* start = nullptr) {
-  return clipped_row_sum(kind, data, idx, d, clip, one_row_at_a_time(d, [&x, make_gradient] {
-    return [&x, grad = make_gradient()](Index record, Eigen::Map<Vec> out) mutable { grad(x, record, out); };
-  }), start);
+  return clipped_row_sum(kind, data, idx, d, clip,
+                         one_row_at_a_time(d,
+                                           [&x, make_gradient] {
+                                             return [&x, grad = make_gradient()](Index record,
+                                                                                 Eigen::Map<Vec> out) mutable {
+                                               grad(x, record, out);
+                                             };
+                                           }),
+                         start);
 }
 
 /// O2 from a gradient kernel: grad f(x; z) - grad f(x_prev; z), both from one
@@ -316,15 +321,19 @@ template <class MakeGradient>
 ClippedSum clipped_difference_rows(int kind, const Dataset& data, const IndexList& idx, Index d, const Vec& x,
                                    const Vec& x_prev, double clip, MakeGradient make_gradient,
                                    const SumStart* start = nullptr) {
-  return clipped_row_sum(kind, data, idx, d, clip, one_row_at_a_time(d, [&x, &x_prev, d, make_gradient] {
-    return [&x, &x_prev, d, grad = make_gradient(), prev = AlignedScratch(d)](Index record,
-                                                                               Eigen::Map<Vec> out) mutable {
-      Eigen::Map<Vec> g_prev(prev.like(out.data()), static_cast<Eigen::Index>(d));
-      grad(x, record, out);
-      grad(x_prev, record, g_prev);
-      out -= g_prev;
-    };
-  }), start);
+  return clipped_row_sum(kind, data, idx, d, clip,
+                         one_row_at_a_time(d,
+                                           [&x, &x_prev, d, make_gradient] {
+                                             return [&x, &x_prev, d, grad = make_gradient(), prev = AlignedScratch(d)](
+                                                        Index record, Eigen::Map<Vec> out) mutable {
+                                               Eigen::Map<Vec> g_prev(prev.like(out.data()),
+                                                                      static_cast<Eigen::Index>(d));
+                                               grad(x, record, out);
+                                               grad(x_prev, record, g_prev);
+                                               out -= g_prev;
+                                             };
+                                           }),
+                         start);
 }
 
 /// The consistent O2 from a gradient kernel: clip(grad f(x; z), inner) -
@@ -334,17 +343,21 @@ template <class MakeGradient>
 ClippedSum clipped_consistent_difference_rows(int kind, const Dataset& data, const IndexList& idx, Index d,
                                               const Vec& x, const Vec& x_prev, double inner_clip, double clip,
                                               MakeGradient make_gradient, const SumStart* start = nullptr) {
-  return clipped_row_sum(kind, data, idx, d, clip, one_row_at_a_time(d, [&x, &x_prev, d, inner_clip, make_gradient] {
-    return [&x, &x_prev, d, inner_clip, grad = make_gradient(), prev = AlignedScratch(d)](
-               Index record, Eigen::Map<Vec> out) mutable {
-      Eigen::Map<Vec> g_prev(prev.like(out.data()), static_cast<Eigen::Index>(d));
-      grad(x, record, out);
-      grad(x_prev, record, g_prev);
-      clip_to_norm(out, inner_clip);
-      clip_to_norm(g_prev, inner_clip);
-      out -= g_prev;
-    };
-  }), start);
+  return clipped_row_sum(
+      kind, data, idx, d, clip,
+      one_row_at_a_time(d,
+                        [&x, &x_prev, d, inner_clip, make_gradient] {
+                          return [&x, &x_prev, d, inner_clip, grad = make_gradient(), prev = AlignedScratch(d)](
+                                     Index record, Eigen::Map<Vec> out) mutable {
+                            Eigen::Map<Vec> g_prev(prev.like(out.data()), static_cast<Eigen::Index>(d));
+                            grad(x, record, out);
+                            grad(x_prev, record, g_prev);
+                            clip_to_norm(out, inner_clip);
+                            clip_to_norm(g_prev, inner_clip);
+                            out -= g_prev;
+                          };
+                        }),
+      start);
 }
 
 }  // namespace dpsosp::detail

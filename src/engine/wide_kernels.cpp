@@ -137,8 +137,8 @@ DPSOSP_AVX2 void squared_norms(const double* const* v, Index count, Index n, dou
   reduce_any(terms, count, n, out);
 }
 
-DPSOSP_AVX2 void scaled_squared_norms(const double* const* a, const double* s1, const double* s0, Index count,
-                                      Index n, double* out, LinePrefetch* prefetch) {
+DPSOSP_AVX2 void scaled_squared_norms(const double* const* a, const double* s1, const double* s0, Index count, Index n,
+                                      double* out, LinePrefetch* prefetch) {
   if (s0 == nullptr) {
     ScaledSquareTerm terms[8];
     for (Index r = 0; r < count; ++r) terms[r] = ScaledSquareTerm{a[r], s1[r]};
@@ -159,7 +159,8 @@ DPSOSP_AVX2 void scale_in_place(double* v, double f, Index n) {
 
 DPSOSP_AVX2 void add(double* sum, const double* row, Index n) {
   Index i = 0;
-  for (; i + 4 <= n; i += 4) _mm256_storeu_pd(sum + i, _mm256_add_pd(_mm256_loadu_pd(sum + i), _mm256_loadu_pd(row + i)));
+  for (; i + 4 <= n; i += 4)
+    _mm256_storeu_pd(sum + i, _mm256_add_pd(_mm256_loadu_pd(sum + i), _mm256_loadu_pd(row + i)));
   for (; i < n; ++i) sum[i] = sum[i] + row[i];
 }
 

@@ -87,8 +87,8 @@ void add(double* sum, const double* row, Index n);
 /// where p_r = s1[r] * a[r] (s0 == nullptr) or s1[r] * a[r] - s0[r] * a[r]:
 /// the squared norm of the row s1 * a (- s0 * a), each product rounded, then
 /// the difference, as Eigen's expressions compute it.
-void scaled_squared_norms(const double* const* a, const double* s1, const double* s0, Index count, Index n,
-                          double* out, LinePrefetch* prefetch = nullptr);
+void scaled_squared_norms(const double* const* a, const double* s1, const double* s0, Index count, Index n, double* out,
+                          LinePrefetch* prefetch = nullptr);
 
 /// How add_scaled_record treats the row p = s1 a (- s0 a): as it is, clipped
 /// (each entry times factor, as v *= c / ||v|| does), or clipped to zero.

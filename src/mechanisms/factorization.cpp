@@ -122,7 +122,8 @@ double BltFactorization::max_column_norm(Index horizon) const {
 double BltFactorization::cyclic_participation_norm(Index horizon, Index period) const {
   if (horizon == 0)
     throw Error("BltFactorization::cyclic_participation_norm: the horizon must be at least 1 step, got 0");
-  if (period == 0) throw Error("BltFactorization::cyclic_participation_norm: the period must be at least 1 step, got 0");
+  if (period == 0)
+    throw Error("BltFactorization::cyclic_participation_norm: the period must be at least 1 step, got 0");
   // sum_e C[j, e period] = sum_e c_{j - e period} = c_j + (the same at j - period).
   std::vector<double> sum = c_coefficients(horizon);
   for (Index j = period; j < horizon; ++j) sum[j] += sum[j - period];

@@ -96,11 +96,17 @@ class MatrixFactorizationMechanism final : public Mechanism {
  public:
   MatrixFactorizationMechanism(Index dim, const NoiseKey& key, double bound, Index horizon, Index period,
                                const PrivacyTarget& target, std::optional<double> sigma)
-      : bound_(bound), horizon_(horizon), period_(period), delta_(target.delta),
+      : bound_(bound),
+        horizon_(horizon),
+        period_(period),
+        delta_(target.delta),
         factorization_(BltFactorization::square_root(horizon)),
-        sigma_(sigma ? *sigma : mf_noise_sigma(bound, horizon, target, dim, period)), increments_(dim),
-        prefix_(Vec::Zero(static_cast<Eigen::Index>(dim))), noise_filter_(factorization_, dim),
-        stream_(key, StreamPurpose::kMatrixNoise), z_(static_cast<Eigen::Index>(dim)) {
+        sigma_(sigma ? *sigma : mf_noise_sigma(bound, horizon, target, dim, period)),
+        increments_(dim),
+        prefix_(Vec::Zero(static_cast<Eigen::Index>(dim))),
+        noise_filter_(factorization_, dim),
+        stream_(key, StreamPurpose::kMatrixNoise),
+        z_(static_cast<Eigen::Index>(dim)) {
     if (!(sigma_ > 0) || !std::isfinite(sigma_))
       throw Error("matrix-factorization mechanism: sigma must be finite and > 0");
   }
@@ -143,13 +149,22 @@ class SecureMatrixFactorizationMechanism final : public Mechanism {
  public:
   SecureMatrixFactorizationMechanism(Index dim, const NoiseKey& key, double bound, Index horizon, Index period,
                                      const PrivacyTarget& target, std::optional<double> sigma)
-      : dim_(dim), key_(key), bound_(bound), horizon_(horizon), period_(period), delta_(target.delta),
-        factorization_(BltFactorization::square_root(horizon)), increments_(dim), exact_filter_(factorization_, dim),
-        noise_filter_(factorization_, dim), noise_(static_cast<Eigen::Index>(dim)) {
+      : dim_(dim),
+        key_(key),
+        bound_(bound),
+        horizon_(horizon),
+        period_(period),
+        delta_(target.delta),
+        factorization_(BltFactorization::square_root(horizon)),
+        increments_(dim),
+        exact_filter_(factorization_, dim),
+        noise_filter_(factorization_, dim),
+        noise_(static_cast<Eigen::Index>(dim)) {
     const double column = participation_norm(factorization_, horizon, period);
     // z: the multiplier of the rounded sequence's sensitivity; sigma, if given,
     // is the noise per coordinate.
-    const double z = sigma ? *sigma / (bound * column) : 1.0 / std::sqrt(2.0 * privacy::zcdp_rho(target.epsilon, target.delta));
+    const double z =
+        sigma ? *sigma / (bound * column) : 1.0 / std::sqrt(2.0 * privacy::zcdp_rho(target.epsilon, target.delta));
     noise_ = Vec::Zero(static_cast<Eigen::Index>(dim));
     discrete_ = discrete_noise(bound * column, dim, z, horizon);
   }
@@ -203,9 +218,9 @@ double mf_noise_sigma(double sensitivity_bound, Index horizon, const PrivacyTarg
   if (horizon == 0) throw Error("matrix-factorization mechanism: the horizon must be at least 1 release");
   const double column = participation_norm(BltFactorization::square_root(horizon), horizon, period);
   if (target.noise == NoiseMode::kSecure) {
-    const DiscreteNoise n = discrete_noise(sensitivity_bound * column, dim,
-                                           1.0 / std::sqrt(2.0 * privacy::zcdp_rho(target.epsilon, target.delta)),
-                                           horizon);
+    const DiscreteNoise n =
+        discrete_noise(sensitivity_bound * column, dim,
+                       1.0 / std::sqrt(2.0 * privacy::zcdp_rho(target.epsilon, target.delta)), horizon);
     return n.grid * static_cast<double>(n.scale);
   }
   return sensitivity_bound * column / privacy::gdp_mu(target.epsilon, target.delta);

@@ -54,7 +54,9 @@ class TreeMechanism final : public Mechanism {
  public:
   TreeMechanism(Index dim, const NoiseKey& key, double bound, Index max_phase_length, const PrivacyTarget& target,
                 std::optional<double> sigma)
-      : bound_(bound), max_phase_length_(max_phase_length), delta_(target.delta),
+      : bound_(bound),
+        max_phase_length_(max_phase_length),
+        delta_(target.delta),
         sigma_(sigma ? *sigma : tree_noise_sigma(bound, max_phase_length, target, dim)),
         tree_(dim, sigma_, GaussianStream(key, StreamPurpose::kTreeNoise)) {
     if (!(sigma_ > 0) || !std::isfinite(sigma_)) throw Error("tree mechanism: sigma must be finite and > 0");
@@ -105,8 +107,11 @@ class GaussianMechanism final : public Mechanism {
  public:
   GaussianMechanism(Index dim, const NoiseKey& key, const PrivacyTarget& target, double reported_sensitivity,
                     std::optional<double> z)
-      : z_(z ? *z : gaussian_noise_multiplier(target)), delta_(target.delta), reported_(reported_sensitivity),
-        stream_(key, StreamPurpose::kGaussianNoise), accumulated_(Vec::Zero(static_cast<Eigen::Index>(dim))),
+      : z_(z ? *z : gaussian_noise_multiplier(target)),
+        delta_(target.delta),
+        reported_(reported_sensitivity),
+        stream_(key, StreamPurpose::kGaussianNoise),
+        accumulated_(Vec::Zero(static_cast<Eigen::Index>(dim))),
         draw_(static_cast<Eigen::Index>(dim)) {
     if (!(z_ > 0) || !std::isfinite(z_)) throw Error("Gaussian mechanism: the noise multiplier must be finite and > 0");
   }
@@ -160,12 +165,17 @@ class PoissonMechanism final : public PoissonGaussianMechanism {
  public:
   PoissonMechanism(Index dim, const NoiseKey& key, double clip, double q, std::uint64_t steps,
                    const PrivacyTarget& target, std::optional<double> z, Accountant accountant, Index bands)
-      : clip_(clip), q_(q), replace_one_(target.adjacency == Adjacency::kReplaceOne),
-        prior_(target.prior_mu), z_(z ? *z : calibrate(q, steps, target, accountant, replace_one_)),
+      : clip_(clip),
+        q_(q),
+        replace_one_(target.adjacency == Adjacency::kReplaceOne),
+        prior_(target.prior_mu),
+        z_(z ? *z : calibrate(q, steps, target, accountant, replace_one_)),
         banded_(bands > 0),
         bands_(std::max<Index>(1, bands)),
-        horizon_(static_cast<std::uint64_t>(bands_) * steps), factorization_(BandedFactorization::square_root(bands_)),
-        noise_stream_(key, StreamPurpose::kGaussianNoise), sampling_stream_(key, StreamPurpose::kPoisson),
+        horizon_(static_cast<std::uint64_t>(bands_) * steps),
+        factorization_(BandedFactorization::square_root(bands_)),
+        noise_stream_(key, StreamPurpose::kGaussianNoise),
+        sampling_stream_(key, StreamPurpose::kPoisson),
         noise_(static_cast<Eigen::Index>(dim)) {
     if (!(z_ > 0) || !std::isfinite(z_)) throw Error("Poisson mechanism: the noise multiplier must be finite and > 0");
     if (bands_ > 1) filter_.emplace(factorization_, dim);
@@ -177,8 +187,9 @@ class PoissonMechanism final : public PoissonGaussianMechanism {
     record_.sensitivity = clip_;
     record_.sigma = z_ * clip_ * factorization_.column_norm();
     if (prior_ > 0 && accountant != Accountant::kPld)
-      throw Error("Poisson mechanism: a prior release (the private scale estimate) is composed by PLD only; use "
-                  "accountant = pld");
+      throw Error(
+          "Poisson mechanism: a prior release (the private scale estimate) is composed by PLD only; use "
+          "accountant = pld");
     // With a prior release the RDP figure here would leave it out: none is stated.
     record_.epsilon_rdp = prior_ > 0 ? kInf : privacy::dpsgd_poisson_epsilon(q, z_, steps, target.delta);
     if (accountant == Accountant::kPld) {
@@ -269,16 +280,16 @@ class PoissonMechanism final : public PoissonGaussianMechanism {
   static double calibrate(double q, std::uint64_t steps, const PrivacyTarget& t, Accountant a, bool replace_one) {
     if (replace_one) {
       if (a != Accountant::kPld)
-        throw Error("Poisson mechanism: a replace-one target is accounted by PLD only (the RDP bound here is for "
-                    "add/remove); use accountant = pld, or adjacency = zero-out");
+        throw Error(
+            "Poisson mechanism: a replace-one target is accounted by PLD only (the RDP bound here is for "
+            "add/remove); use accountant = pld, or adjacency = zero-out");
       return 2 * privacy::calibrate_dpsgd_noise_pld(q, steps, t.epsilon, t.delta, privacy::Neighbouring::kReplaceOne,
                                                     {}, t.prior_mu);
     }
     // A prior under RDP is refused by the constructor, after this.
-    return a == Accountant::kPld
-               ? privacy::calibrate_dpsgd_noise_pld(q, steps, t.epsilon, t.delta, privacy::Neighbouring::kAddRemove,
-                                                    {}, t.prior_mu)
-               : privacy::calibrate_dpsgd_noise(q, steps, t.epsilon, t.delta);
+    return a == Accountant::kPld ? privacy::calibrate_dpsgd_noise_pld(q, steps, t.epsilon, t.delta,
+                                                                      privacy::Neighbouring::kAddRemove, {}, t.prior_mu)
+                                 : privacy::calibrate_dpsgd_noise(q, steps, t.epsilon, t.delta);
   }
 
   double clip_, q_;
@@ -322,8 +333,7 @@ std::string PrivacyRecord::accounting() const {
   return "unknown";
 }
 
-double tree_noise_sigma(double sensitivity_bound, Index max_phase_length, const PrivacyTarget& target,
-                        Index dim) {
+double tree_noise_sigma(double sensitivity_bound, Index max_phase_length, const PrivacyTarget& target, Index dim) {
   check_target("tree mechanism", target);
   if (target.noise == NoiseMode::kSecure) {
     const double depth = privacy::tree_depth(static_cast<std::uint64_t>(max_phase_length));
@@ -365,16 +375,18 @@ std::unique_ptr<Mechanism> make_gaussian_mechanism(Index dim, const NoiseKey& ke
   return std::make_unique<GaussianMechanism>(dim, key, target, reported_sensitivity, noise_multiplier);
 }
 
-std::unique_ptr<PoissonGaussianMechanism> make_poisson_gaussian_mechanism(
-    Index dim, const NoiseKey& key, double clip, double sampling_rate, std::uint64_t steps,
-    const PrivacyTarget& target, std::optional<double> noise_multiplier, Accountant accountant, Index bands) {
+std::unique_ptr<PoissonGaussianMechanism> make_poisson_gaussian_mechanism(Index dim, const NoiseKey& key, double clip,
+                                                                          double sampling_rate, std::uint64_t steps,
+                                                                          const PrivacyTarget& target,
+                                                                          std::optional<double> noise_multiplier,
+                                                                          Accountant accountant, Index bands) {
   check_target("Poisson mechanism", target);
   if (target.noise == NoiseMode::kSecure)
-    throw Error("Poisson mechanism: secure noise is not available for Poisson sampling (its PLD and RDP bounds are "
-                "for continuous Gaussian noise); use float noise or single-pass dpsgd");
+    throw Error(
+        "Poisson mechanism: secure noise is not available for Poisson sampling (its PLD and RDP bounds are "
+        "for continuous Gaussian noise); use float noise or single-pass dpsgd");
   if (!(clip > 0) || !std::isfinite(clip)) throw Error("Poisson mechanism: the clip norm must be finite and > 0");
-  if (!(sampling_rate > 0 && sampling_rate <= 1))
-    throw Error("Poisson mechanism: the sampling rate must be in (0, 1]");
+  if (!(sampling_rate > 0 && sampling_rate <= 1)) throw Error("Poisson mechanism: the sampling rate must be in (0, 1]");
   if (steps < 1) throw Error("Poisson mechanism: at least one step");
   return std::make_unique<PoissonMechanism>(dim, key, clip, sampling_rate, steps, target, noise_multiplier, accountant,
                                             bands);

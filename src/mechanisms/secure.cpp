@@ -6,8 +6,8 @@
 // continuous Gaussian's Renyi divergence bound (docs/privacy-accounting.md,
 // "Secure mode"), so a rounded release of L2 sensitivity s + grid sqrt(d)
 // with noise scale S (grid units) is ((s/grid + sqrt(d))^2 / (2 S^2))-zCDP.
-#include "mechanisms/relations.hpp"
 #include "mechanisms/secure.hpp"
+#include "mechanisms/relations.hpp"
 
 #include <omp.h>
 
@@ -62,11 +62,16 @@ void check_release(const char* who, double sensitivity, double bound) {
 // no draw waits on, or follows, the data of its step.
 class SecureTreeMechanism final : public Mechanism {
  public:
-  SecureTreeMechanism(Index dim, const NoiseKey& key, double bound, Index max_phase_length,
-                      const PrivacyTarget& target, std::optional<double> sigma)
-      : dim_(dim), key_(key), bound_(bound), max_phase_length_(max_phase_length), delta_(target.delta),
+  SecureTreeMechanism(Index dim, const NoiseKey& key, double bound, Index max_phase_length, const PrivacyTarget& target,
+                      std::optional<double> sigma)
+      : dim_(dim),
+        key_(key),
+        bound_(bound),
+        max_phase_length_(max_phase_length),
+        delta_(target.delta),
         depth_(privacy::tree_depth(static_cast<std::uint64_t>(max_phase_length))) {
-    const double z = sigma ? *sigma / bound : std::sqrt(depth_ / (2.0 * privacy::zcdp_rho(target.epsilon, target.delta)));
+    const double z =
+        sigma ? *sigma / bound : std::sqrt(depth_ / (2.0 * privacy::zcdp_rho(target.epsilon, target.delta)));
     noise_ = discrete_noise(bound, dim, z);
     next_noise_.resize(static_cast<Eigen::Index>(dim));
     draw_next();
@@ -118,8 +123,8 @@ class SecureTreeMechanism final : public Mechanism {
   void draw_next() {
     if (nodes_drawn_ == std::numeric_limits<std::uint32_t>::max())
       throw Error("tree mechanism: more than 2^32 - 1 nodes in one run");
-    fill_discrete_gaussian(key_, StreamPurpose::kDiscreteNoise, nodes_drawn_++, noise_.scale, next_noise_.data(),
-                           dim_, team_size());
+    fill_discrete_gaussian(key_, StreamPurpose::kDiscreteNoise, nodes_drawn_++, noise_.scale, next_noise_.data(), dim_,
+                           team_size());
   }
   Index dim_;
   NoiseKey key_;
@@ -144,9 +149,14 @@ class SecureGaussianMechanism final : public Mechanism {
  public:
   SecureGaussianMechanism(Index dim, const NoiseKey& key, const PrivacyTarget& target, double reported_sensitivity,
                           std::optional<double> z)
-      : dim_(dim), key_(key), delta_(target.delta), reported_(reported_sensitivity),
-        z_(z ? *z : gaussian_noise_multiplier(target)), previous_(Vec::Zero(static_cast<Eigen::Index>(dim))),
-        accumulated_(Vec::Zero(static_cast<Eigen::Index>(dim))), noise_(static_cast<Eigen::Index>(dim)) {
+      : dim_(dim),
+        key_(key),
+        delta_(target.delta),
+        reported_(reported_sensitivity),
+        z_(z ? *z : gaussian_noise_multiplier(target)),
+        previous_(Vec::Zero(static_cast<Eigen::Index>(dim))),
+        accumulated_(Vec::Zero(static_cast<Eigen::Index>(dim))),
+        noise_(static_cast<Eigen::Index>(dim)) {
     if (!(z_ > 0) || !std::isfinite(z_)) throw Error("Gaussian mechanism: the noise multiplier must be finite and > 0");
     if (reported_ > 0) first_ = discrete_noise(reported_, dim, z_);
   }

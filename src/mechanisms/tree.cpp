@@ -96,7 +96,7 @@ void TreeNoise::draw_ahead(std::size_t count, std::size_t refill, int threads) {
       std::max<std::size_t>(1, std::min<std::size_t>(static_cast<std::size_t>(refill_threads_), count / 4096)));
   const GaussianStream& stream = stream_;
   double* out = ahead_.data();
-#pragma omp parallel for num_threads(static_cast<int>(pieces)) schedule(static, 1) if (pieces > 1)
+#pragma omp parallel for num_threads(static_cast <int>(pieces)) schedule(static, 1) if (pieces > 1)
   for (std::int64_t p = 0; p < pieces; ++p) {
     const std::size_t begin = count * static_cast<std::size_t>(p) / static_cast<std::size_t>(pieces);
     const std::size_t end = count * static_cast<std::size_t>(p + 1) / static_cast<std::size_t>(pieces);

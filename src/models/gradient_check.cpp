@@ -76,7 +76,8 @@ GradientCheckResult check_model_derivatives(const Model& model, const Dataset& d
                 std::to_string(data.rows()));
   }
   const double v_norm = v.norm();
-  if (!(v_norm > 0.0) || !std::isfinite(v_norm)) throw Error(where + ": v has norm 0 or not finite, expected a nonzero direction");
+  if (!(v_norm > 0.0) || !std::isfinite(v_norm))
+    throw Error(where + ": v has norm 0 or not finite, expected a nonzero direction");
 
   GradientCheckResult r;
   r.gradient.resize(d);
@@ -116,8 +117,8 @@ GradientCheckResult check_model_derivatives(const Model& model, const Dataset& d
   } else {
     r.message = where + " record " + std::to_string(i) + ": ";
     if (!gradient_ok) {
-      r.message += describe("gradient", r.gradient_error, options.tolerance, r.worst_gradient_coordinate,
-                            r.gradient, r.numeric_gradient);
+      r.message += describe("gradient", r.gradient_error, options.tolerance, r.worst_gradient_coordinate, r.gradient,
+                            r.numeric_gradient);
     }
     if (!hvp_ok) {
       if (!gradient_ok) r.message += "; ";

@@ -49,8 +49,10 @@ HvpFunction MarginModel::mean_hessian(const Vec& x, const Dataset& data, const I
     const double c = bias ? v[p] : 0.0;
     const Vec sum = chunked_sum(block->size(), dim(), [&](Index begin, Index end, Eigen::Ref<Vec> part) {
       const auto a = block->rows(begin, end);
-      const Vec t = ((a * w).array() + c).matrix().cwiseProduct(
-          curvature->segment(static_cast<Eigen::Index>(begin), static_cast<Eigen::Index>(end - begin)));
+      const Vec t = ((a * w).array() + c)
+                        .matrix()
+                        .cwiseProduct(curvature->segment(static_cast<Eigen::Index>(begin),
+                                                         static_cast<Eigen::Index>(end - begin)));
       part.head(p).noalias() = a.transpose() * t;
       if (bias) part[p] = t.sum();
     });

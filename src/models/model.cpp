@@ -20,23 +20,22 @@ namespace detail {
 
 namespace {
 [[noreturn]] void bad_label(const Model& model, Index i, double label, const std::string& rule) {
-  throw Error(model.name() + ": label of record " + std::to_string(i) + " (0-based) is " +
-              format_number(label) + ", expected " + rule);
+  throw Error(model.name() + ": label of record " + std::to_string(i) + " (0-based) is " + format_number(label) +
+              ", expected " + rule);
 }
 }  // namespace
 
 void check_feature_count(const Model& model, const Dataset& data) {
   if (data.cols() != model.features()) {
-    throw Error(model.name() + ": the data have " + std::to_string(data.cols()) +
-                " features per record, expected " + std::to_string(model.features()) +
-                " (the model was built for that many)");
+    throw Error(model.name() + ": the data have " + std::to_string(data.cols()) + " features per record, expected " +
+                std::to_string(model.features()) + " (the model was built for that many)");
   }
 }
 
 void check_has_labels(const Model& model, const Dataset& data, const IndexList* rows) {
   if (!data.has_labels() && (rows ? !rows->empty() : data.rows() > 0)) {
-    throw Error(model.name() + ": the data have no labels, expected one label per record (" +
-                model.name() + " is a supervised model)");
+    throw Error(model.name() + ": the data have no labels, expected one label per record (" + model.name() +
+                " is a supervised model)");
   }
 }
 
@@ -184,9 +183,8 @@ ClippedSum clipped_blocks(Index d, const IndexList& idx, double clip, BlockRows 
 }  // namespace
 
 ClippedSum Model::clipped_gradient_sum(const Vec& x, const Dataset& data, const IndexList& idx, double clip) const {
-  return clipped_blocks(dim(), idx, clip, [&](const IndexList& part, RowMatrix& block) {
-    batch_gradients(x, data, part, block);
-  });
+  return clipped_blocks(dim(), idx, clip,
+                        [&](const IndexList& part, RowMatrix& block) { batch_gradients(x, data, part, block); });
 }
 
 ClippedSum Model::clipped_difference_sum(const Vec& x, const Vec& x_prev, const Dataset& data, const IndexList& idx,
@@ -202,8 +200,8 @@ ClippedSum Model::clipped_difference_sum(const Vec& x, const Vec& x_prev, const 
 namespace {
 
 // The reference form of the consistent O2 (from zero, or from a chain's start).
-ClippedSum consistent_blocks(const Model& m, const Vec& x, const Vec& x_prev, const Dataset& data,
-                             const IndexList& idx, double inner_clip, double clip, const SumStart* start) {
+ClippedSum consistent_blocks(const Model& m, const Vec& x, const Vec& x_prev, const Dataset& data, const IndexList& idx,
+                             double inner_clip, double clip, const SumStart* start) {
   RowMatrix at_prev;
   return clipped_blocks(
       m.dim(), idx, clip,
@@ -303,8 +301,8 @@ Index infer_classes(const std::string& name, const Dataset& data) {
   for (Index i = 0; i < data.rows(); ++i) {
     const double y = data.label(i);
     if (!(y >= 0.0 && std::floor(y) == y && y < 1e9)) {
-      throw Error(name + ": label of record " + std::to_string(i) + " (0-based) is " +
-                  detail::format_number(y) + ", expected a non-negative integer (a class index)");
+      throw Error(name + ": label of record " + std::to_string(i) + " (0-based) is " + detail::format_number(y) +
+                  ", expected a non-negative integer (a class index)");
     }
     if (y > top) top = y;
   }
@@ -317,8 +315,8 @@ constexpr double kMaxParameters = 2147483647.0;
 
 void check_size(const std::string& name, double parameters) {
   if (parameters > kMaxParameters) {
-    throw Error(name + " would have " + detail::format_number(parameters) +
-                " parameters, expected at most " + detail::format_number(kMaxParameters));
+    throw Error(name + " would have " + detail::format_number(parameters) + " parameters, expected at most " +
+                detail::format_number(kMaxParameters));
   }
 }
 
@@ -338,8 +336,9 @@ std::unique_ptr<Model> make_model(const std::string& name, Index features, const
 
   const bool bias = options.fit_intercept;
   if (bias && (name == "pca" || name == "mlp"))
-    throw OptionError("fit_intercept", ": " + name +
-                (name == "pca" ? " has no intercept (center the data instead)" : " has biases of its own"));
+    throw OptionError(
+        "fit_intercept",
+        ": " + name + (name == "pca" ? " has no intercept (center the data instead)" : " has biases of its own"));
   if (name == "logistic") return detail::make_logistic(features, bias);
   if (name == "sigmoid") return detail::make_sigmoid(features, bias);
   if (name == "cauchy") return detail::make_cauchy(features, bias);
@@ -354,7 +353,8 @@ std::unique_ptr<Model> make_model(const std::string& name, Index features, const
   Index classes = options.classes;
   if (classes == 0) {
     if (data == nullptr) {
-      throw Error(name + " needs the number of classes: declare them (classes), or pass the data to infer them "
+      throw Error(name +
+                  " needs the number of classes: declare them (classes), or pass the data to infer them "
                   "from the labels");
     }
     classes = infer_classes(name, *data);

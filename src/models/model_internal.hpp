@@ -86,12 +86,10 @@ class MarginModel : public Model {
   void hvp(const Vec& x, const Dataset& data, Index i, const Vec& v, Eigen::Ref<Vec> out) const final;
   /// One margin per record and one scaled copy of the record per row: the very
   /// operations of gradient(), so the rows agree with it bit for bit.
-  void batch_gradients(const Vec& x, const Dataset& data, const IndexList& idx,
-                       RowMatrix& out) const final;
+  void batch_gradients(const Vec& x, const Dataset& data, const IndexList& idx, RowMatrix& out) const final;
   /// One fused pass (src/engine/clipped_sum.hpp); each row is phi'(z) a_i computed
   /// as in gradient() (see fused_row), for O2 both margins from one read.
-  ClippedSum clipped_gradient_sum(const Vec& x, const Dataset& data, const IndexList& idx,
-                                  double clip) const final;
+  ClippedSum clipped_gradient_sum(const Vec& x, const Dataset& data, const IndexList& idx, double clip) const final;
   ClippedSum clipped_difference_sum(const Vec& x, const Vec& x_prev, const Dataset& data, const IndexList& idx,
                                     double clip) const final;
   /// The same passes continued from a chain's start (Model::chained_gradient_sum).
@@ -126,8 +124,8 @@ class MarginModel : public Model {
   // margins as row_dot computes them and each product s a_jk rounded as in
   // gradient().
   void fused_rows(const Vec& x, const Dataset& data, const Index* records, Index count, double* const* out) const;
-  void fused_difference_rows(const Vec& x, const Vec& x_prev, const Dataset& data, const Index* records,
-                             Index count, double* const* out) const;
+  void fused_difference_rows(const Vec& x, const Vec& x_prev, const Dataset& data, const Index* records, Index count,
+                             double* const* out) const;
   // The coefficients of those rows, s1[j] = phi'(<a_j, x>) and (x_prev given)
   // s0[j] = phi'(<a_j, x_prev>), for dense records; also the engine's
   // ScaledRecordWorker's, which never writes the rows out (and passes a

@@ -109,7 +109,8 @@ class MlpModel final : public RowKernelModel<MlpModel, kMlpKernel> {
 
     // R-forward.
     Vec rt(h_);
-    row_dots(data, i, v.data(), static_cast<Index>(p_), static_cast<Index>(p_), static_cast<Index>(h_), rt.data());  // V1 a
+    row_dots(data, i, v.data(), static_cast<Index>(p_), static_cast<Index>(p_), static_cast<Index>(h_),
+             rt.data());  // V1 a
     for (Eigen::Index j = 0; j < h_; ++j) {
       const double rs = rt[j] + v[off_b1_ + j];
       rt[j] = (1.0 - w.t[j] * w.t[j]) * rs;
@@ -167,7 +168,8 @@ class MlpModel final : public RowKernelModel<MlpModel, kMlpKernel> {
 
   // w.t = hidden activations, w.out = logits.
   void forward(const Vec& x, const Dataset& data, Index i, Work& w) const {
-    row_dots(data, i, x.data(), static_cast<Index>(p_), static_cast<Index>(p_), static_cast<Index>(h_), w.t.data());  // W1 a
+    row_dots(data, i, x.data(), static_cast<Index>(p_), static_cast<Index>(p_), static_cast<Index>(h_),
+             w.t.data());  // W1 a
     for (Eigen::Index j = 0; j < h_; ++j) w.t[j] = std::tanh(w.t[j] + x[off_b1_ + j]);
     for (Eigen::Index k = 0; k < k_; ++k) w.out[k] = w2_row(x, k).dot(w.t) + x[off_b2_ + k];
   }

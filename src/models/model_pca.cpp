@@ -32,8 +32,9 @@ class PcaModel final : public RowKernelModel<PcaModel, kOtherKernel> {
   void validate(const Dataset& data) const override {
     check_feature_count(*this, data);
     if (data.has_labels()) {
-      throw Error("pca: the data have labels, expected none (pca is unsupervised and reads every column "
-                  "as a coordinate of z; load the data without a label column)");
+      throw Error(
+          "pca: the data have labels, expected none (pca is unsupervised and reads every column "
+          "as a coordinate of z; load the data without a label column)");
     }
   }
 

@@ -9,8 +9,7 @@
 
 namespace dpsosp {
 
-std::unique_ptr<Model> make_model(const std::string& name, const RecordFileInfo& records,
-                                  const ModelOptions& options) {
+std::unique_ptr<Model> make_model(const std::string& name, const RecordFileInfo& records, const ModelOptions& options) {
   ModelOptions o = options;
   if ((name == "softmax" || name == "mlp") && o.classes == 0) {
     if (!records.labeled)

@@ -1,9 +1,9 @@
 // Internal: the fused clipped sums of the models whose rows come from their
 // own per-record gradient kernel (softmax, mlp, pca), in one place.
 #pragma once
+#include "dpsosp/clip.hpp"
 #include "dpsosp/data.hpp"
 #include "dpsosp/model.hpp"
-#include "dpsosp/clip.hpp"
 #include "dpsosp/types.hpp"
 #include "engine/clipped_sum.hpp"
 #include "models/model_internal.hpp"
@@ -22,8 +22,7 @@ namespace dpsosp::detail {
 template <class D, int kKind>
 class RowKernelModel : public Model {
  public:
-  ClippedSum clipped_gradient_sum(const Vec& x, const Dataset& data, const IndexList& idx,
-                                  double clip) const final {
+  ClippedSum clipped_gradient_sum(const Vec& x, const Dataset& data, const IndexList& idx, double clip) const final {
     return gradient_sum_from(x, data, idx, clip, nullptr);
   }
   ClippedSum clipped_difference_sum(const Vec& x, const Vec& x_prev, const Dataset& data, const IndexList& idx,
@@ -58,8 +57,7 @@ class RowKernelModel : public Model {
                                  double clip, const SumStart* start) const {
     check_point(*this, x, "clipped_difference_sum");
     check_point(*this, x_prev, "clipped_difference_sum");
-    return clipped_difference_rows(2 * kKind + 1, data, idx, model().dim(), x, x_prev, clip, row_kernels(data),
-                                   start);
+    return clipped_difference_rows(2 * kKind + 1, data, idx, model().dim(), x, x_prev, clip, row_kernels(data), start);
   }
   ClippedSum consistent_sum_from(const Vec& x, const Vec& x_prev, const Dataset& data, const IndexList& idx,
                                  double inner_clip, double clip, const SumStart* start) const {

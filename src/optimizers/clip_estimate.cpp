@@ -19,7 +19,8 @@ constexpr double kLow = -20, kHigh = 20;  // log2 of the values searched
 // Gaussian on the integers (secure mode), `total` counts in all.
 class NoisyCounts {
  public:
-  NoisyCounts(const NoiseKey& key, const PrivacyTarget& target, int total) : key_(key), stream_(key, StreamPurpose::kClipEstimate) {
+  NoisyCounts(const NoiseKey& key, const PrivacyTarget& target, int total)
+      : key_(key), stream_(key, StreamPurpose::kClipEstimate) {
     secure_ = target.noise == NoiseMode::kSecure;
     if (secure_) {
       // rho = total / (2 S^2) <= the target's rho.
@@ -63,8 +64,10 @@ double noisy_median(const std::vector<double>& values, NoisyCounts& counts) {
     const double mid = 0.5 * (lo + hi);
     double below = 0;
     for (double l : logs) below += l <= mid ? 1.0 : 0.0;
-    if (counts.noisy(below) >= half) hi = mid;
-    else lo = mid;
+    if (counts.noisy(below) >= half)
+      hi = mid;
+    else
+      lo = mid;
   }
   return std::exp2(hi);
 }

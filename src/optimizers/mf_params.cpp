@@ -49,16 +49,16 @@ struct BandsPlan {
 // coarse: a PLD of value discretization 1e-3 instead of 1e-4 (pessimistic
 // still, so z is a little larger, for every b alike): ten times cheaper, for
 // ranking the candidates.
-BandsPlan plan_bands(Index bands, Index n, Index b1, double epochs, const PrivacyTarget& privacy,
-                     Accountant accountant, std::optional<double> z, bool coarse = false) {
+BandsPlan plan_bands(Index bands, Index n, Index b1, double epochs, const PrivacyTarget& privacy, Accountant accountant,
+                     std::optional<double> z, bool coarse = false) {
   BandsPlan b;
   b.bands = bands;
   b.group_size = n / bands;
   b.q = static_cast<double>(b1) / static_cast<double>(b.group_size);
   const double cycles = std::ceil(epochs / b.q);
   if (!(cycles <= 1e9))
-    throw Error("spider-mf-adaptive: epochs = " + std::to_string(epochs) + " at sampling rate " +
-                std::to_string(b.q) + " means more than 1e9 cycles");
+    throw Error("spider-mf-adaptive: epochs = " + std::to_string(epochs) + " at sampling rate " + std::to_string(b.q) +
+                " means more than 1e9 cycles");
   b.cycles = static_cast<Index>(cycles);
   privacy::PldOptions pld;
   if (coarse) pld.discretization = 1e-3;
@@ -67,15 +67,17 @@ BandsPlan plan_bands(Index bands, Index n, Index b1, double epochs, const Privac
   // Neighbouring::kReplaceOne) and z (of G) is twice it.
   const bool replace_one = privacy.adjacency == Adjacency::kReplaceOne;
   if (!z && replace_one && accountant != Accountant::kPld)
-    throw Error("spider-mf-adaptive: adjacency = replace-one with sampling = poisson is accounted by PLD "
-                "only; use accountant = pld, or adjacency = zero-out");
+    throw Error(
+        "spider-mf-adaptive: adjacency = replace-one with sampling = poisson is accounted by PLD "
+        "only; use accountant = pld, or adjacency = zero-out");
   if (!z && privacy.prior_mu > 0 && accountant != Accountant::kPld)
-    throw Error("spider-mf-adaptive: a prior release (the private scale estimate) is composed by PLD "
-                "only; use accountant = pld");
-  b.z = z            ? *z
-        : replace_one ? 2 * privacy::calibrate_dpsgd_noise_pld(b.q, b.cycles, privacy.epsilon, privacy.delta,
-                                                               privacy::Neighbouring::kReplaceOne, pld,
-                                                               privacy.prior_mu)
+    throw Error(
+        "spider-mf-adaptive: a prior release (the private scale estimate) is composed by PLD "
+        "only; use accountant = pld");
+  b.z = z ? *z
+        : replace_one
+            ? 2 * privacy::calibrate_dpsgd_noise_pld(b.q, b.cycles, privacy.epsilon, privacy.delta,
+                                                     privacy::Neighbouring::kReplaceOne, pld, privacy.prior_mu)
         : accountant == Accountant::kPld
             ? privacy::calibrate_dpsgd_noise_pld(b.q, b.cycles, privacy.epsilon, privacy.delta,
                                                  privacy::Neighbouring::kAddRemove, pld, privacy.prior_mu)
@@ -113,10 +115,12 @@ void poisson_passes(MfParameters& p, Index n, const PrivacyTarget& privacy, cons
                     const MfChoices& ch, const ParameterOverrides& o) {
   const char* who = "spider-mf-adaptive";
   if (privacy.noise == NoiseMode::kSecure)
-    throw Error(std::string(who) + ": sampling = poisson is accounted for continuous Gaussian noise only (PLD, "
+    throw Error(std::string(who) +
+                ": sampling = poisson is accounted for continuous Gaussian noise only (PLD, "
                 "RDP); use noise = float, or sampling = order");
   if (o.sigma)
-    throw Error(std::string(who) + ": overrides.sigma: sampling = poisson calibrates a noise multiplier "
+    throw Error(std::string(who) +
+                ": overrides.sigma: sampling = poisson calibrates a noise multiplier "
                 "(overrides.noise_multiplier), not sigma");
   if (ch.bands && n / *ch.bands < p.b1) {
     std::ostringstream os;
@@ -245,7 +249,7 @@ MfParameters spider_mf_adaptive_parameters(Index n, Index d, const PrivacyTarget
       std::ostringstream os;
       os << who << ": max_phase_length = " << *ch.max_phase_length << " needs O2 steps, and O2 is off ("
          << (p.epochs > 1 || sampling == Sampling::kPoisson ? "several passes take O1 steps only"
-                                                              : "o2 is off unless set on")
+                                                            : "o2 is off unless set on")
          << (p.epochs > 1 || sampling == Sampling::kPoisson ? ")" : "); set o2 = on");
       throw Error(os.str());
     }

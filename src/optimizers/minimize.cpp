@@ -65,8 +65,8 @@ void state_estimate_relations(const ConstantsEstimate& e, double prior_mu, Priva
 
 void check_start(const Model& model, const Vec& x0) {
   if (static_cast<Index>(x0.size()) != model.dim()) {
-    throw Error("x0: has " + std::to_string(x0.size()) + " entries, the model " + model.name() +
-                " has dimension " + std::to_string(model.dim()));
+    throw Error("x0: has " + std::to_string(x0.size()) + " entries, the model " + model.name() + " has dimension " +
+                std::to_string(model.dim()));
   }
   if (!all_finite(x0)) throw Error("x0: has a non-finite entry");
 }
@@ -103,7 +103,8 @@ Summary run_checked(const Model& model, const Dataset& records, const Vec& x0, c
   if (options.estimate.any()) {
     const Index m = estimate_records(records.rows());
     if (m == 0)
-      throw Error("G, M auto: " + std::to_string(records.rows()) + " records are too few to estimate G or M "
+      throw Error("G, M auto: " + std::to_string(records.rows()) +
+                  " records are too few to estimate G or M "
                   "privately (the estimate takes min(20000, max(min(500, n/10), n/50)) of them, at least one); give G "
                   "and M");
     ConstantsEstimate e;
@@ -132,8 +133,8 @@ Summary run_checked(const Model& model, const Dataset& records, const Vec& x0, c
     // below what the steps meet later (a network at zero weights curves only
     // along its output biases); this is post-processing of G and the estimate.
     if (e.M)
-      o.constants.M = std::min(std::max(fraction * *e.M, o.constants.G / std::max(1.0, x0.norm())),
-                               options.estimate.M_cap);
+      o.constants.M =
+          std::min(std::max(fraction * *e.M, o.constants.G / std::max(1.0, x0.norm())), options.estimate.M_cap);
     summary.estimate = e;
     summary.reserved_records = m;
   }

@@ -162,8 +162,9 @@ Summary minimize(const Model& model, const RecordFile& file, const Vec& x0, cons
     if (!options.single_pass())
       throw Error("stream: a streamed run is single-pass; Poisson dpsgd (epochs > 0) draws records by index");
     if (options.sample_order && *options.sample_order != SampleOrder::kFile)
-      throw Error("stream: a streamed run reads its records in the file's order (sample_order = file), not "
-                  "the seed's");
+      throw Error(
+          "stream: a streamed run reads its records in the file's order (sample_order = file), not "
+          "the seed's");
     detail::check_start(model, x0);
     check_header_labels(model, file);
     return group ? validate_records(model, file) : std::uint64_t{0};
@@ -194,8 +195,8 @@ Summary minimize(const Model& model, const RecordFile& file, const Vec& x0, cons
     if (!group) checks.records(rows.data, rows.rows, 0);
     return detail::copy_rows(rows.data, rows.rows.front(), m);
   };
-  Summary summary = detail::run_checked(model, detail::DatasetLayout::stand_in(file.info().rows, plan), x0, planned,
-                                        first_records);
+  Summary summary =
+      detail::run_checked(model, detail::DatasetLayout::stand_in(file.info().rows, plan), x0, planned, first_records);
   if (!group) checks.rest(*plan->stream);
   file.check_unchanged("minimize");
   return summary;

@@ -12,8 +12,8 @@ namespace {
 constexpr std::uint64_t kAnyCount = std::numeric_limits<std::uint64_t>::max();
 constexpr std::uint64_t kBatchMax = std::uint64_t{1} << 53;  // exact in a double, far above any batch
 
-OptionSpec real(std::string key, std::string flag, std::string field, std::string def, ValueRule rule,
-                unsigned knob, std::string help) {
+OptionSpec real(std::string key, std::string flag, std::string field, std::string def, ValueRule rule, unsigned knob,
+                std::string help) {
   OptionSpec s;
   s.key = std::move(key), s.flag = std::move(flag), s.field = std::move(field), s.kind = OptionKind::kReal;
   s.default_text = std::move(def), s.value_rule = rule, s.knob = knob, s.help = std::move(help);
@@ -36,8 +36,8 @@ OptionSpec choice(std::string key, std::string flag, std::string field, std::str
   return s;
 }
 
-OptionSpec other(std::string key, std::string flag, std::string field, OptionKind kind, std::string def,
-                 unsigned knob, std::string help, bool model_or_data = false) {
+OptionSpec other(std::string key, std::string flag, std::string field, OptionKind kind, std::string def, unsigned knob,
+                 std::string help, bool model_or_data = false) {
   OptionSpec s;
   s.key = std::move(key), s.flag = std::move(flag), s.field = std::move(field), s.kind = kind;
   s.default_text = std::move(def), s.knob = knob, s.help = std::move(help), s.model_or_data = model_or_data;
@@ -172,8 +172,7 @@ const OptionSpec& run_option(const std::string& key) {
 }
 
 std::string option_word(const std::string& key, FrontEnd front_end) {
-  if (key.rfind("overrides.", 0) == 0)
-    return front_end == FrontEnd::kCli ? "--set " + key.substr(10) : key;
+  if (key.rfind("overrides.", 0) == 0) return front_end == FrontEnd::kCli ? "--set " + key.substr(10) : key;
   for (const OptionSpec& s : run_option_table())
     if (s.key == key) return front_end == FrontEnd::kCli ? s.flag : s.key;
   return key;

@@ -34,8 +34,8 @@ OracleOutput mean_of(ClippedSum s, Index rows) {
 
 void check_dim(const Model& model, const Vec& x, const char* who) {
   if (static_cast<Index>(x.size()) != model.dim()) {
-    throw Error(std::string(who) + ": point has " + std::to_string(x.size()) +
-                " entries, the model has dimension " + std::to_string(model.dim()));
+    throw Error(std::string(who) + ": point has " + std::to_string(x.size()) + " entries, the model has dimension " +
+                std::to_string(model.dim()));
   }
 }
 
@@ -44,8 +44,8 @@ void check_dim(const Model& model, const Vec& x, const char* who) {
 GradientOracles::GradientOracles(const Model& model, const Dataset& data, SamplePool& pool)
     : model_(model), data_(data), pool_(pool), plan_(detail::DatasetLayout::plan(data)) {
   if (pool.size() != data.rows()) {
-    throw Error("GradientOracles: the sample pool has " + std::to_string(pool.size()) +
-                " records, the dataset " + std::to_string(data.rows()));
+    throw Error("GradientOracles: the sample pool has " + std::to_string(pool.size()) + " records, the dataset " +
+                std::to_string(data.rows()));
   }
   if (plan_ != nullptr && plan_->stream && !detail::DatasetLayout::reads_order_of(pool, data))
     throw Error("GradientOracles: streamed records are read in the file's order, the pool has another");
@@ -95,18 +95,17 @@ ClippedSum GradientOracles::sum_batch(Index b, const IndexList* given, const Bat
                 all.begin() + static_cast<std::ptrdiff_t>(share.end));
   }
   if (!shared) return sum(*from, rows, nullptr);
-  return detail::chain_batch(*plan, b, model_.dim(),
-                             [&](const SumStart& start) { return sum(*from, rows, &start); });
+  return detail::chain_batch(*plan, b, model_.dim(), [&](const SumStart& start) { return sum(*from, rows, &start); });
 }
 
 OracleOutput GradientOracles::o1_on(const Vec& x, const IndexList& records, double clip) {
   check_dim(model_, x, "GradientOracles::o1");
   if (records.empty()) throw Error("GradientOracles::o1: batch size must be at least 1, got 0");
-  ClippedSum sum = sum_batch(records.size(), &records, [&](const Dataset& from, const IndexList& rows,
-                                                           const SumStart* start) {
-    return start ? model_.chained_gradient_sum(x, from, rows, clip, *start)
-                 : model_.clipped_gradient_sum(x, from, rows, clip);
-  });
+  ClippedSum sum =
+      sum_batch(records.size(), &records, [&](const Dataset& from, const IndexList& rows, const SumStart* start) {
+        return start ? model_.chained_gradient_sum(x, from, rows, clip, *start)
+                     : model_.clipped_gradient_sum(x, from, rows, clip);
+      });
   gradient_evaluations_ += records.size();
   return mean_of(std::move(sum), records.size());
 }
@@ -134,8 +133,7 @@ OracleOutput GradientOracles::o2(const Vec& x, const Vec& x_prev, Index b, doubl
   return mean_of(std::move(sum), b);
 }
 
-OracleOutput GradientOracles::o2_consistent(const Vec& x, const Vec& x_prev, Index b, double inner_clip,
-                                            double clip) {
+OracleOutput GradientOracles::o2_consistent(const Vec& x, const Vec& x_prev, Index b, double inner_clip, double clip) {
   check_dim(model_, x, "GradientOracles::o2_consistent");
   check_dim(model_, x_prev, "GradientOracles::o2_consistent");
   if (b == 0) throw Error("GradientOracles::o2_consistent: batch size must be at least 1, got 0");

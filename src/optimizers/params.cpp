@@ -64,8 +64,8 @@ double theorem_alpha(Index n, Index d, double epsilon, const ProblemConstants& c
 
 namespace {
 
-SpiderParameters compute(Index n, Index d, const PrivacyTarget& privacy, const ProblemConstants& c,
-                         double alpha_scale, const ParameterOverrides& o, Index max_phase_length) {
+SpiderParameters compute(Index n, Index d, const PrivacyTarget& privacy, const ProblemConstants& c, double alpha_scale,
+                         const ParameterOverrides& o, Index max_phase_length) {
   SpiderParameters p;
   const double eps = privacy.epsilon;
   const double sd = std::sqrt(static_cast<double>(d));
@@ -90,8 +90,8 @@ SpiderParameters compute(Index n, Index d, const PrivacyTarget& privacy, const P
   p.max_phase_length = max_phase_length > 0 ? max_phase_length : automatic_phase_length(p.kappa, a);
   p.depth = privacy::tree_depth(p.max_phase_length);
   // The tree mechanism's calibration (mechanism.hpp), or the override.
-  p.sigma = o.sigma              ? *o.sigma
-            : o.noise_multiplier ? *o.noise_multiplier * p.sensitivity
+  p.sigma = o.sigma                ? *o.sigma
+            : o.noise_multiplier   ? *o.noise_multiplier * p.sensitivity
             : privacy.is_private() ? tree_noise_sigma(p.sensitivity, p.max_phase_length, privacy, d)
                                    : 0.0;
   p.eta = o.eta ? *o.eta : 1.0 / c.M;
@@ -109,8 +109,7 @@ SpiderParameters compute(Index n, Index d, const PrivacyTarget& privacy, const P
 
 SpiderParameters spider_tree_adaptive_parameters(Index n, Index d, const PrivacyTarget& privacy,
                                                  const ProblemConstants& c, double alpha_scale,
-                                                 const ParameterOverrides& overrides,
-                                                 Index max_phase_length) {
+                                                 const ParameterOverrides& overrides, Index max_phase_length) {
   const char* who = "spider-tree-adaptive";
   privacy.Validate();
   c.Validate();
@@ -123,17 +122,20 @@ SpiderParameters spider_tree_adaptive_parameters(Index n, Index d, const Privacy
     Index lo = n, hi = std::max<Index>(2 * n, 2);
     while (compute(hi, d, privacy, c, alpha_scale, overrides, max_phase_length).b > hi) {
       lo = hi;
-      if (hi > (Index{1} << 60)) throw Error(std::string(who) + ": no dataset size can fill one O1 batch with these parameters");
+      if (hi > (Index{1} << 60))
+        throw Error(std::string(who) + ": no dataset size can fill one O1 batch with these parameters");
       hi *= 2;
     }
     while (hi - lo > 1) {
       const Index mid = lo + (hi - lo) / 2;
-      if (compute(mid, d, privacy, c, alpha_scale, overrides, max_phase_length).b > mid) lo = mid; else hi = mid;
+      if (compute(mid, d, privacy, c, alpha_scale, overrides, max_phase_length).b > mid)
+        lo = mid;
+      else
+        hi = mid;
     }
     std::ostringstream os;
     os << who << ": n = " << n << " records cannot fill one O1 batch of b = " << p.b
-       << " records; these parameters need n >= " << hi
-       << " (or a larger epsilon, alpha_scale or override of b)";
+       << " records; these parameters need n >= " << hi << " (or a larger epsilon, alpha_scale or override of b)";
     throw Error(os.str());
   }
   return p;

@@ -118,8 +118,9 @@ void agreed_checks(ProcessGroup* group, const RunOptions& options, const Vec& x0
       } else if (theirs.digest != mine.digest) {
         outcome.ok = 0;
         outcome.process = q;
-        outcome.say(who(q) + "its records, start point or options differ from process 0's (every process must "
-                             "be given the same ones)");
+        outcome.say(who(q) +
+                    "its records, start point or options differ from process 0's (every process must "
+                    "be given the same ones)");
       }
     }
   }

@@ -107,18 +107,23 @@ bool is_private_algorithm(Algorithm a) { return algorithm_info(a).is_private; }
 
 namespace {
 
-constexpr const char* kOverrideNames[] = {"alpha", "kappa", "sigma", "noise_multiplier", "eta",
-                                          "zeta",  "threshold", "b", "T", "Gamma"};
+constexpr const char* kOverrideNames[] = {"alpha", "kappa", "sigma", "noise_multiplier", "eta", "zeta", "threshold",
+                                          "b",     "T",     "Gamma"};
 
 struct KnobName {
   Knob knob;
   const char* field;
 };
-constexpr KnobName kKnobs[] = {{kKnobBatchSize, "batch_size"},       {kKnobPeriod, "period"},
-                               {kKnobEpochs, "epochs"},              {kKnobLearningRate, "learning_rate"},
-                               {kKnobAlphaScale, "alpha_scale"},     {kKnobMaxPhaseLength, "max_phase_length"},
-                               {kKnobTail, "tail"},                  {kKnobO2, "o2"},
-                               {kKnobAccountant, "accountant"},      {kKnobSampling, "sampling"},
+constexpr KnobName kKnobs[] = {{kKnobBatchSize, "batch_size"},
+                               {kKnobPeriod, "period"},
+                               {kKnobEpochs, "epochs"},
+                               {kKnobLearningRate, "learning_rate"},
+                               {kKnobAlphaScale, "alpha_scale"},
+                               {kKnobMaxPhaseLength, "max_phase_length"},
+                               {kKnobTail, "tail"},
+                               {kKnobO2, "o2"},
+                               {kKnobAccountant, "accountant"},
+                               {kKnobSampling, "sampling"},
                                {kKnobBands, "bands"}};
 
 // The option (options.hpp key) and what follows its name in the message.
@@ -175,9 +180,7 @@ bool RunOptions::poisson() const {
   return sampling_or_default(sampling, epochs.value_or(0.0)) == Sampling::kPoisson;
 }
 
-bool RunOptions::is_private_run() const {
-  return is_private_algorithm(algorithm) && privacy && privacy->is_private();
-}
+bool RunOptions::is_private_run() const { return is_private_algorithm(algorithm) && privacy && privacy->is_private(); }
 
 void RunOptions::Validate() const {
   const AlgorithmInfo& info = algorithm_info(algorithm);
@@ -185,14 +188,17 @@ void RunOptions::Validate() const {
   constants.Validate();
   // The target.
   if (info.is_private) {
-    if (!privacy) refuse("epsilon", ": " + name + " is a private algorithm and needs a target: give epsilon (and delta)");
+    if (!privacy)
+      refuse("epsilon", ": " + name + " is a private algorithm and needs a target: give epsilon (and delta)");
     privacy->Validate();
     if (!privacy->is_private() && !info.allows_infinite_epsilon)
-      refuse("epsilon", " = inf: " + name + " is a private algorithm and needs a finite epsilon; for a "
-             "non-private run use spider or sgd");
+      refuse("epsilon", " = inf: " + name +
+                            " is a private algorithm and needs a finite epsilon; for a "
+                            "non-private run use spider or sgd");
   } else if (privacy && privacy->is_private()) {
-    refuse("epsilon", " = " + shown(privacy->epsilon) + ": " + name +
-           " is non-private (epsilon = inf); leave epsilon unset (or inf) or choose a private algorithm");
+    refuse("epsilon",
+           " = " + shown(privacy->epsilon) + ": " + name +
+               " is non-private (epsilon = inf); leave epsilon unset (or inf) or choose a private algorithm");
   }
   if (estimate.any() && !is_private_run())
     refuse(estimate.G ? "G" : "M",
@@ -201,8 +207,8 @@ void RunOptions::Validate() const {
     if (!is_private_run()) refuse("noise", " = secure: a non-private run adds no noise");
     if (poisson())
       refuse("noise", " = secure: Poisson sampling (" + poisson_words() +
-             ") is accounted for continuous Gaussian noise only; use noise = float" +
-             (info.knobs & kKnobSampling ? ", or sampling = order" : " or single-pass dpsgd"));
+                          ") is accounted for continuous Gaussian noise only; use noise = float" +
+                          (info.knobs & kKnobSampling ? ", or sampling = order" : " or single-pass dpsgd"));
   }
   // Options the algorithm does not read.
   const bool given[] = {batch_size.has_value(),    period.has_value(),      epochs.has_value(),
@@ -215,8 +221,9 @@ void RunOptions::Validate() const {
   }
   const unsigned unread = overrides.set_bits() & ~info.overrides;
   if (unread != 0) {
-    refuse("overrides." + override_names(unread & (~unread + 1)), ": " + name +
-           (info.overrides ? " reads only " + override_names(info.overrides) : std::string(" reads none")));
+    refuse(
+        "overrides." + override_names(unread & (~unread + 1)),
+        ": " + name + (info.overrides ? " reads only " + override_names(info.overrides) : std::string(" reads none")));
   }
   if (overrides.sigma && overrides.noise_multiplier)
     refuse("overrides.sigma", " and noise_multiplier: give one (sigma = noise_multiplier * sensitivity)");
@@ -235,31 +242,36 @@ void RunOptions::Validate() const {
   if (tail && !(*tail >= 0.0 && *tail < 1.0)) refuse("tail", " = " + shown(*tail) + ": must lie in [0, 1)");
   if (accountant && !poisson())
     refuse("accountant", " = " + accountant_name(*accountant) + ": applies to Poisson-sampled runs only (" +
-           poisson_words() + "); the others are accounted exactly by GDP");
+                             poisson_words() + "); the others are accounted exactly by GDP");
   if (privacy && privacy->adjacency && is_private_run()) {
     const Adjacency a = *privacy->adjacency;
     if (a == Adjacency::kZeroOut && !poisson())
-      refuse("adjacency", " = zero-out: applies to Poisson-sampled runs (" + poisson_words() +
-             "); the single-pass runs hold for replace-one, and their reports state the zero-out figure beside it");
+      refuse("adjacency",
+             " = zero-out: applies to Poisson-sampled runs (" + poisson_words() +
+                 "); the single-pass runs hold for replace-one, and their reports state the zero-out figure beside it");
     if (a == Adjacency::kReplaceOne && poisson() && accountant == Accountant::kRdp)
-      refuse("adjacency", " = replace-one: a Poisson-sampled run is accounted for replace-one by PLD only; use "
+      refuse("adjacency",
+             " = replace-one: a Poisson-sampled run is accounted for replace-one by PLD only; use "
              "accountant = pld, or adjacency = zero-out");
   }
   if (privacy && privacy->prior_mu > 0 && is_private_run() &&
       (!poisson() || accountant.value_or(Accountant::kPld) != Accountant::kPld || privacy->noise != NoiseMode::kFloat))
-    refuse("privacy.prior_mu", " = " + shown(privacy->prior_mu) + ": a prior release is composed into Poisson-sampled "
-           "runs with float noise under the PLD accountant only");
+    refuse("privacy.prior_mu", " = " + shown(privacy->prior_mu) +
+                                   ": a prior release is composed into Poisson-sampled "
+                                   "runs with float noise under the PLD accountant only");
   if (bands && *bands < 1) refuse("bands", " = 0: must be at least 1");
   if (bands && !poisson())
-    refuse("bands", " = " + std::to_string(*bands) + ": applies to spider-mf-adaptive with sampling = poisson (the "
-           "default with epochs > 1)");
+    refuse("bands", " = " + std::to_string(*bands) +
+                        ": applies to spider-mf-adaptive with sampling = poisson (the "
+                        "default with epochs > 1)");
   if (learning_rate && !positive(*learning_rate))
     refuse("learning_rate", " = " + shown(*learning_rate) + ": must be positive and finite");
-  for (const auto& [value, field] : {std::pair{overrides.alpha, "alpha"}, std::pair{overrides.kappa, "kappa"},
-                                     std::pair{overrides.sigma, "sigma"},
-                                     std::pair{overrides.noise_multiplier, "noise_multiplier"},
-                                     std::pair{overrides.eta, "eta"}, std::pair{overrides.zeta, "zeta"}}) {
-    if (value && !positive(*value)) refuse("overrides." + std::string(field), " = " + shown(*value) + ": must be positive and finite");
+  for (const auto& [value, field] :
+       {std::pair{overrides.alpha, "alpha"}, std::pair{overrides.kappa, "kappa"}, std::pair{overrides.sigma, "sigma"},
+        std::pair{overrides.noise_multiplier, "noise_multiplier"}, std::pair{overrides.eta, "eta"},
+        std::pair{overrides.zeta, "zeta"}}) {
+    if (value && !positive(*value))
+      refuse("overrides." + std::string(field), " = " + shown(*value) + ": must be positive and finite");
   }
   if (overrides.threshold && !(*overrides.threshold >= 0.0 && std::isfinite(*overrides.threshold)))
     refuse("overrides.threshold", " = " + shown(*overrides.threshold) + ": must be >= 0 and finite");
@@ -270,11 +282,11 @@ void RunOptions::Validate() const {
   if (threads < 0) refuse("threads", " = " + std::to_string(threads) + ": must be >= 0 (0 = all cores)");
   if (sample_order && poisson())
     refuse("order", " = " + sample_order_name(*sample_order) + ": Poisson sampling (" + poisson_words() +
-           ") draws records by index, in no order");
-  if (process_group && !(process_group->size() >= 1 && process_group->rank() >= 0 &&
-                         process_group->rank() < process_group->size()))
+                        ") draws records by index, in no order");
+  if (process_group &&
+      !(process_group->size() >= 1 && process_group->rank() >= 0 && process_group->rank() < process_group->size()))
     refuse("process_group", ": rank " + std::to_string(process_group->rank()) + " of " +
-           std::to_string(process_group->size()) + " processes");
+                                std::to_string(process_group->size()) + " processes");
 }
 
 std::string sample_order_name(SampleOrder order) { return order == SampleOrder::kFile ? "file" : "seed"; }

@@ -24,9 +24,9 @@ struct QuadraticAudit {
   PrivacyTarget target;
 };
 struct QuadraticAuditSetup {
-  Index n = 0;                                             ///< records the two steps need
+  Index n = 0;                                                ///< records the two steps need
   double max_step = std::numeric_limits<double>::infinity();  ///< the O2 step bound, if any
-  double kappa = 0;                                        ///< the drift budget set (for unclipped-o2)
+  double kappa = 0;                                           ///< the drift budget set (for unclipped-o2)
   /// The canary's quadratic k z (x - m)^2 / 2 (src/audit/canaries.hpp): its
   /// centre m and curvature k. k = 1, m = 0 but where the O2 differences are
   /// of clipped gradients (spider-mf-adaptive), which reach the clip only

@@ -6,16 +6,14 @@
 #include <limits>
 #include <string>
 
-#include "dpsosp/error.hpp"
 #include "dpsosp/algorithm.hpp"
+#include "dpsosp/error.hpp"
 #include "dpsosp/optimizer.hpp"
 #include "dpsosp/options.hpp"
 
 namespace dpsosp {
 
-Index RunOptions::sgd_batch_size(Index n) const {
-  return batch_size ? *batch_size : std::clamp<Index>(n / 10, 1, 256);
-}
+Index RunOptions::sgd_batch_size(Index n) const { return batch_size ? *batch_size : std::clamp<Index>(n / 10, 1, 256); }
 
 void RunOptions::Validate(Index records) const {
   Validate();
@@ -24,23 +22,22 @@ void RunOptions::Validate(Index records) const {
     refuse_option("batch_size", " = " + std::to_string(*batch_size) + ": more than the " + n + " records");
   // delta is the chance that the guarantee fails outright; at 1/n a mechanism
   // that publishes one whole record at random meets it (SPEC section 9).
-  if (privacy && privacy->is_private() && records > 0 &&
-      privacy->delta >= 1.0 / static_cast<double>(records)) {
+  if (privacy && privacy->is_private() && records > 0 && privacy->delta >= 1.0 / static_cast<double>(records)) {
     char text[240];
     std::snprintf(text, sizeof text,
                   " = %.4g: not below 1/n = %.4g for the %s records; delta must be well "
                   "below 1/n (at 1/n, publishing one whole record at random meets the guarantee): take %.2g or less",
-                  privacy->delta, 1.0 / static_cast<double>(records), n.c_str(),
-                  0.1 / static_cast<double>(records));
+                  privacy->delta, 1.0 / static_cast<double>(records), n.c_str(), 0.1 / static_cast<double>(records));
     refuse_option("delta", text);
   }
   if (overrides.b && *overrides.b > records)
     refuse_option("overrides.b", " = " + std::to_string(*overrides.b) + ": more than the " + n + " records");
   if (poisson() && records > 0) {
-    const double steps = epochs.value_or(1.0) * static_cast<double>(records) / static_cast<double>(sgd_batch_size(records));
+    const double steps =
+        epochs.value_or(1.0) * static_cast<double>(records) / static_cast<double>(sgd_batch_size(records));
     if (!(steps <= 1e10))
       refuse_option("epochs", " = " + std::to_string(*epochs) + ": more than 1e10 Poisson steps at batch size " +
-                  std::to_string(sgd_batch_size(records)) + " of " + n + " records");
+                                  std::to_string(sgd_batch_size(records)) + " of " + n + " records");
   }
 }
 
@@ -50,8 +47,7 @@ bool choose_default_sampling(RunOptions& o, bool streamed) {
   if (!(info.knobs & kKnobSampling) || o.sampling || !one_pass || !o.is_private_run()) return false;
   const PrivacyTarget& t = *o.privacy;
   if (t.noise != NoiseMode::kFloat || (t.adjacency && *t.adjacency != Adjacency::kReplaceOne)) return false;
-  if (streamed || o.sample_order || o.overrides.sigma || o.overrides.noise_multiplier || o.bands ||
-      o.accountant ||
+  if (streamed || o.sample_order || o.overrides.sigma || o.overrides.noise_multiplier || o.bands || o.accountant ||
       o.o2.value_or(false) || o.max_phase_length)
     return false;
   o.sampling = Sampling::kPoisson;
@@ -113,13 +109,15 @@ std::string guarantee_text(const PrivacyRecord& p) {
 std::vector<std::string> privacy_caveats(const PrivacyRecord& p) {
   if (!p.is_private()) return {};
   if (p.noise == NoiseMode::kSecure)
-    return {"secure noise: every release is a grid multiple with exact discrete Gaussian noise; the sensitivity bound "
-            "holds for the clipped sums in exact arithmetic (their floating-point evaluation errs by about 1e-16 "
-            "relative, far below the grid), and the run's timing, which depends on the noise, is not covered; see "
-            "docs/privacy.md"};
-  return {"floating-point noise: the Gaussian noise is computed in double precision, and the low-order bits of "
-          "floating-point samples can leak information beyond the stated guarantee (Mironov 2012); see "
-          "docs/privacy.md; --noise secure closes this"};
+    return {
+        "secure noise: every release is a grid multiple with exact discrete Gaussian noise; the sensitivity bound "
+        "holds for the clipped sums in exact arithmetic (their floating-point evaluation errs by about 1e-16 "
+        "relative, far below the grid), and the run's timing, which depends on the noise, is not covered; see "
+        "docs/privacy.md"};
+  return {
+      "floating-point noise: the Gaussian noise is computed in double precision, and the low-order bits of "
+      "floating-point samples can leak information beyond the stated guarantee (Mironov 2012); see "
+      "docs/privacy.md; --noise secure closes this"};
 }
 
 void check_value(const std::string& option, double value, ValueRule rule, const std::string& shown) {

@@ -31,8 +31,8 @@ double parse_option_real(const std::string& text, const std::string& word, Value
   throw Error(message);
 }
 
-std::uint64_t parse_option_count(const std::string& text, const std::string& word, std::uint64_t min,
-                                 std::uint64_t max, FrontEnd front_end) {
+std::uint64_t parse_option_count(const std::string& text, const std::string& word, std::uint64_t min, std::uint64_t max,
+                                 FrontEnd front_end) {
   std::uint64_t v = 0;
   if (parse_strict_uint(text, v) && v >= min && v <= max) return v;
   throw Error(word + ": expected " + count_rule_text(min, max) + ", got " + shown(text, front_end));
@@ -89,8 +89,10 @@ RunRequest::RunRequest(const OptionValues& values, const std::map<std::string, s
     if (info.is_private && !(o.privacy && !o.privacy->is_private())) {
       estimate = true;
     } else if (given(key)) {
-      throw Error(word(key) + " auto: the constants are estimated privately for private runs only; give a value "
-                  "for " + info.name);
+      throw Error(word(key) +
+                  " auto: the constants are estimated privately for private runs only; give a value "
+                  "for " +
+                  info.name);
     }
     return 1.0;
   };
@@ -104,7 +106,8 @@ RunRequest::RunRequest(const OptionValues& values, const std::map<std::string, s
   o.max_steps = static_cast<Index>(count("max_steps"));
   if (given("max_phase_length")) {
     const auto L = static_cast<Index>(count("max_phase_length"));
-    if (L > 0) o.max_phase_length = L;  // 0: automatic
+    if (L > 0)
+      o.max_phase_length = L;  // 0: automatic
     else if (!(info.knobs & kKnobMaxPhaseLength))
       throw Error(word("max_phase_length") + ": applies to " + algorithms_reading(kKnobMaxPhaseLength) + ", not " +
                   info.name);
@@ -167,9 +170,10 @@ RunRequest::RunRequest(const OptionValues& values, const std::map<std::string, s
   choose_default_sampling(o, streamed);  // the one default of both front ends
   if (streamed && o.poisson())
     throw Error(word("stream") + ": a streamed run reads the file in order; " +
-                (info.knobs & kKnobSampling ? setting("sampling", "poisson") + " (the default with " + word("epochs") +
-                                                  " above 1) draws records by index; give " + setting("sampling", "order")
-                                            : word("epochs") + " (Poisson dpsgd) draws records by index"));
+                (info.knobs & kKnobSampling
+                     ? setting("sampling", "poisson") + " (the default with " + word("epochs") +
+                           " above 1) draws records by index; give " + setting("sampling", "order")
+                     : word("epochs") + " (Poisson dpsgd) draws records by index"));
   // What applies to which algorithm is the library's rule.
   try {
     o.Validate();
@@ -192,7 +196,8 @@ ScalingOptions RunRequest::scaling(const std::string& model, Index features, boo
   so.share = scale_share;
   so.normalize = normalize;
   if (scale == "private" && (streamed || !scales_by_default(model)))
-    throw Error(word("scale") + " private: applies to loaded records of the logistic, sigmoid, softmax, mlp, linear "
+    throw Error(word("scale") +
+                " private: applies to loaded records of the logistic, sigmoid, softmax, mlp, linear "
                 "and cauchy models");
   so.estimate_features = scale == "private" || (scale == "auto" && table && scales_by_default(model));
   so.automatic = scale == "auto";

@@ -29,8 +29,7 @@ double octave_upper_edge(int bin) { return std::ldexp(1.0, kLowExponent + bin); 
 class Noise {
  public:
   Noise(const NoiseKey& key, bool secure, std::uint64_t scale, std::uint32_t release)
-      : key_(key), stream_(key, StreamPurpose::kScaling, release), secure_(secure), scale_(scale),
-        release_(release) {}
+      : key_(key), stream_(key, StreamPurpose::kScaling, release), secure_(secure), scale_(scale), release_(release) {}
   // sigma: this column's float noise (the target's may differ); secure: the scale.
   void add(std::vector<double>& counts, double sigma) {
     if (secure_) {
@@ -53,8 +52,8 @@ class Noise {
 
 // The q-point of the kept counts (above threshold; linear within a bin of
 // edges[k], edges[k + 1]); -1 when none is kept.
-double kept_quantile(const std::vector<double>& counts, const std::vector<double>& edges, double threshold,
-                     double q, bool* any) {
+double kept_quantile(const std::vector<double>& counts, const std::vector<double>& edges, double threshold, double q,
+                     bool* any) {
   double total = 0;
   for (double c : counts) total += c > threshold ? c : 0.0;
   *any = total > 0;

@@ -36,9 +36,9 @@ std::string noise_warning(Index n, Index d, const RunOptions& run) {
   if (r < kNoiseSwamps) return {};
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.2f", r);
-  return "the calibrated noise is likely to swamp the signal: sqrt(d) / (n mu) = " + std::string(buf) + " >= " +
-         std::to_string(kNoiseSwamps).substr(0, 4) + " for n = " + std::to_string(n) + ", d = " + std::to_string(d) +
-         " at the run's mu = " + std::to_string(mu).substr(0, 5) +
+  return "the calibrated noise is likely to swamp the signal: sqrt(d) / (n mu) = " + std::string(buf) +
+         " >= " + std::to_string(kNoiseSwamps).substr(0, 4) + " for n = " + std::to_string(n) +
+         ", d = " + std::to_string(d) + " at the run's mu = " + std::to_string(mu).substr(0, 5) +
          " (expect little better than guessing; more records or a larger epsilon help)";
 }
 
@@ -49,7 +49,8 @@ void ScalingOptions::Validate(Index features) const {
   for (std::size_t j = 0; j < bounds.size(); ++j)
     if (!valid(bounds[j]))
       throw OptionError("bounds", ": " + (bounds.size() == 1 ? std::string() : "feature " + std::to_string(j) + ": ") +
-                  "expected finite lower < upper, got " + show(bounds[j].lower) + ":" + show(bounds[j].upper));
+                                      "expected finite lower < upper, got " + show(bounds[j].lower) + ":" +
+                                      show(bounds[j].upper));
   if (y_bounds && !valid(*y_bounds))
     throw OptionError("y_bounds",
                       ": expected finite lower < upper, got " + show(y_bounds->lower) + ":" + show(y_bounds->upper));
@@ -170,8 +171,9 @@ ScaledSummary minimize_scaled(const Model& model, const Dataset& data, const Vec
   std::vector<std::string> notes;  // why scale "auto" left something as it is
   if (estimate_x && data.is_sparse()) {
     if (!so.automatic)
-      throw Error("scaling: a private scale of sparse records would make them dense (0 maps off 0): scale them "
-                  "beforehand from public knowledge, or run them as they are");
+      throw Error(
+          "scaling: a private scale of sparse records would make them dense (0 maps off 0): scale them "
+          "beforehand from public knowledge, or run them as they are");
     estimate_x = false;  // the documented default for sparse records: as they are
   }
   // Whether the counts can stand out of their noise (public: n, the columns, the budget).
@@ -184,19 +186,26 @@ ScaledSummary minimize_scaled(const Model& model, const Dataset& data, const Vec
   if (too_noisy(columns_of())) {
     const Index asked = columns_of();
     if (!so.automatic)
-      throw Error("scaling: a private estimate of " + std::to_string(asked) + " scales needs more records than " +
-                  std::to_string(data.rows()) + " at this budget (its counts' noise sigma >= n: not even all "
-                  "records in one bin would stand out): give bounds (and y_bounds), a larger epsilon or a larger scale share");
+      throw Error(
+          "scaling: a private estimate of " + std::to_string(asked) + " scales needs more records than " +
+          std::to_string(data.rows()) +
+          " at this budget (its counts' noise sigma >= n: not even all "
+          "records in one bin would stand out): give bounds (and y_bounds), a larger epsilon or a larger scale share");
     if (estimate_x) {
       estimate_x = false;
-      notes.push_back("scale: the " + std::to_string(p) + " features run as they are: a private estimate of their "
-                      "scales needs more records than " + std::to_string(data.rows()) + " at this budget (its "
+      notes.push_back("scale: the " + std::to_string(p) +
+                      " features run as they are: a private estimate of their "
+                      "scales needs more records than " +
+                      std::to_string(data.rows()) +
+                      " at this budget (its "
                       "counts' noise sigma >= n); give bounds to scale them");
     }
     if (estimate_y && too_noisy(columns_of())) {
       estimate_y = false;
-      notes.push_back("scale: the target runs as it is: a private estimate of its interval needs more records "
-                      "than " + std::to_string(data.rows()) + " at this budget; give y_bounds");
+      notes.push_back(
+          "scale: the target runs as it is: a private estimate of its interval needs more records "
+          "than " +
+          std::to_string(data.rows()) + " at this budget; give y_bounds");
     }
   }
   const Index C = columns_of();
@@ -314,11 +323,16 @@ ScaledSummary minimize_scaled(const Model& model, const Dataset& data, const Vec
     const double r2 = (s.normalize ? 1.0 : static_cast<double>(p)) + (model.options().fit_intercept ? 1.0 : 0.0);
     const std::string& m = model.name();
     double slope = 0, curvature = 0;  // bounds of |phi'| (or ||p - e_y||) and phi''
-    if (m == "logistic") slope = 1, curvature = 0.25;
-    else if (m == "sigmoid") slope = 0.25, curvature = 0.1;
-    else if (m == "softmax") slope = std::sqrt(2.0), curvature = 0.5;
-    else if (m == "linear") slope = 1, curvature = 1;
-    else if (m == "cauchy") slope = std::sqrt(0.5), curvature = 1;
+    if (m == "logistic")
+      slope = 1, curvature = 0.25;
+    else if (m == "sigmoid")
+      slope = 0.25, curvature = 0.1;
+    else if (m == "softmax")
+      slope = std::sqrt(2.0), curvature = 0.5;
+    else if (m == "linear")
+      slope = 1, curvature = 1;
+    else if (m == "cauchy")
+      slope = std::sqrt(0.5), curvature = 1;
     if (slope > 0 && (!scales_target(m) || s.has_target)) {
       o.estimate.G_cap = slope * std::sqrt(r2);
       o.estimate.M_cap = curvature * r2;

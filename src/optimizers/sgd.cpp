@@ -113,8 +113,9 @@ void run(const Model& model, const Dataset& data, const RunOptions& o, const Noi
     x -= lr * g.value;
     ++steps;
     if (o.record_trajectory) s.trajectory.push_back(x);
-    if (!all_finite(x)) throw Error(s.algorithm + ": the iterate became non-finite at step " + std::to_string(steps) +
-                                    " (learning rate too large? check M)");
+    if (!all_finite(x))
+      throw Error(s.algorithm + ": the iterate became non-finite at step " + std::to_string(steps) +
+                  " (learning rate too large? check M)");
     // (the batch size of a Poisson step is secret: not in the record)
     last = Iteration{steps, &x, true, poisson ? 0 : g.batch, g.value.norm(), false, planned_steps};
   }
@@ -135,11 +136,15 @@ void audit_linear(RunOptions& o, Index batch, double, Index) { o.batch_size = ba
 
 AlgorithmRow dpsgd_row() {
   AlgorithmRow r;
-  r.info = {Algorithm{}, "dpsgd",
+  r.info = {Algorithm{},
+            "dpsgd",
             "DP-SGD: clipped per-example gradients plus Gaussian noise; single pass, or epochs > 0 for Poisson "
             "sampling",
-            /*is_private=*/true, /*allows_infinite_epsilon=*/false, MechanismKind::kGaussian,
-            kKnobBatchSize | kKnobEpochs | kKnobLearningRate | kKnobAccountant, kSetNoiseMultiplier};
+            /*is_private=*/true,
+            /*allows_infinite_epsilon=*/false,
+            MechanismKind::kGaussian,
+            kKnobBatchSize | kKnobEpochs | kKnobLearningRate | kKnobAccountant,
+            kSetNoiseMultiplier};
   r.run = run;
   r.audit = {audit_linear, nullptr, nullptr};
   return r;
@@ -147,9 +152,14 @@ AlgorithmRow dpsgd_row() {
 
 AlgorithmRow sgd_row() {
   AlgorithmRow r;
-  r.info = {Algorithm{}, "sgd", "the non-private SGD reference (single pass, no clipping)",
-            /*is_private=*/false, /*allows_infinite_epsilon=*/true, MechanismKind::kNone,
-            kKnobBatchSize | kKnobLearningRate, 0};
+  r.info = {Algorithm{},
+            "sgd",
+            "the non-private SGD reference (single pass, no clipping)",
+            /*is_private=*/false,
+            /*allows_infinite_epsilon=*/true,
+            MechanismKind::kNone,
+            kKnobBatchSize | kKnobLearningRate,
+            0};
   r.run = run;
   return r;
 }

@@ -11,9 +11,9 @@
 #include "data/dataset_layout.hpp"
 #include "dpsosp/error.hpp"
 #include "dpsosp/oracles.hpp"
-#include "optimizers/registry.hpp"
-#include "engine/work_sharing.hpp"
 #include "engine/wide_kernels.hpp"
+#include "engine/work_sharing.hpp"
+#include "optimizers/registry.hpp"
 
 namespace dpsosp::detail {
 
@@ -203,8 +203,8 @@ void run_spider(const Model& model, const Dataset& data, const SpiderConfig& con
         summary.termination = Termination::kDataExhausted;
         break;
       }
-      const double clip = config.clip_o2 ? config.M * std::min(step, config.max_step)
-                                         : std::numeric_limits<double>::infinity();
+      const double clip =
+          config.clip_o2 ? config.M * std::min(step, config.max_step) : std::numeric_limits<double>::infinity();
       const OracleOutput o = config.inner_clip < std::numeric_limits<double>::infinity()
                                  ? oracles.o2_consistent(x, x_prev, batch, config.inner_clip, clip)
                                  : oracles.o2(x, x_prev, batch, clip);
@@ -243,8 +243,9 @@ void run_spider(const Model& model, const Dataset& data, const SpiderConfig& con
     last_release_norm = release_norm;
     ++steps;
     if (options.record_trajectory) summary.trajectory.push_back(x);
-    if (!all_finite(x)) throw Error("the iterate became non-finite at step " + std::to_string(steps) +
-                                    " (step size too large for the data? check M)");
+    if (!all_finite(x))
+      throw Error("the iterate became non-finite at step " + std::to_string(steps) +
+                  " (step size too large for the data? check M)");
     if (drawn > config.tail_from) {
       tail_sum += x;
       ++tail_count;

@@ -6,8 +6,8 @@
 #include <limits>
 #include <memory>
 
-#include "dpsosp/optimizer.hpp"
 #include "dpsosp/mechanism.hpp"
+#include "dpsosp/optimizer.hpp"
 
 namespace dpsosp::detail {
 
@@ -40,9 +40,9 @@ struct PerturbationRule {
 };
 
 struct SpiderConfig {
-  Index b1 = 0;                 ///< O1 batch
+  Index b1 = 0;                                              ///< O1 batch
   double clip_o1 = std::numeric_limits<double>::infinity();  ///< G, or inf (non-private)
-  bool clip_o2 = false;         ///< clip O2 rows to M * min(||dx||, max_step)
+  bool clip_o2 = false;                                      ///< clip O2 rows to M * min(||dx||, max_step)
   double max_step = std::numeric_limits<double>::infinity();
   double M = 1;
   double eta = 1;

@@ -82,12 +82,15 @@ QuadraticAuditSetup audit_quadratic(RunOptions& o, const QuadraticAudit& q) {
 
 AlgorithmRow spider_gauss_fixed_row() {
   AlgorithmRow r;
-  r.info = {Algorithm{}, "spider-gauss-fixed",
-            "Ganesh et al. 2023: SpiderBoost with the Gaussian mechanism on every release, fixed batches",
-            /*is_private=*/true, /*allows_infinite_epsilon=*/false, MechanismKind::kGaussian,
-            kKnobAlphaScale | kKnobBatchSize | kKnobMaxPhaseLength,
-            kSetAlpha | kSetKappa | kSetNoiseMultiplier | kSetEta | kSetZeta | kSetThreshold | kSetB | kSetT |
-                kSetGamma};
+  r.info = {
+      Algorithm{},
+      "spider-gauss-fixed",
+      "Ganesh et al. 2023: SpiderBoost with the Gaussian mechanism on every release, fixed batches",
+      /*is_private=*/true,
+      /*allows_infinite_epsilon=*/false,
+      MechanismKind::kGaussian,
+      kKnobAlphaScale | kKnobBatchSize | kKnobMaxPhaseLength,
+      kSetAlpha | kSetKappa | kSetNoiseMultiplier | kSetEta | kSetZeta | kSetThreshold | kSetB | kSetT | kSetGamma};
   r.run = run;
   r.audit = {audit_linear, audit_quadratic, nullptr};
   return r;

@@ -81,9 +81,8 @@ void report(Summary& s, const MfParameters& p) {
 
 void run(const Model& model, const Dataset& data, const RunOptions& o, const NoiseKey& key, Summary& s) {
   const Index n = data.rows() - s.reserved_records;  // those the optimizer may use
-  const MfParameters p = spider_mf_adaptive_parameters(n, model.dim(), *o.privacy, o.constants,
-                                                       choices_of(o, data.rows()),
-                                                       o.overrides);
+  const MfParameters p =
+      spider_mf_adaptive_parameters(n, model.dim(), *o.privacy, o.constants, choices_of(o, data.rows()), o.overrides);
   std::unique_ptr<Mechanism> noise;
   SpiderConfig c;
   if (p.sampling == Sampling::kPoisson) {
@@ -118,11 +117,10 @@ void run(const Model& model, const Dataset& data, const RunOptions& o, const Noi
   c.epochs = p.sampling == Sampling::kPoisson ? 1 : static_cast<Index>(p.epochs);
   // The tail: the iterates after the records drawn, over all passes, pass
   // (1 - tail) of the run's (n a pass; Poisson steps count b1 each).
-  const double records = p.sampling == Sampling::kPoisson
-                             ? static_cast<double>(p.horizon) * static_cast<double>(p.b1)
-                             : p.epochs * static_cast<double>(n);
-  c.tail_from = p.tail > 0 ? static_cast<Index>(std::floor((1.0 - p.tail) * records))
-                           : std::numeric_limits<Index>::max();
+  const double records = p.sampling == Sampling::kPoisson ? static_cast<double>(p.horizon) * static_cast<double>(p.b1)
+                                                          : p.epochs * static_cast<double>(n);
+  c.tail_from =
+      p.tail > 0 ? static_cast<Index>(std::floor((1.0 - p.tail) * records)) : std::numeric_limits<Index>::max();
   run_spider(model, data, c, *noise, o, s);
   s.privacy = noise->account();
 }
@@ -158,7 +156,8 @@ QuadraticAuditSetup audit_quadratic(RunOptions& o, const QuadraticAudit& q) {
   const double b = static_cast<double>(q.batch);
   s.n = q.batch + 2;
   for (int pass = 0; pass < 64; ++pass) {
-    const MfParameters p = spider_mf_adaptive_parameters(s.n, q.dim, q.target, o.constants, choices_of(o, s.n), o.overrides);
+    const MfParameters p =
+        spider_mf_adaptive_parameters(s.n, q.dim, q.target, o.constants, choices_of(o, s.n), o.overrides);
     const Index want = q.batch + static_cast<Index>(std::ceil((q.G + 5.0 * p.sigma) * b / q.G)) + 1;
     if (want <= s.n) break;
     s.n = want;
@@ -178,17 +177,20 @@ void audit_unclipped_o2(RunOptions& o, const QuadraticAudit& q, const QuadraticA
   o.overrides.noise_multiplier.reset();
 }
 
-constexpr unsigned kMfOverrides = kSetAlpha | kSetKappa | kSetSigma | kSetNoiseMultiplier | kSetZeta |
-                                  kSetThreshold | kSetGamma;
+constexpr unsigned kMfOverrides =
+    kSetAlpha | kSetKappa | kSetSigma | kSetNoiseMultiplier | kSetZeta | kSetThreshold | kSetGamma;
 
 }  // namespace
 
 AlgorithmRow spider_mf_adaptive_row() {
   AlgorithmRow r;
-  r.info = {Algorithm{}, "spider-mf-adaptive",
+  r.info = {Algorithm{},
+            "spider-mf-adaptive",
             "SpiderBoost with matrix-factorization noise over the run, O1 steps (consistent O2 on request) and "
             "a tail average (the default)",
-            /*is_private=*/true, /*allows_infinite_epsilon=*/false, MechanismKind::kMatrixFactorization,
+            /*is_private=*/true,
+            /*allows_infinite_epsilon=*/false,
+            MechanismKind::kMatrixFactorization,
             kKnobAlphaScale | kKnobMaxPhaseLength | kKnobBatchSize | kKnobLearningRate | kKnobTail | kKnobO2 |
                 kKnobEpochs | kKnobSampling | kKnobBands | kKnobAccountant,
             kMfOverrides};

@@ -17,9 +17,9 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 void run(const Model& model, const Dataset& data, const RunOptions& o, const NoiseKey& key, Summary& s) {
   const bool is_private = o.is_private_run();
   const PrivacyTarget target = is_private ? *o.privacy : PrivacyTarget{kInf, 1e-6};
-  SpiderParameters p = spider_tree_adaptive_parameters(data.rows() - s.reserved_records, model.dim(), target, o.constants,
-                                                       o.alpha_scale_or_default(), o.overrides,
-                                                       o.max_phase_length.value_or(0));
+  SpiderParameters p =
+      spider_tree_adaptive_parameters(data.rows() - s.reserved_records, model.dim(), target, o.constants,
+                                      o.alpha_scale_or_default(), o.overrides, o.max_phase_length.value_or(0));
   SpiderConfig c = spider_config(o, p, is_private);
   c.restart = {RestartRule::Kind::kDriftNorm, p.kappa, 0};
   if (is_private || !o.batch_size) {
@@ -68,8 +68,8 @@ QuadraticAuditSetup audit_quadratic(RunOptions& o, const QuadraticAudit& q) {
   o.overrides.kappa = setup.kappa;
   o.overrides.threshold = 0.0;  // no saddle perturbation
   // Room for b_t up to ceil((G + 8 node noises) S).
-  const SpiderParameters p = spider_tree_adaptive_parameters(q.batch + 1, q.dim, q.target, o.constants, 1.0,
-                                                             o.overrides, 2);
+  const SpiderParameters p =
+      spider_tree_adaptive_parameters(q.batch + 1, q.dim, q.target, o.constants, 1.0, o.overrides, 2);
   setup.n = q.batch + static_cast<Index>(std::ceil((q.G + 8.0 * p.sigma) * p.bt_slope)) + 1;
   return setup;
 }
@@ -85,17 +85,21 @@ void audit_unclipped_o2(RunOptions& o, const QuadraticAudit& q, const QuadraticA
   o.overrides.noise_multiplier.reset();
 }
 
-constexpr unsigned kSpiderOverrides = kSetAlpha | kSetKappa | kSetEta | kSetZeta | kSetThreshold | kSetB | kSetT |
-                                      kSetGamma;
+constexpr unsigned kSpiderOverrides =
+    kSetAlpha | kSetKappa | kSetEta | kSetZeta | kSetThreshold | kSetB | kSetT | kSetGamma;
 
 }  // namespace
 
 AlgorithmRow spider_tree_adaptive_row() {
   AlgorithmRow r;
-  r.info = {Algorithm{}, "spider-tree-adaptive",
+  r.info = {Algorithm{},
+            "spider-tree-adaptive",
             "Liu & Talwar: SpiderBoost with the tree mechanism and adaptive O2 batches (the paper's algorithm)",
-            /*is_private=*/true, /*allows_infinite_epsilon=*/true, MechanismKind::kTree,
-            kKnobAlphaScale | kKnobMaxPhaseLength, kSpiderOverrides | kSetSigma | kSetNoiseMultiplier};
+            /*is_private=*/true,
+            /*allows_infinite_epsilon=*/true,
+            MechanismKind::kTree,
+            kKnobAlphaScale | kKnobMaxPhaseLength,
+            kSpiderOverrides | kSetSigma | kSetNoiseMultiplier};
   r.run = run;
   r.audit = {audit_linear, audit_quadratic, audit_unclipped_o2};
   return r;
@@ -103,11 +107,15 @@ AlgorithmRow spider_tree_adaptive_row() {
 
 AlgorithmRow spider_row() {
   AlgorithmRow r;
-  r.info = {Algorithm{}, "spider",
+  r.info = {Algorithm{},
+            "spider",
             "the non-private SpiderBoost reference (spider-tree-adaptive with eps = inf, no clipping; "
             "batch_size fixes its O2 batch)",
-            /*is_private=*/false, /*allows_infinite_epsilon=*/true, MechanismKind::kNone,
-            kKnobAlphaScale | kKnobMaxPhaseLength | kKnobBatchSize, kSpiderOverrides};
+            /*is_private=*/false,
+            /*allows_infinite_epsilon=*/true,
+            MechanismKind::kNone,
+            kKnobAlphaScale | kKnobMaxPhaseLength | kKnobBatchSize,
+            kSpiderOverrides};
   r.run = run;
   return r;
 }

@@ -17,18 +17,20 @@ void run(const Model& model, const Dataset& data, const RunOptions& o, const Noi
   const PrivacyTarget& target = *o.privacy;
   const double sd = std::sqrt(static_cast<double>(model.dim()));
   const double eps = target.epsilon;
-  SpiderParameters p = spider_tree_adaptive_parameters(data.rows() - s.reserved_records, model.dim(), target, k, o.alpha_scale_or_default(),
-                                                       o.overrides, o.max_phase_length.value_or(0));
+  SpiderParameters p =
+      spider_tree_adaptive_parameters(data.rows() - s.reserved_records, model.dim(), target, k,
+                                      o.alpha_scale_or_default(), o.overrides, o.max_phase_length.value_or(0));
   const double a = p.alpha;
   const double max_step = 2.0 * k.G / k.M;
   const Index q = o.period ? *o.period : batch_count(std::sqrt(static_cast<double>(p.b)) * a / (2.0 * k.G));
   p.max_phase_length = q;  // the phase is exactly q steps: the tree needs depth ceil(log2(q + 1))
   p.depth = privacy::tree_depth(q);
-  const Index b2 = o.batch_size ? *o.batch_size
-                                : batch_count(4.0 * k.G * sd / (a * eps) + 4.0 * static_cast<double>(q) * k.G * k.G / (a * a));
+  const Index b2 = o.batch_size
+                       ? *o.batch_size
+                       : batch_count(4.0 * k.G * sd / (a * eps) + 4.0 * static_cast<double>(q) * k.G * k.G / (a * a));
   p.sensitivity = std::max(2.0 * k.G / static_cast<double>(p.b), 2.0 * k.M * max_step / static_cast<double>(b2));
-  const std::unique_ptr<Mechanism> noise = make_tree_mechanism(model.dim(), key, p.sensitivity, q, target,
-                                                               tree_sigma_override(o.overrides, p.sensitivity));
+  const std::unique_ptr<Mechanism> noise =
+      make_tree_mechanism(model.dim(), key, p.sensitivity, q, target, tree_sigma_override(o.overrides, p.sensitivity));
   p.sigma = noise->account().sigma;
   report_spider_params(s, p);
   s.params["q"] = static_cast<double>(q);
@@ -68,9 +70,12 @@ QuadraticAuditSetup audit_quadratic(RunOptions& o, const QuadraticAudit& q) {
 
 AlgorithmRow spider_tree_periodic_row() {
   AlgorithmRow r;
-  r.info = {Algorithm{}, "spider-tree-periodic",
+  r.info = {Algorithm{},
+            "spider-tree-periodic",
             "Arora et al. 2023: SpiderBoost with an O1 every q steps, tree noise, fixed O2 batch, no perturbation",
-            /*is_private=*/true, /*allows_infinite_epsilon=*/false, MechanismKind::kTree,
+            /*is_private=*/true,
+            /*allows_infinite_epsilon=*/false,
+            MechanismKind::kTree,
             kKnobAlphaScale | kKnobBatchSize | kKnobPeriod,
             kSetAlpha | kSetSigma | kSetNoiseMultiplier | kSetEta | kSetB | kSetT};
   r.run = run;

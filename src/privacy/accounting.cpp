@@ -57,9 +57,7 @@ void check_steps(const char* function, std::uint64_t steps) {
 double log_erfc(double x) { return kLn2 + log_ndtr(-x * kSqrt2); }
 
 // log |binomial(n, k)| for real n, via log|Gamma| (std::lgamma, like scipy's gammaln).
-double log_abs_binomial(double n, double k) {
-  return std::lgamma(n + 1) - std::lgamma(k + 1) - std::lgamma(n - k + 1);
-}
+double log_abs_binomial(double n, double k) { return std::lgamma(n + 1) - std::lgamma(k + 1) - std::lgamma(n - k + 1); }
 
 // log A_alpha of the Poisson-subsampled Gaussian for integer alpha and 0 < q < 1
 // (Mironov, Talwar, Zhang 2019, Sec. 3.2): binomial expansion of
@@ -69,8 +67,7 @@ double log_a_integer(double q, double z, int alpha) {
   double log_a = -kInf;
   for (int i = 0; i <= alpha; ++i) {
     const double di = i;
-    const double s = log_abs_binomial(alpha, di) + di * log_q + (alpha - di) * log_1mq +
-                     (di * di - di) / (2 * z * z);
+    const double s = log_abs_binomial(alpha, di) + di * log_q + (alpha - di) * log_1mq + (di * di - di) / (2 * z * z);
     log_a = log_add(log_a, s);
   }
   return log_a;
@@ -190,8 +187,8 @@ double rdp_to_epsilon(const std::vector<double>& orders, const std::vector<doubl
   check_delta("rdp_to_epsilon", delta);
   if (orders.empty()) throw Error("privacy::rdp_to_epsilon: orders must be non-empty, got 0 orders");
   if (orders.size() != rdp.size()) {
-    throw Error("privacy::rdp_to_epsilon: rdp must have one value per order, got " +
-                std::to_string(orders.size()) + " orders and " + std::to_string(rdp.size()) + " values");
+    throw Error("privacy::rdp_to_epsilon: rdp must have one value per order, got " + std::to_string(orders.size()) +
+                " orders and " + std::to_string(rdp.size()) + " values");
   }
   double best = kInf;
   for (std::size_t i = 0; i < orders.size(); ++i) {
@@ -233,8 +230,7 @@ double zcdp_rho(double epsilon, double delta) {
   return lo;
 }
 
-TreeAccount account_tree(double noise_multiplier, const std::vector<std::uint64_t>& phase_lengths,
-                         double delta) {
+TreeAccount account_tree(double noise_multiplier, const std::vector<std::uint64_t>& phase_lengths, double delta) {
   check_noise_multiplier("account_tree", noise_multiplier);
   check_delta("account_tree", delta);
   if (phase_lengths.empty()) throw Error("privacy::account_tree: phase_lengths must be non-empty, got 0 phases");
@@ -256,8 +252,7 @@ TreeAccount account_tree(double noise_multiplier, const std::vector<std::uint64_
   return account;
 }
 
-double calibrate_tree_sigma(double sensitivity, std::uint64_t max_phase_length, double epsilon,
-                            double delta) {
+double calibrate_tree_sigma(double sensitivity, std::uint64_t max_phase_length, double epsilon, double delta) {
   if (!(sensitivity > 0) || !std::isfinite(sensitivity)) {
     fail("calibrate_tree_sigma", "sensitivity must be finite and > 0", sensitivity);
   }

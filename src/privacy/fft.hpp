@@ -1,4 +1,4 @@
-// A radix-2 complex FFT for the PLD's convolutions (internal).
+// The PLD's convolutions by FFT (internal; Eigen's FFT module).
 #pragma once
 #include <complex>
 #include <cstddef>
@@ -11,7 +11,7 @@ using Spectrum = std::vector<std::complex<double>>;
 
 /// The smallest power of two >= n.
 std::size_t fft_length(std::size_t n);
-/// In place; a.size() a power of two. inverse: includes the 1/N factor.
+/// In place (any length). inverse: includes the 1/N factor.
 void fft(Spectrum& a, bool inverse);
 /// The linear convolution of a and b (length a.size() + b.size() - 1): by
 /// direct sums when one is short, by FFT otherwise.

@@ -22,7 +22,8 @@ namespace {
 }  // namespace
 
 void PldOptions::Validate() const {
-  if (!(discretization > 0) || !std::isfinite(discretization)) refuse("discretization", discretization, "must be finite and > 0");
+  if (!(discretization > 0) || !std::isfinite(discretization))
+    refuse("discretization", discretization, "must be finite and > 0");
   if (!(log_mass_truncation < 0) || !std::isfinite(log_mass_truncation))
     refuse("log_mass_truncation", log_mass_truncation, "must be finite and < 0");
   if (!(tail_mass_truncation >= 0 && tail_mass_truncation < 1e-3))

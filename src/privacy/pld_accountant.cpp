@@ -55,8 +55,18 @@ using Key =
 
 Key key(Query query, double q, double z, std::uint64_t steps, double value, Neighbouring n, const PldOptions& o,
         double prior_mu) {
-  return Key{static_cast<int>(query), q, z, steps, value, static_cast<int>(n), o.discretization,
-             o.log_mass_truncation, o.tail_mass_truncation, o.pessimistic, o.max_bins, prior_mu};
+  return Key{static_cast<int>(query),
+             q,
+             z,
+             steps,
+             value,
+             static_cast<int>(n),
+             o.discretization,
+             o.log_mass_truncation,
+             o.tail_mass_truncation,
+             o.pessimistic,
+             o.max_bins,
+             prior_mu};
 }
 
 // eps at z, +inf where the PLD would pass max_bins (more noise is needed).
@@ -71,36 +81,37 @@ double epsilon_or_inf(double q, double z, std::uint64_t steps, double delta, Nei
 
 }  // namespace
 
-double dpsgd_pld_epsilon(double q, double z, std::uint64_t steps, double delta, Neighbouring n,
-                         const PldOptions& o, double prior_mu) {
+double dpsgd_pld_epsilon(double q, double z, std::uint64_t steps, double delta, Neighbouring n, const PldOptions& o,
+                         double prior_mu) {
   check_common("dpsgd_pld_epsilon", q, steps, o);
   check_z("dpsgd_pld_epsilon", z);
   check_delta("dpsgd_pld_epsilon", delta);
   check_prior("dpsgd_pld_epsilon", prior_mu);
   return detail::memoized(key(Query::kEpsilon, q, z, steps, delta, n, o, prior_mu),
-                  [&] { return composed(q, z, steps, n, o, prior_mu).epsilon(delta); });
+                          [&] { return composed(q, z, steps, n, o, prior_mu).epsilon(delta); });
 }
 
-double dpsgd_pld_epsilon_optimistic(double q, double z, std::uint64_t steps, double delta, Neighbouring n,
-                                    PldOptions o, double prior_mu) {
+double dpsgd_pld_epsilon_optimistic(double q, double z, std::uint64_t steps, double delta, Neighbouring n, PldOptions o,
+                                    double prior_mu) {
   o.pessimistic = false;
   return dpsgd_pld_epsilon(q, z, steps, delta, n, o, prior_mu);
 }
 
-double dpsgd_pld_delta(double q, double z, std::uint64_t steps, double epsilon, Neighbouring n,
-                       const PldOptions& o, double prior_mu) {
+double dpsgd_pld_delta(double q, double z, std::uint64_t steps, double epsilon, Neighbouring n, const PldOptions& o,
+                       double prior_mu) {
   check_common("dpsgd_pld_delta", q, steps, o);
   check_z("dpsgd_pld_delta", z);
   check_prior("dpsgd_pld_delta", prior_mu);
   if (!(epsilon >= 0) || !std::isfinite(epsilon)) fail("dpsgd_pld_delta", "epsilon must be finite and >= 0", epsilon);
   return detail::memoized(key(Query::kDelta, q, z, steps, epsilon, n, o, prior_mu),
-                  [&] { return composed(q, z, steps, n, o, prior_mu).delta(epsilon); });
+                          [&] { return composed(q, z, steps, n, o, prior_mu).delta(epsilon); });
 }
 
 double calibrate_dpsgd_noise_pld(double q, std::uint64_t steps, double epsilon, double delta, Neighbouring n,
                                  const PldOptions& o, double prior_mu) {
   check_common("calibrate_dpsgd_noise_pld", q, steps, o);
-  if (!(epsilon > 0) || !std::isfinite(epsilon)) fail("calibrate_dpsgd_noise_pld", "epsilon must be finite and > 0", epsilon);
+  if (!(epsilon > 0) || !std::isfinite(epsilon))
+    fail("calibrate_dpsgd_noise_pld", "epsilon must be finite and > 0", epsilon);
   check_delta("calibrate_dpsgd_noise_pld", delta);
   check_prior("calibrate_dpsgd_noise_pld", prior_mu);
   // The prior alone must leave room: its epsilon at delta below the target's.

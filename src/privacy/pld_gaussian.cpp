@@ -40,7 +40,9 @@ double unsubsampled_loss(double t, double q) {
 // log(sinh(a)), a > 0.
 double log_sinh(double a) { return a + std::log1p(-std::exp(-2 * a)) - detail::kLn2; }
 // asinh(e^a), without overflow.
-double asinh_exp(double a) { return a > 20 ? a + std::log1p(std::sqrt(1 + std::exp(-2 * a))) : std::asinh(std::exp(a)); }
+double asinh_exp(double a) {
+  return a > 20 ? a + std::log1p(std::sqrt(1 + std::exp(-2 * a))) : std::asinh(std::exp(a));
+}
 
 class SubsampledGaussianLoss {
  public:
@@ -49,8 +51,10 @@ class SubsampledGaussianLoss {
     // Each tail of mu beyond the range holds 0.5 e^(log_mass_truncation).
     lower_x_ = sigma * detail::ndtr_inverse_log(log_mass_truncation - detail::kLn2);
     upper_x_ = -lower_x_;
-    if (d == Direction::kAdd) upper_x_ += s;
-    else lower_x_ -= s;
+    if (d == Direction::kAdd)
+      upper_x_ += s;
+    else
+      lower_x_ -= s;
   }
   double lower_x() const { return lower_x_; }
   double upper_x() const { return upper_x_; }
@@ -165,8 +169,7 @@ PldPmf connect_the_dots(const SubsampledGaussianLoss& m, double h, std::size_t m
 // the tails beyond [lower_x, upper_x]: optimistic, the lower one at
 // loss(lower_x) rounded down and the upper one dropped; pessimistic, the lower
 // one at +inf and the upper one at loss(upper_x) rounded up.
-PldPmf privacy_buckets(const SubsampledGaussianLoss& m, double h, bool pessimistic,
-                       std::size_t max_bins) {
+PldPmf privacy_buckets(const SubsampledGaussianLoss& m, double h, bool pessimistic, std::size_t max_bins) {
   const double lower_x = m.lower_x(), upper_x = m.upper_x();
   const double top = m.loss(lower_x), bottom = m.loss(upper_x);
   double k = std::floor(top / h);
@@ -241,8 +244,7 @@ PrivacyLossDistribution poisson_gaussian_pld(double sampling_rate, double sigma,
   auto remove_pmf = std::make_shared<PldPmf>(discretize(remove, options));
   if (q == 1) return PrivacyLossDistribution(options, std::move(remove_pmf), nullptr);
   const SubsampledGaussianLoss add(sigma, record_bound, q, Direction::kAdd, lmt);
-  return PrivacyLossDistribution(options, std::move(remove_pmf),
-                                 std::make_shared<PldPmf>(discretize(add, options)));
+  return PrivacyLossDistribution(options, std::move(remove_pmf), std::make_shared<PldPmf>(discretize(add, options)));
 }
 
 }  // namespace dpsosp::privacy

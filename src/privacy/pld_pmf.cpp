@@ -113,9 +113,8 @@ void clamp_negative(std::vector<double>& probs) {
 
 void too_many_bins(std::size_t needed, std::size_t max_bins, double interval) {
   std::ostringstream os;
-  os << "the privacy-loss distribution needs " << needed << " bins at discretization "
-     << interval << ", more than max_bins = " << max_bins
-     << " (use a coarser value discretization, or the RDP accountant)";
+  os << "the privacy-loss distribution needs " << needed << " bins at discretization " << interval
+     << ", more than max_bins = " << max_bins << " (use a coarser value discretization, or the RDP accountant)";
   throw TooManyBins(os.str());
 }
 
@@ -140,10 +139,8 @@ PldPmf self_compose(const PldPmf& p, std::uint64_t times, double tail_mass_trunc
   double lo = 0, hi = 0;
   chernoff_window(p.probs, times, tail_mass_truncation, lo, hi);
   const double window = hi - lo + 1;
-  if (!(window <= static_cast<double>(max_bins)) ||
-      !(std::abs(static_cast<double>(p.lower)) * t + hi < 4e18)) {
-    too_many_bins(window < 1e18 ? static_cast<std::size_t>(window) : 0,
-                  max_bins, p.interval);
+  if (!(window <= static_cast<double>(max_bins)) || !(std::abs(static_cast<double>(p.lower)) * t + hi < 4e18)) {
+    too_many_bins(window < 1e18 ? static_cast<std::size_t>(window) : 0, max_bins, p.interval);
   }
   const auto window_length = static_cast<std::size_t>(window);
   const std::size_t length = fft_length(std::max(window_length, p.probs.size()));

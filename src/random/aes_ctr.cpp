@@ -101,8 +101,8 @@ void aes_encrypt_blocks_openssl(const std::array<std::uint8_t, 16>& key, const s
   openssl_encrypt(ctx.get(), in, out, count);
 }
 
-void aes_encrypt_blocks_ni(const std::array<std::uint64_t, 22>& round_keys, const std::uint8_t* in,
-                           std::uint8_t* out, std::size_t count) {
+void aes_encrypt_blocks_ni(const std::array<std::uint64_t, 22>& round_keys, const std::uint8_t* in, std::uint8_t* out,
+                           std::size_t count) {
   if (!cpu_has_aes_ni()) throw Error("aes_encrypt_blocks_ni: this processor has no AES-NI");
   aes_ni_encrypt_blocks(round_keys, in, out, count);
 }

@@ -35,15 +35,15 @@ void aes_counter_blocks(const std::array<std::uint8_t, 16>& key, const std::arra
 /// by AES-NI: for the known-answer and agreement tests.
 void aes_encrypt_blocks_openssl(const std::array<std::uint8_t, 16>& key, const std::uint8_t* in, std::uint8_t* out,
                                 std::size_t count);
-void aes_encrypt_blocks_ni(const std::array<std::uint64_t, 22>& round_keys, const std::uint8_t* in,
-                           std::uint8_t* out, std::size_t count);
+void aes_encrypt_blocks_ni(const std::array<std::uint64_t, 22>& round_keys, const std::uint8_t* in, std::uint8_t* out,
+                           std::size_t count);
 
 // The AES-NI forms (aes_ctr_ni.cpp, built with -maes; call only where
 // the processor has AES-NI).
 void aes_ni_expand_key(const std::array<std::uint8_t, 16>& key, std::array<std::uint64_t, 22>& round_keys);
-void aes_ni_counter_blocks(const std::array<std::uint64_t, 22>& round_keys, std::uint32_t purpose,
-                           std::uint32_t index, std::uint64_t first, std::size_t count, std::uint64_t* out);
-void aes_ni_encrypt_blocks(const std::array<std::uint64_t, 22>& round_keys, const std::uint8_t* in,
-                           std::uint8_t* out, std::size_t count);
+void aes_ni_counter_blocks(const std::array<std::uint64_t, 22>& round_keys, std::uint32_t purpose, std::uint32_t index,
+                           std::uint64_t first, std::size_t count, std::uint64_t* out);
+void aes_ni_encrypt_blocks(const std::array<std::uint64_t, 22>& round_keys, const std::uint8_t* in, std::uint8_t* out,
+                           std::size_t count);
 
 }  // namespace dpsosp::detail

@@ -38,8 +38,8 @@ void aes_ni_expand_key(const std::array<std::uint8_t, 16>& key, std::array<std::
   for (int r = 0; r < 11; ++r) _mm_storeu_si128(reinterpret_cast<__m128i*>(round_keys.data() + 2 * r), expanded.k[r]);
 }
 
-void aes_ni_counter_blocks(const std::array<std::uint64_t, 22>& round_keys, std::uint32_t purpose,
-                           std::uint32_t index, std::uint64_t first, std::size_t count, std::uint64_t* out) {
+void aes_ni_counter_blocks(const std::array<std::uint64_t, 22>& round_keys, std::uint32_t purpose, std::uint32_t index,
+                           std::uint64_t first, std::size_t count, std::uint64_t* out) {
   const r123::AESNI4x32::key_type key = load_key(round_keys);
   const r123::AESNI4x32 aes;
   std::size_t j = 0;
@@ -55,8 +55,8 @@ void aes_ni_counter_blocks(const std::array<std::uint64_t, 22>& round_keys, std:
   }
 }
 
-void aes_ni_encrypt_blocks(const std::array<std::uint64_t, 22>& round_keys, const std::uint8_t* in,
-                           std::uint8_t* out, std::size_t count) {
+void aes_ni_encrypt_blocks(const std::array<std::uint64_t, 22>& round_keys, const std::uint8_t* in, std::uint8_t* out,
+                           std::size_t count) {
   const r123::AESNI4x32::key_type key = load_key(round_keys);
   const r123::AESNI4x32 aes;
   for (std::size_t j = 0; j < count; ++j) {

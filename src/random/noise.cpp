@@ -10,13 +10,13 @@
 // purpose, index, j).
 #include "dpsosp/noise.hpp"
 
-#include <Random123/boxmuller.hpp>
 #include <Random123/philox.h>
-#include <Random123/uniform.hpp>
 #include <fcntl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <Random123/boxmuller.hpp>
+#include <Random123/uniform.hpp>
 
 #include <immintrin.h>
 
@@ -27,8 +27,8 @@
 #include <random>
 #include <sstream>
 
-#include "random/aes_ctr.hpp"
 #include "dpsosp/error.hpp"
+#include "random/aes_ctr.hpp"
 #include "random/philox_blocks.hpp"
 
 namespace dpsosp {
@@ -124,7 +124,8 @@ NoiseKey NoiseKey::from_file(const std::string& path) {
     if (got < 0) throw Error("noise key file " + path + ": cannot read: " + std::strerror(errno));
     if (got == 0) break;
     text.append(buffer, static_cast<std::size_t>(got));
-    if (text.size() > 4096) throw Error("noise key file " + path + ": too large for a key file (32 hexadecimal digits)");
+    if (text.size() > 4096)
+      throw Error("noise key file " + path + ": too large for a key file (32 hexadecimal digits)");
   }
   try {
     return from_hex(text);
@@ -158,7 +159,10 @@ GaussianStream::GaussianStream(std::uint64_t seed, StreamPurpose purpose, std::u
 }
 
 GaussianStream::GaussianStream(const NoiseKey& key, StreamPurpose purpose, std::uint32_t index)
-    : secret_(true), purpose_(static_cast<std::uint32_t>(purpose)), index_(index), key_(key.bytes()),
+    : secret_(true),
+      purpose_(static_cast<std::uint32_t>(purpose)),
+      index_(index),
+      key_(key.bytes()),
       round_keys_(detail::aes_round_keys(key.bytes())) {}
 
 namespace {
@@ -182,8 +186,8 @@ inline void philox_words(std::uint64_t seed, std::uint32_t purpose, std::uint32_
 // whose halves are Random123's mulhilo. Upper halves of lanes may hold
 // garbage between rounds: the multiplications read only the lower halves,
 // and the words are masked when they are put together.
-DPSOSP_AVX2 void philox_blocks_avx2(std::uint64_t seed, std::uint32_t purpose, std::uint32_t index,
-                                    std::uint64_t first, std::size_t count, std::uint64_t* out) {
+DPSOSP_AVX2 void philox_blocks_avx2(std::uint64_t seed, std::uint32_t purpose, std::uint32_t index, std::uint64_t first,
+                                    std::size_t count, std::uint64_t* out) {
   const __m256i m0 = _mm256_set1_epi64x(0xD2511F53u), m1 = _mm256_set1_epi64x(0xCD9E8D57u);
   const __m256i low = _mm256_set1_epi64x(0xffffffffu);
   __m256i k0[10], k1[10];
@@ -204,8 +208,8 @@ DPSOSP_AVX2 void philox_blocks_avx2(std::uint64_t seed, std::uint32_t purpose, s
                                         static_cast<long long>(b + 5), static_cast<long long>(b + 4))};
     __m256i c0[2], c1[2], c2[2], c3[2];
     for (int h = 0; h < 2; ++h) {
-      c0[h] = ctr[h];                          // block low word (upper half ignored)
-      c1[h] = _mm256_srli_epi64(ctr[h], 32);   // block high word
+      c0[h] = ctr[h];                         // block low word (upper half ignored)
+      c1[h] = _mm256_srli_epi64(ctr[h], 32);  // block high word
       c2[h] = purposes;
       c3[h] = indices;
     }
@@ -349,9 +353,8 @@ void each_normal(const GaussianStream& stream, std::uint64_t first, std::size_t 
 
 void GaussianStream::fill(Eigen::Ref<Vec> out, double sigma) {
   const auto n = static_cast<std::size_t>(out.size());
-  each_normal(*this, position_, n, [&out, sigma](std::size_t j, double z) {
-    out[static_cast<Eigen::Index>(j)] = sigma * z;
-  });
+  each_normal(*this, position_, n,
+              [&out, sigma](std::size_t j, double z) { out[static_cast<Eigen::Index>(j)] = sigma * z; });
   position_ += n;
 }
 

@@ -1,7 +1,9 @@
 // dpsosp._core's parts (core.cpp: the module and the small functions; run.cpp:
-// run), and what they share: the dicts of a report and the records' copy.
+// run), and what they share: the report as Python values and the records' copy.
 #pragma once
 #include <pybind11/pybind11.h>
+
+#include <nlohmann/json.hpp>
 
 #include "dpsosp/dpsosp.hpp"
 
@@ -11,14 +13,8 @@ namespace dpsosp::python {
 
 /// Dense records (and labels, if any) in the library's storage.
 Dataset make_dataset(const Eigen::Ref<const RowMatrix>& X, const std::optional<Eigen::Ref<const Vec>>& y);
-/// The release: every entry covered by the run's privacy guarantee (SPEC section 8).
-py::dict summary_dict(const Summary& s);
-/// A scaled run's "scaling" entry (the CLI's scaling_json).
-py::dict scaling_dict(const ScaledSummary& r);
-/// Computed from the private data without noise: not covered by the guarantee.
-py::dict diagnostics_dict(const Summary& s);
-/// The options that shape the model and its feature count (as the CLI's report).
-py::dict shape_dict(const Model& model);
+/// A report's JSON (report.hpp) as Python values: dicts, lists, numbers, None for null.
+py::object to_python(const nlohmann::json& j);
 /// Defines _core.run (run.cpp).
 void bind_run(py::module_& m);
 

@@ -11,6 +11,7 @@
 #include <limits>
 
 #include "bindings.hpp"
+#include "dpsosp/report.hpp"
 
 using namespace dpsosp;
 
@@ -27,132 +28,8 @@ Dataset make_dataset(const Eigen::Ref<const RowMatrix>& X, const std::optional<E
   return Dataset(std::move(records), std::move(labels));
 }
 
-// The run's scaling (docs/report.md "scaling"): public, declared or estimated inside the guarantee.
-py::dict scaling_dict(const ScaledSummary& r) {
-  const Scaling& s = r.scaling;
-  py::dict d;
-  d["features"] = s.feature_source;
-  d["normalize"] = s.normalize;
-  d["public_constants"] = s.public_constants;
-  if (s.maps_features()) {
-    d["lower"] = s.lower;
-    d["upper"] = s.upper;
-  }
-  if (s.has_target) {
-    d["target"] =
-        py::dict(py::arg("lower") = s.y_lower, py::arg("upper") = s.y_upper, py::arg("source") = s.target_source);
-  } else {
-    d["target"] = py::none();
-  }
-  if (!s.composition.empty()) {
-    d["estimate"] =
-        py::dict(py::arg("share") = s.share, py::arg("composition") = s.composition, py::arg("mu") = s.mu,
-                 py::arg("rho") = s.rho, py::arg("epsilon") = s.epsilon, py::arg("delta") = s.delta,
-                 py::arg("count_noise") = s.count_noise, py::arg("target_count_noise") = s.target_count_noise,
-                 py::arg("columns") = s.columns, py::arg("histograms") = s.histograms,
-                 py::arg("public_range") = std::vector<double>{-1048576.0, 1048576.0});
-  }
-  if (r.x_user) d["x_user"] = *r.x_user;
-  return d;
-}
-
-py::dict summary_dict(const Summary& s) {
-  py::dict d;
-  d["x"] = s.x;
-  d["algo"] = s.algorithm;
-  d["seed"] = s.seed;
-  d["sample_order"] = s.sample_order.empty() ? py::none() : py::cast(s.sample_order);
-  d["noise_key"] = s.noise_key_source;
-  const PrivacyRecord& p = s.privacy;
-  d["private"] = p.is_private();
-  if (p.is_private()) {
-    d["guarantee"] = guarantee_text(p);
-    d["caveats"] = privacy_caveats(p);
-  }
-  d["epsilon"] = p.epsilon;
-  d["delta"] = p.delta;
-  d["mu"] = p.mu;
-  d["sigma"] = p.sigma;
-  d["sensitivity"] = p.sensitivity;
-  d["noise_multiplier"] = p.noise_multiplier;
-  d["epsilon_rdp"] = p.epsilon_rdp;
-  if (p.mechanism == MechanismKind::kPoissonGaussian || p.mechanism == MechanismKind::kBandedPoisson)
-    d["epsilon_pld"] = p.epsilon_pld;
-  d["zcdp_rho"] = p.zcdp_rho;
-  d["depth"] = p.depth;
-  if (p.mechanism == MechanismKind::kMatrixFactorization) {
-    d["horizon"] = p.horizon;
-    d["column_norm"] = p.column_norm;
-    d["buffers"] = p.buffers;
-  }
-  if (p.mechanism == MechanismKind::kBandedPoisson) {
-    d["horizon"] = p.horizon;
-    d["column_norm"] = p.column_norm;
-    d["bands"] = p.bands;
-    d["sampling_rate"] = p.sampling_rate;
-    d["cycles"] = p.cycles;
-  }
-  d["mechanism"] = mechanism_name(p.mechanism);
-  d["noise"] = p.is_private() ? py::cast(noise_mode_name(p.noise)) : py::none();
-  d["grid"] = p.grid;
-  d["accounting"] = p.accounting();
-  d["adjacency"] = adjacency_name(p.adjacency);
-  if (p.is_private()) {  // both relations, so that runs compare like with like
-    d["epsilon_replace_one"] = std::isfinite(p.epsilon_replace_one) ? py::cast(p.epsilon_replace_one) : py::none();
-    d["epsilon_zero_out"] = std::isfinite(p.epsilon_zero_out) ? py::cast(p.epsilon_zero_out) : py::none();
-  }
-  d["samples_used"] = s.samples_used;
-  d["gradient_evaluations"] = s.gradient_evaluations ? py::cast(*s.gradient_evaluations) : py::none();
-  d["steps"] = s.steps;
-  d["o1_calls"] = s.o1_calls;
-  d["perturbations"] = s.perturbations;
-  d["phase_lengths"] = s.phase_lengths;
-  d["params"] = s.params;
-  d["termination"] = termination_name(s.termination);
-  d["interrupted"] = s.interrupted();
-  d["warnings"] = s.warnings;
-  d["constants"] = py::dict(py::arg("G") = s.constants.G, py::arg("M") = s.constants.M,
-                            py::arg("rho") = s.constants.rho, py::arg("B") = s.constants.B);
-  if (s.estimate) {
-    py::dict e;
-    e["records"] = s.estimate->records;
-    e["rounds"] = s.estimate->rounds;
-    e["count_noise"] = s.estimate->count_noise;
-    if (s.estimate->G) e["G"] = *s.estimate->G;
-    if (s.estimate->M) e["M"] = *s.estimate->M;
-    d["estimate"] = e;
-  }
-  return d;
-}
-
-py::dict diagnostics_dict(const Summary& s) {
-  const Diagnostics& g = s.diagnostics;
-  py::dict d;
-  d["note"] =
-      "computed from the private data without noise: NOT covered by the privacy guarantee; "
-      "publish only where the data need no protection (release_only=True leaves this out)";
-  const Index checked = g.checked_o1 + g.checked_o2;
-  d["clipped"] = py::dict(
-      py::arg("o1") = g.clipped_o1, py::arg("o2") = g.clipped_o2,
-      py::arg("fraction") =
-          checked > 0
-              ? py::object(py::float_(static_cast<double>(g.clipped_o1 + g.clipped_o2) / static_cast<double>(checked)))
-              : py::object(py::none()));
-  d["nonfinite"] = py::dict(py::arg("o1") = g.nonfinite_o1, py::arg("o2") = g.nonfinite_o2);
-  d["gradient_evaluations"] = g.gradient_evaluations;
-  d["seconds"] = g.seconds;
-  return d;
-}
-
-py::dict shape_dict(const Model& model) {
-  const ModelOptions o = model.options();
-  py::dict d;
-  d["features"] = model.features();
-  d["classes"] = o.classes;
-  d["hidden"] = o.hidden;
-  d["rank"] = o.rank;
-  d["fit_intercept"] = o.fit_intercept;
-  return d;
+py::object to_python(const nlohmann::json& j) {
+  return py::module_::import("json").attr("loads")(j.dump());  // doubles in 17 digits: the same values back
 }
 
 }  // namespace dpsosp::python
@@ -160,16 +37,7 @@ py::dict shape_dict(const Model& model) {
 namespace {
 
 using dpsosp::python::make_dataset;
-
-py::dict certificate_dict(const Certificate& c) {
-  py::dict d;
-  d["grad_norm"] = c.grad_norm;
-  d["lambda_min"] = c.lambda_min;
-  d["sosp_gap"] = c.sosp_gap;
-  d["lambda_residual"] = c.lambda_residual;
-  d["lambda_converged"] = c.lambda_converged;
-  return d;
-}
+using dpsosp::python::to_python;
 
 ModelOptions model_options(Index classes, Index hidden, Index rank, bool fit_intercept) {
   ModelOptions mo;
@@ -243,7 +111,7 @@ PYBIND11_MODULE(_core, m) {
           py::gil_scoped_release release;  // it can take a while on large models: let other threads run
           c = certify_empirical(*model, data, x, rho);
         }
-        return certificate_dict(c);
+        return to_python(certificate_report(c));
       },
       py::arg("model"), py::arg("X"), py::arg("y") = py::none(), py::arg("x"), py::arg("rho") = 1.0,
       py::arg("classes") = 0, py::arg("hidden") = 32, py::arg("rank") = 1, py::arg("fit_intercept") = false,
@@ -271,7 +139,7 @@ PYBIND11_MODULE(_core, m) {
       [](const std::string& spec, const Vec& x, double rho) {
         const SyntheticProblem p = make_synthetic(spec);
         if (!p.population) throw Error("certify_population: " + p.name + " has no known population");
-        return certificate_dict(dpsosp::certify_population(*p.population, x, rho));
+        return to_python(certificate_report(dpsosp::certify_population(*p.population, x, rho)));
       },
       py::arg("spec"), py::arg("x"), py::arg("rho") = 1.0,
       "Certificate of x for the known population of a synthetic problem.");

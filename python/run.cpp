@@ -13,6 +13,7 @@
 #include <limits>
 
 #include "bindings.hpp"
+#include "dpsosp/report.hpp"
 
 namespace dpsosp::python {
 namespace {
@@ -238,16 +239,10 @@ void bind_run(py::module_& m) {
         }
         Summary& s = scaled.summary;
         if (hooks.interrupted) s.termination = Termination::kInterrupted;
-        py::dict result = summary_dict(s);
-        result["model"] = model->name();
-        result["n"] = n;
-        result["d"] = model->dim();
-        result["shape"] = shape_dict(*model);
-        if (so.any()) result["scaling"] = scaling_dict(scaled);
-        result["target"] =
-            py::dict(py::arg("epsilon") = o.privacy ? o.privacy->epsilon : std::numeric_limits<double>::infinity(),
-                     py::arg("delta") = o.privacy ? o.privacy->delta : request.delta);
-        if (!request.release_only) result["diagnostics"] = diagnostics_dict(s);
+        // The report (report.hpp), as the CLI writes it; x (and x_user) as arrays.
+        py::dict result = to_python(run_report(scaled, *model, n, request, so.any()));
+        result["x"] = s.x;
+        if (so.any() && scaled.x_user) result["scaling"].cast<py::dict>()["x_user"] = *scaled.x_user;
         if (hooks.error) {
           // Ctrl-C (KeyboardInterrupt) or the callback's exception, with the
           // report of the steps taken so far (the guarantee fixed before the

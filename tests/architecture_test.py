@@ -24,6 +24,7 @@ MAY_INCLUDE = {
     "optimizers": {"data", "engine", "mechanisms", "models", "privacy", "random"},
     "certify": {"data", "models"},
     "audit": {"mechanisms", "models", "optimizers", "privacy", "random"},
+    "report": {"certify", "data", "engine", "models", "optimizers", "privacy", "random"},
 }
 # Each public header's part (None: below every part). A new header is added here.
 HEADER_PART = {
@@ -36,7 +37,7 @@ HEADER_PART = {
     "tree": "mechanisms", "mechanism": "mechanisms", "factorization": "mechanisms",
     "oracles": "optimizers", "scaling": "optimizers", "clip_estimate": "optimizers", "params": "optimizers",
     "optimizer": "optimizers", "algorithm": "optimizers", "options": "optimizers", "process_group": "optimizers",
-    "certify": "certify", "audit": "audit",
+    "certify": "certify", "audit": "audit", "report": "report",
 }
 INCLUDE = re.compile(r'#include "([a-z_]+)/')
 PUBLIC = re.compile(r'#include "dpsosp/([a-z_]+)\.hpp"')

@@ -15,6 +15,7 @@
 
 #include "dpsosp/dpsosp.hpp"
 #include "dpsosp/options.hpp"
+#include "dpsosp/report.hpp"
 
 namespace dpsosp::cli {
 
@@ -113,24 +114,9 @@ std::uint64_t parse_count(const std::string& text, const std::string& option, st
 /// --threads: 0 (all cores) to kMaxThreads.
 constexpr std::uint64_t kMaxThreads = 1024;
 
-/// JSON helpers: +-inf and NaN become null (JSON has no infinity).
-nlohmann::json number(double v);
-/// The release of a run: every field covered by its privacy guarantee (SPEC
-/// section 8): the iterates, what is computed from them and from public sizes,
-/// the guarantee itself. Never key material.
-nlohmann::json release_json(const Summary& s);
-/// The run's diagnostics (Summary::diagnostics), under a note saying they are
-/// not covered by the guarantee; `dpsosp run` adds eval metrics, the
-/// certificate on data and load time, and --release-only leaves it all out.
-nlohmann::json diagnostics_json(const Summary& s);
-nlohmann::json certificate_json(const Certificate& c);
-/// The options that shape the model (Model::options) and its feature count:
-/// with "model" and "x", what rebuilds it (docs/report.md).
-nlohmann::json shape_json(const Model& model);
-/// What every diagnostics object says of itself.
-constexpr const char* kDiagnosticsNote =
-    "computed from the private data without noise: NOT covered by the privacy guarantee; "
-    "publish only where the data need no protection (--release-only leaves this out)";
+/// JSON helpers: +-inf and NaN become null (JSON has no infinity); the
+/// report's parts are the library's (report.hpp).
+inline nlohmann::json number(double v) { return report_number(v); }
 // The guarantee's words and caveats: the library's guarantee_text and privacy_caveats (optimizer.hpp).
 
 /// --noise-key-file: the key in the file, or a fresh one when `path` is empty.

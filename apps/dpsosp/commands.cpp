@@ -67,7 +67,7 @@ void setup_certify(CLI::App& app) {
     if (!c.lambda_converged)
       std::fprintf(stderr, "dpsosp: warning: lambda_min did not converge (residual %.3g); the certificate says so\n",
                    c.lambda_residual);
-    nlohmann::json j = certificate_json(c);
+    nlohmann::json j = certificate_report(c);
     j["rho"] = rho;
     j["source"] = source;
     std::cout << j.dump(2) << "\n";

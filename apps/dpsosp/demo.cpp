@@ -78,10 +78,10 @@ void setup_demo(CLI::App& app) {
         "iterate): SOSP gap = %.4f\n",
         tree.sosp_gap);
     if (write_out) {
-      nlohmann::json j = release_json(s);
-      j["certificate"] = certificate_json(after);  // of the known population: computed from x alone
-      j["certificate_before"] = certificate_json(before);
-      j["diagnostics"] = diagnostics_json(s);
+      nlohmann::json j = release_report(s);
+      j["certificate"] = certificate_report(after);  // of the known population: computed from x alone
+      j["certificate_before"] = certificate_report(before);
+      j["diagnostics"] = diagnostics_report(s, FrontEnd::kCli);
       write_text(args->out, j.dump(2) + "\n");
     }
   });

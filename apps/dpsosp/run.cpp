@@ -150,22 +150,14 @@ int do_run(const RunArgs& a) {
 
   // The release (covered by the guarantee) and, apart, the diagnostics
   // computed from the private data (SPEC section 8).
-  nlohmann::json j = release_json(s);
-  nlohmann::json diagnostics = diagnostics_json(s);
-  j["interrupted"] = interrupted;
-  j["model"] = p.model->name();
-  j["n"] = n;
-  // How the records were read: public, fixed before the run.
-  if (!s.sample_order.empty()) j["sample_order"] = s.sample_order;  // "seed" or "file"
-  if (p.records) j["streamed"] = true;                              // once, front to back, in the file's order
-  j["processes"] = s.processes;                                     // that shared each batch (mpirun -n P)
-  j["d"] = p.model->dim();
-  j["shape"] = shape_json(*p.model);
+  // The report (report.hpp): the release, covered by the guarantee, and apart
+  // from it the diagnostics computed from the private data (SPEC section 8).
+  nlohmann::json j = run_report(scaled, *p.model, n, request, so.any());
+  nlohmann::json diagnostics = j.contains("diagnostics") ? j["diagnostics"] : nlohmann::json::object();
+  j.erase("diagnostics");
+  j["interrupted"] = interrupted;       // a signal too
+  if (p.records) j["streamed"] = true;  // once, front to back, in the file's order
   diagnostics["load_seconds"] = p.load_seconds;
-  j["target"] = {{"epsilon", number(o.privacy ? o.privacy->epsilon : std::numeric_limits<double>::infinity())},
-                 {"delta", o.privacy ? o.privacy->delta : request.delta}};
-  if (so.any()) j["scaling"] = scaling_json(scaled);
-  j["constants"] = {{"G", s.constants.G}, {"M", s.constants.M}, {"rho", s.constants.rho}, {"B", s.constants.B}};
   std::string eval_figure;  // for the summary line
   if (eval) {               // before the certificate, which may take long on large models
     diagnostics["eval"] =
@@ -195,7 +187,7 @@ int do_run(const RunArgs& a) {
       const Certificate c = eval ? certify_empirical(*p.model, *eval, s.x, o.constants.rho, eigen)
                                  : certify_population(*p.population, s.x, o.constants.rho, eigen);
       lanczos.finish();
-      certificate_home["certificate"] = certificate_json(c);
+      certificate_home["certificate"] = certificate_report(c);
       certificate_home["certificate_source"] = eval ? "evaluation data" : "known population";
       if (!c.lambda_converged)
         std::fprintf(stderr, "dpsosp: warning: lambda_min did not converge (residual %.3g); the certificate says so\n",

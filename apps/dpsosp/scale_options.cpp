@@ -80,33 +80,6 @@ std::vector<Interval> parse_bounds(const std::string& text, const std::string& o
 
 }  // namespace
 
-nlohmann::json scaling_json(const ScaledSummary& r) {
-  const Scaling& s = r.scaling;
-  nlohmann::json j = {{"features", s.feature_source}, {"normalize", s.normalize}};
-  if (s.maps_features()) {
-    j["lower"] = s.lower;
-    j["upper"] = s.upper;
-  }
-  j["public_constants"] = s.public_constants;
-  j["target"] = s.has_target ? nlohmann::json{{"lower", s.y_lower}, {"upper", s.y_upper}, {"source", s.target_source}}
-                             : nlohmann::json(nullptr);
-  if (!s.composition.empty()) {
-    j["estimate"] = {{"share", s.share},
-                     {"composition", s.composition},
-                     {"mu", s.mu},
-                     {"rho", s.rho},
-                     {"epsilon", s.epsilon},
-                     {"delta", s.delta},
-                     {"count_noise", s.count_noise},
-                     {"target_count_noise", s.target_count_noise},
-                     {"columns", s.columns},
-                     {"histograms", s.histograms},
-                     {"public_range", {-1048576.0, 1048576.0}}};
-  }
-  if (r.x_user) j["x_user"] = std::vector<double>(r.x_user->data(), r.x_user->data() + r.x_user->size());
-  return j;
-}
-
 void add_scale_options(CLI::App& app, ScaleArgs& a) {
   a.app = &app;
   app.add_option("--bounds", a.bounds, run_option("bounds").help);

@@ -16,7 +16,5 @@ void add_scale_options(CLI::App& app, ScaleArgs& args);
 /// The options for the loaded problem (RunRequest::scaling); throws Error in the CLI's words.
 ScalingOptions scaling_options(const ScaleArgs& a, const RunRequest& r, const DataSource& source,
                                const LoadedProblem& p);
-/// The report's "scaling": the map, the estimate's share and noise, x_user.
-nlohmann::json scaling_json(const ScaledSummary& r);
 
 }  // namespace dpsosp::cli

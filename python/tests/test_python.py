@@ -165,6 +165,12 @@ class PythonModule(unittest.TestCase):
                                noise_key_file=KEY_FILE, **extra)
                 self.assertEqual(r["steps"], cli["steps"], algo)
                 np.testing.assert_array_equal(r["x"], np.array(cli["x"], dtype=float), err_msg=algo)
+                # One report builder (report.hpp): the same release, key for key, value for value.
+                cli_only = ("x", "diagnostics", "certificate_skipped")  # --no-certificate: the CLI's option
+                release = {k: v for k, v in r.items() if k not in cli_only}
+                self.maxDiff = None
+                self.assertEqual(release, {k: v for k, v in cli.items() if k not in cli_only}, algo)
+                self.assertEqual(set(r["diagnostics"]), set(cli["diagnostics"]) - {"load_seconds"}, algo)
 
     def test_record_files_stream_with_the_bits_of_arrays(self):
         rng = np.random.default_rng(5)

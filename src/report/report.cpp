@@ -1,0 +1,176 @@
+// The report of a run (report.hpp): one builder, two front ends.
+#include "dpsosp/report.hpp"
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+namespace dpsosp {
+
+nlohmann::json report_number(double v) {
+  if (!std::isfinite(v)) return nullptr;
+  return v;
+}
+
+nlohmann::json certificate_report(const Certificate& c) {
+  return {{"grad_norm", report_number(c.grad_norm)},
+          {"lambda_min", report_number(c.lambda_min)},
+          {"sosp_gap", report_number(c.sosp_gap)},
+          {"lambda_residual", report_number(c.lambda_residual)},
+          {"lambda_converged", c.lambda_converged}};
+}
+
+nlohmann::json shape_report(const Model& model) {
+  const ModelOptions o = model.options();  // the defaults where the model reads none
+  return {{"features", model.features()},
+          {"classes", o.classes},
+          {"hidden", o.hidden},
+          {"rank", o.rank},
+          {"fit_intercept", o.fit_intercept}};
+}
+
+nlohmann::json release_report(const Summary& s) {
+  nlohmann::json j;
+  const PrivacyRecord& p = s.privacy;
+  const bool is_private = p.is_private();
+  j["x"] = std::vector<double>(s.x.data(), s.x.data() + s.x.size());
+  j["algo"] = s.algorithm;
+  j["private"] = is_private;
+  if (is_private) j["guarantee"] = guarantee_text(p);
+  j["epsilon"] = report_number(p.epsilon);
+  j["delta"] = p.delta;
+  j["mu"] = report_number(p.mu);
+  j["sigma"] = p.sigma;
+  j["sensitivity"] = p.sensitivity;
+  j["noise_multiplier"] = p.noise_multiplier;
+  j["epsilon_rdp"] = report_number(p.epsilon_rdp);
+  const bool poisson = p.mechanism == MechanismKind::kPoissonGaussian || p.mechanism == MechanismKind::kBandedPoisson;
+  if (poisson) j["epsilon_pld"] = report_number(p.epsilon_pld);
+  j["zcdp_rho"] = report_number(p.zcdp_rho);
+  j["depth"] = p.depth;
+  if (p.mechanism == MechanismKind::kMatrixFactorization) {
+    j["horizon"] = p.horizon;
+    j["column_norm"] = p.column_norm;
+    j["buffers"] = p.buffers;
+  }
+  if (p.mechanism == MechanismKind::kBandedPoisson) {
+    j["horizon"] = p.horizon;
+    j["column_norm"] = p.column_norm;
+    j["bands"] = p.bands;
+    j["sampling_rate"] = p.sampling_rate;
+    j["cycles"] = p.cycles;
+  }
+  j["mechanism"] = mechanism_name(p.mechanism);
+  if (is_private) {
+    j["noise"] = noise_mode_name(p.noise);
+    j["grid"] = p.grid;
+  }
+  j["accounting"] = p.accounting();
+  j["adjacency"] = adjacency_name(p.adjacency);
+  if (is_private) {  // both relations, so that runs compare like with like
+    j["epsilon_replace_one"] = report_number(p.epsilon_replace_one);
+    j["epsilon_zero_out"] = report_number(p.epsilon_zero_out);
+  }
+  j["seed"] = s.seed;
+  j["noise_key"] = s.noise_key_source;
+  j["samples_used"] = s.samples_used;
+  if (s.gradient_evaluations) {
+    j["gradient_evaluations"] = *s.gradient_evaluations;
+  } else {
+    j["gradient_evaluations"] = nullptr;  // not public (Poisson sampling): in diagnostics
+  }
+  j["steps"] = s.steps;
+  j["o1_calls"] = s.o1_calls;
+  j["perturbations"] = s.perturbations;
+  j["phase_lengths"] = s.phase_lengths;
+  nlohmann::json params = nlohmann::json::object();
+  for (const auto& [k, v] : s.params) params[k] = report_number(v);
+  j["params"] = params;
+  j["termination"] = termination_name(s.termination);
+  if (s.estimate) {
+    const ConstantsEstimate& e = *s.estimate;
+    j["estimate"] = {{"records", e.records}, {"rounds", e.rounds}, {"count_noise", e.count_noise}};
+    if (e.G) j["estimate"]["G"] = *e.G;
+    if (e.M) j["estimate"]["M"] = *e.M;
+  }
+  j["interrupted"] = s.interrupted();
+  j["warnings"] = s.warnings;
+  if (!s.trajectory.empty()) {
+    nlohmann::json t = nlohmann::json::array();
+    for (const auto& v : s.trajectory) t.push_back(std::vector<double>(v.data(), v.data() + v.size()));
+    j["trajectory"] = t;
+  }
+  if (is_private) j["caveats"] = privacy_caveats(p);
+  return j;
+}
+
+nlohmann::json diagnostics_report(const Summary& s, FrontEnd front_end) {
+  const Diagnostics& d = s.diagnostics;
+  nlohmann::json j;
+  j["note"] =
+      "computed from the private data without noise: NOT covered by the privacy guarantee; publish only "
+      "where the data need no protection (" +
+      (front_end == FrontEnd::kCli ? std::string("--release-only") : std::string("release_only=True")) +
+      " leaves this out)";
+  j["clipped"] = {{"o1", d.clipped_o1}, {"o2", d.clipped_o2}, {"total", d.clipped_o1 + d.clipped_o2}};
+  // The fraction of the per-example vectors that clipping changed (heavy
+  // clipping: a larger G, or features on a smaller scale, may help).
+  const Index checked = d.checked_o1 + d.checked_o2;
+  j["clipped"]["fraction"] =
+      checked > 0 ? nlohmann::json(static_cast<double>(d.clipped_o1 + d.clipped_o2) / static_cast<double>(checked))
+                  : nlohmann::json(nullptr);
+  j["nonfinite"] = {{"o1", d.nonfinite_o1}, {"o2", d.nonfinite_o2}, {"total", d.nonfinite_o1 + d.nonfinite_o2}};
+  j["gradient_evaluations"] = d.gradient_evaluations;
+  j["seconds"] = d.seconds;
+  return j;
+}
+
+nlohmann::json scaling_report(const ScaledSummary& r) {
+  const Scaling& s = r.scaling;
+  nlohmann::json j = {{"features", s.feature_source}, {"normalize", s.normalize}};
+  if (s.maps_features()) {
+    j["lower"] = s.lower;
+    j["upper"] = s.upper;
+  }
+  j["public_constants"] = s.public_constants;
+  j["target"] = s.has_target ? nlohmann::json{{"lower", s.y_lower}, {"upper", s.y_upper}, {"source", s.target_source}}
+                             : nlohmann::json(nullptr);
+  if (!s.composition.empty()) {
+    j["estimate"] = {{"share", s.share},
+                     {"composition", s.composition},
+                     {"mu", s.mu},
+                     {"rho", s.rho},
+                     {"epsilon", s.epsilon},
+                     {"delta", s.delta},
+                     {"count_noise", s.count_noise},
+                     {"target_count_noise", s.target_count_noise},
+                     {"columns", s.columns},
+                     {"histograms", s.histograms},
+                     {"public_range", {-1048576.0, 1048576.0}}};
+  }
+  if (r.x_user) j["x_user"] = std::vector<double>(r.x_user->data(), r.x_user->data() + r.x_user->size());
+  return j;
+}
+
+nlohmann::json run_report(const ScaledSummary& scaled, const Model& model, Index n, const RunRequest& request,
+                          bool scaling) {
+  const Summary& s = scaled.summary;
+  const RunOptions& o = request.options;
+  nlohmann::json j = release_report(s);
+  j["interrupted"] = s.interrupted();
+  j["model"] = model.name();
+  j["n"] = n;
+  // How the records were read: public, fixed before the run.
+  if (!s.sample_order.empty()) j["sample_order"] = s.sample_order;  // "seed" or "file"
+  j["processes"] = s.processes;                                     // that shared each batch
+  j["d"] = model.dim();
+  j["shape"] = shape_report(model);
+  j["target"] = {{"epsilon", report_number(o.privacy ? o.privacy->epsilon : std::numeric_limits<double>::infinity())},
+                 {"delta", o.privacy ? o.privacy->delta : request.delta}};
+  if (scaling) j["scaling"] = scaling_report(scaled);
+  j["constants"] = {{"G", s.constants.G}, {"M", s.constants.M}, {"rho", s.constants.rho}, {"B", s.constants.B}};
+  if (!request.release_only) j["diagnostics"] = diagnostics_report(s, request.front_end());
+  return j;
+}
+
+}  // namespace dpsosp

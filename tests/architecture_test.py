@@ -67,6 +67,11 @@ class Architecture(unittest.TestCase):
         on_disk = {os.path.relpath(p, ROOT) for p in sources(("src",)) if p.endswith(".cpp")}
         self.assertEqual(listed, on_disk, "CMakeLists.txt's DPSOSP_SOURCES and src/ differ")
 
+    def test_the_docs_index_lists_every_page(self):
+        index = read(os.path.join(ROOT, "docs", "index.md"))
+        pages = sorted(n for n in os.listdir(os.path.join(ROOT, "docs")) if n.endswith(".md") and n != "index.md")
+        self.assertEqual([p for p in pages if "(%s)" % p not in index], [], "pages docs/index.md does not link")
+
     def test_algorithm_ids_are_named_only_in_the_table(self):
         hits = [os.path.relpath(p, ROOT) for p in sources(("src", "apps", "python")) if "Algorithm::k" in read(p)]
         self.assertEqual(hits, ["src/optimizers/registry.cpp"])

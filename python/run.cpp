@@ -122,6 +122,28 @@ struct StepHooks {
 
 void bind_run(py::module_& m) {
   m.def(
+      "model_table",
+      [] {
+        py::list rows;
+        for (const ModelInfo& info : model_table()) {
+          py::dict row;
+          row["name"] = info.name;
+          row["summary"] = info.summary;
+          row["labeled"] = info.labeled;
+          row["classifier"] = info.classifier;
+          row["binary"] = info.binary;
+          row["regression"] = info.regression;
+          row["intercept_by_default"] = info.intercept_by_default;
+          row["scales_by_default"] = info.scales_by_default;
+          row["reads_hidden"] = info.reads_hidden;
+          row["reads_rank"] = info.reads_rank;
+          row["takes_intercept"] = info.no_intercept.empty();
+          rows.append(row);
+        }
+        return rows;
+      },
+      "The model table (include/dpsosp/model.hpp): each model's name, summary and what it reads.");
+  m.def(
       "run_option_table",
       [] {
         static const char* kKinds[] = {"real",     "count", "choice",    "switch", "flag",
@@ -171,7 +193,7 @@ void bind_run(py::module_& m) {
         // The public shape (SPEC section 9, docs/privacy.md): what sizes a
         // private run is declared, never read from the records, in the CLI's
         // rules (check_public_shape) and the keywords' names.
-        const bool is_classifier = model_name == "softmax" || model_name == "mlp";
+        const bool is_classifier = model_info(model_name).classifier;
         const bool sparse_x = !X.is_none() && py::hasattr(X, "indptr");
         std::optional<RecordFileInfo> header;
         if (data_file) header = read_record_file_info(*data_file);
@@ -206,10 +228,8 @@ void bind_run(py::module_& m) {
         model_options.classes = classes;
         model_options.hidden = hidden;
         model_options.rank = rank;
-        // An intercept by default where the model takes one and wants it (the CLI's rule).
-        model_options.fit_intercept =
-            fit_intercept.value_or(model_name == "logistic" || model_name == "sigmoid" || model_name == "softmax" ||
-                                   model_name == "linear" || model_name == "cauchy");
+        // An intercept by default where the model's row wants one (the CLI's rule).
+        model_options.fit_intercept = fit_intercept.value_or(model_info(model_name).intercept_by_default);
         std::unique_ptr<Model> model;
         try {
           model = file ? make_model(model_name, file->info(), model_options)

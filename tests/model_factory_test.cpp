@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iomanip>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -44,7 +45,7 @@ TEST(ModelFactory, NamesDimensionsAndUnknownNames) {
   } catch (const Error& e) {
     EXPECT_STREQ(e.what(),
                  "unknown model 'lasso', expected one of logistic, sigmoid, cauchy, "
-                 "phase-retrieval, pca, softmax, mlp, linear");
+                 "phase-retrieval, linear, softmax, mlp, pca");
   }
   EXPECT_THROW(make_model("logistic", 0, o), Error);
 }
@@ -215,6 +216,35 @@ TEST(ModelValidate, RowsAreCheckedAsTheSubsetWouldBe) {
                     make_model("logistic", 2)->validate_rows(data, {5, 4, 0});
                   }),
                   "logistic: a record's label is not 0, 1, -1 or +1");
+}
+
+}  // namespace
+}  // namespace dpsosp
+
+namespace dpsosp {
+namespace {
+
+TEST(ModelTable, EachRowBuildsItsModel) {
+  std::set<std::string> names;
+  for (const ModelInfo& info : model_table()) {
+    SCOPED_TRACE(info.name);
+    EXPECT_TRUE(names.insert(info.name).second);
+    EXPECT_FALSE(info.summary.empty());
+    ASSERT_NE(info.make, nullptr);
+    ASSERT_NE(info.parameters, nullptr);
+    EXPECT_FALSE(info.classifier && info.binary);
+    EXPECT_TRUE(info.labeled || !(info.classifier || info.binary || info.regression));
+    EXPECT_TRUE(!info.intercept_by_default || info.no_intercept.empty());  // a default it would refuse
+    ModelOptions o;
+    o.classes = info.classifier ? 3 : 0;
+    o.fit_intercept = info.no_intercept.empty();
+    const auto model = make_model(info.name, 5, o);
+    EXPECT_EQ(model->name(), info.name);
+    EXPECT_EQ(static_cast<double>(model->dim()), info.parameters(5, o, o.classes));
+    EXPECT_EQ(&model_info(info.name), &info);
+  }
+  EXPECT_EQ(model_names().size(), model_table().size());
+  EXPECT_THROW(model_info("lasso"), Error);
 }
 
 }  // namespace

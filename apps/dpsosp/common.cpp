@@ -35,11 +35,12 @@ bool is_count(const std::string& text) {
 
 ModelOptions model_options(const DataSource& s, const std::string& model) {
   ModelOptions o;
-  const bool classifier = model == "softmax" || model == "mlp";
+  const ModelInfo& info = model_info(model);
+  const bool classifier = info.classifier;
   if (s.given("--classes") && !is_count(s.classes)) {
     // Class names: a CSV's labels mapped to their indices (0, 1, ... in this order).
     const std::size_t k = s.class_names().size();
-    if (model == "logistic" || model == "sigmoid") {
+    if (info.binary) {
       if (k != 2)
         throw Error("--classes: " + model + " takes 2 classes (the first is label 0, the second 1), got " +
                     std::to_string(k) + " names");
@@ -56,18 +57,17 @@ ModelOptions model_options(const DataSource& s, const std::string& model) {
     o.classes = parse_count(s.classes, "--classes", 2, 1u << 30);
   }
   if (s.given("--hidden")) {
-    if (model != "mlp") throw Error("--hidden: applies to the mlp model, not " + model);
+    if (!info.reads_hidden) throw Error("--hidden: applies to the mlp model, not " + model);
     o.hidden = parse_count(s.hidden, "--hidden", 1, 1u << 30);
   }
   if (s.given("--rank")) {
-    if (model != "pca") throw Error("--rank: applies to the pca model, not " + model);
+    if (!info.reads_rank) throw Error("--rank: applies to the pca model, not " + model);
     o.rank = parse_count(s.rank, "--rank", 1, 1u << 30);
   }
   if (s.fit_intercept && s.no_fit_intercept) throw Error("--no-fit-intercept: cannot be given with --fit-intercept");
   o.fit_intercept = s.fit_intercept;
   if (!s.fit_intercept && !s.no_fit_intercept && s.intercept_by_default && s.synthetic.empty())
-    o.fit_intercept =
-        model == "logistic" || model == "sigmoid" || model == "softmax" || model == "linear" || model == "cauchy";
+    o.fit_intercept = info.intercept_by_default;
   return o;
 }
 
@@ -265,7 +265,7 @@ LoadedProblem load_problem(const DataSource& s, std::optional<std::uint64_t> sam
     // Files stay in their own order: moving the records afterwards
     // (Dataset::store_in_sample_order) costs several times what a single
     // pass then saves (docs/performance.md).
-    p.data = load_file(s, s.data_path, s.labels_path, model_name != "pca", source);
+    p.data = load_file(s, s.data_path, s.labels_path, model_info(model_name).labeled, source);
   }
   p.load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   p.model = build_model(model_name, p.data, options, source);
@@ -288,7 +288,7 @@ Dataset load_eval_data(const DataSource& s, const std::string& path, const std::
   const std::string source = "--eval " + path;
   if (path.empty()) throw Error("--eval: empty file name");
   if (path == "-" && s.data_path == "-") throw Error("--eval -: stdin already holds the --data records");
-  Dataset eval = load_file(s, path, labels_path, model.name() != "pca", source);
+  Dataset eval = load_file(s, path, labels_path, model_info(model.name()).labeled, source);
   validate_for_model(model, eval, source);
   return eval;
 }
@@ -300,7 +300,7 @@ Index declared_features(const DataSource& s) {
 
 void check_public_shape(const DataSource& s, bool private_run) {
   if (!private_run || s.data_path.empty()) return;  // --synthetic: its spec fixes the shape
-  if ((s.model == "softmax" || s.model == "mlp") && !s.given("--classes"))
+  if (!s.model.empty() && model_info(s.model).classifier && !s.given("--classes"))
     throw Error("--classes: a private " + s.model +
                 " run is sized by its class count, which must be declared "
                 "(public), not read from the labels: give --classes K (labels 0 .. K-1)");

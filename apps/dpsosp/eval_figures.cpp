@@ -15,7 +15,8 @@ nlohmann::json eval_diagnostics(const Model& model, const Vec& x, const Dataset&
   const double loss = model.mean_loss(x, eval, all), accuracy = model.accuracy(x, eval);
   nlohmann::json j = {{"n", eval.rows()}, {"loss", number(loss)}, {"accuracy", number(accuracy)}};
   double r2 = std::numeric_limits<double>::quiet_NaN();
-  if (scales_target(model.name()) && user_y.size() == eval.rows() && eval.rows() > 1) {  // R^2 in the user's units
+  if (model_info(model.name()).regression && user_y.size() == eval.rows() &&
+      eval.rows() > 1) {  // R^2 in the user's units
     const Vec predicted = predict(model, x, eval);
     double mean = 0, res = 0, tot = 0;
     const auto user = [&](double v) { return target != nullptr ? target->target_to_user(v) : v; };

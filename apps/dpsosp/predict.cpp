@@ -50,7 +50,7 @@ void setup_predict(CLI::App& app) {
                   ": no \"model\" and \"shape\" (expected a result of dpsosp run or a "
                   "model file of dpsosp.save)");
     default_features_from_point(args->source, point.features);
-    const bool labeled = !args->no_labels && point.model != "pca";
+    const bool labeled = !args->no_labels && model_info(point.model).labeled;
     const Dataset raw = load_data_file(args->source, labeled);
     // A point fitted on the unit scale (scaling.hpp) predicts raw records
     // through the same map, and a regression's value in the user's units.

@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "dpsosp/clip.hpp"
 #include "dpsosp/data.hpp"
@@ -138,7 +139,34 @@ class Model {
   Vec mean_hvp(const Vec& x, const Dataset& data, const IndexList& idx, const Vec& v) const;
 };
 
-/// Model names: logistic, sigmoid, cauchy, phase-retrieval, pca, softmax, mlp.
+/// A model's row in the model table: what the front ends, the scale and
+/// make_model know of it. Each model's file defines its row
+/// (src/models/model_*.cpp); model.cpp lists them (docs/architecture.md, "A model").
+struct ModelInfo {
+  std::string name;
+  std::string summary;                ///< one line: the loss, the labels
+  bool labeled = true;                ///< its records carry labels (pca: none)
+  bool classifier = false;            ///< labels are class indices 0 .. K-1: reads classes (softmax, mlp)
+  bool binary = false;                ///< two classes, labels 0/1 or -1/+1 (logistic, sigmoid)
+  bool regression = false;            ///< a real target, scaled with the features (linear, cauchy)
+  bool intercept_by_default = false;  ///< the run's default for loaded records (fit_intercept)
+  bool scales_by_default = false;     ///< the private scale estimate on loaded tables (scaling.hpp)
+  bool reads_hidden = false;          ///< ModelOptions::hidden (mlp)
+  bool reads_rank = false;            ///< ModelOptions::rank (pca)
+  /// Why fit_intercept is refused; empty where the model takes one.
+  std::string no_intercept;
+  /// Its parameter count for `features` columns and `classes` (resolved for a
+  /// classifier): make_model refuses more than 2^31 - 1.
+  double (*parameters)(Index features, const ModelOptions& options, Index classes) = nullptr;
+  /// Builds it (options valid, classes resolved for a classifier).
+  std::unique_ptr<Model> (*make)(Index features, const ModelOptions& options, Index classes) = nullptr;
+};
+/// Every model, in the order help texts list them.
+const std::vector<ModelInfo>& model_table();
+/// The row of `name`; throws Error "unknown model 'NAME', expected one of ...".
+const ModelInfo& model_info(const std::string& name);
+
+/// Model names: logistic, sigmoid, cauchy, phase-retrieval, pca, softmax, mlp, linear.
 /// `features` is the number of feature columns of the data; `data` (may be null)
 /// lets softmax/mlp infer the class count.
 std::unique_ptr<Model> make_model(const std::string& name, Index features, const ModelOptions& options = {},

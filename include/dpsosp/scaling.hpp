@@ -166,10 +166,8 @@ struct ScaledSummary {
 /// columns at share `share` of the run's budget (0 for a non-private run).
 double scale_count_noise(Index columns, const RunOptions& run, double share);
 
-/// The regression models, whose target is mapped: linear, cauchy.
-bool scales_target(const std::string& model);
-/// The models a table run maps by default: logistic, sigmoid, softmax, mlp, linear, cauchy.
-bool scales_by_default(const std::string& model);
+// Which models map their target and which a table run maps by default: their
+// rows in the model table (model.hpp: ModelInfo::regression, scales_by_default).
 
 /// Maps the records (estimating the box privately where asked), runs
 /// minimize on the unit-scale records at the target left after the estimate's

@@ -14,8 +14,11 @@ from ._table import _codes, _declared_width, _isna, _show, _table_input, encode_
 __all__ = ["RunWarning", "PrivacyLeakWarning", "Model", "run", "certify", "predict", "predict_proba", "save", "load",
            "encode_table"]
 
-_MODELS_READING = {"classes": ("softmax", "mlp"), "hidden": ("mlp",), "rank": ("pca",)}
-_MODELS_READING_TEXT = {"classes": "the softmax and mlp models", "hidden": "the mlp model", "rank": "the pca model"}
+# Which models read classes, hidden and rank: the library's model table (model.hpp).
+_MODELS_READING = {key: tuple(m["name"] for m in _core.model_table() if m[flag])
+                   for key, flag in (("classes", "classifier"), ("hidden", "reads_hidden"), ("rank", "reads_rank"))}
+_MODELS_READING_TEXT = {key: "the " + " and ".join(names) + (" models" if len(names) > 1 else " model")
+                        for key, names in _MODELS_READING.items()}
 # What a model file keeps of a report: the guarantee of the run that released x.
 _PRIVACY_KEYS = ("private", "guarantee", "epsilon", "delta", "mu", "sigma", "sensitivity", "noise_multiplier",
                  "epsilon_rdp", "zcdp_rho", "depth", "mechanism", "noise", "grid", "accounting", "adjacency",

@@ -285,8 +285,27 @@ Vec Model::mean_hvp(const Vec& x, const Dataset& data, const IndexList& idx, con
   return sum / static_cast<double>(idx.size());
 }
 
+const std::vector<ModelInfo>& model_table() {
+  static const std::vector<ModelInfo> table = [] {
+    std::vector<ModelInfo> rows = detail::margin_model_rows();
+    for (ModelInfo r : {detail::softmax_row(), detail::mlp_row(), detail::pca_row()}) rows.push_back(std::move(r));
+    return rows;
+  }();
+  return table;
+}
+
+const ModelInfo& model_info(const std::string& name) {
+  for (const ModelInfo& m : model_table())
+    if (m.name == name) return m;
+  std::string list;
+  for (const ModelInfo& m : model_table()) list += (list.empty() ? "" : ", ") + m.name;
+  throw Error("unknown model '" + name + "', expected one of " + list);
+}
+
 std::vector<std::string> model_names() {
-  return {"logistic", "sigmoid", "cauchy", "phase-retrieval", "pca", "softmax", "mlp", "linear"};
+  std::vector<std::string> names;
+  for (const ModelInfo& m : model_table()) names.push_back(m.name);
+  return names;
 }
 
 namespace {
@@ -325,33 +344,13 @@ void check_size(const std::string& name, double parameters) {
 std::unique_ptr<Model> make_model(const std::string& name, Index features, const ModelOptions& options,
                                   const Dataset* data) {
   options.Validate();
-  const auto names = model_names();
-  if (std::find(names.begin(), names.end(), name) == names.end()) {
-    std::string list;
-    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
-    throw Error("unknown model '" + name + "', expected one of " + list);
-  }
+  const ModelInfo& info = model_info(name);
   if (features < 1) throw Error(name + " needs at least 1 feature, got 0");
-  const double p = static_cast<double>(features);
-
-  const bool bias = options.fit_intercept;
-  if (bias && (name == "pca" || name == "mlp"))
-    throw OptionError(
-        "fit_intercept",
-        ": " + name + (name == "pca" ? " has no intercept (center the data instead)" : " has biases of its own"));
-  if (name == "logistic") return detail::make_logistic(features, bias);
-  if (name == "sigmoid") return detail::make_sigmoid(features, bias);
-  if (name == "cauchy") return detail::make_cauchy(features, bias);
-  if (name == "linear") return detail::make_linear(features, bias);
-  if (name == "phase-retrieval") return detail::make_phase_retrieval(features, bias);
-  if (name == "pca") {
-    check_size(name, p * static_cast<double>(options.rank));
-    return detail::make_pca(features, options.rank);
-  }
-
-  // softmax, mlp: the class count comes from the options or the labels.
+  if (options.fit_intercept && !info.no_intercept.empty())
+    throw OptionError("fit_intercept", ": " + name + " " + info.no_intercept);
+  // A classifier's class count comes from the options or the labels.
   Index classes = options.classes;
-  if (classes == 0) {
+  if (info.classifier && classes == 0) {
     if (data == nullptr) {
       throw Error(name +
                   " needs the number of classes: declare them (classes), or pass the data to infer them "
@@ -359,14 +358,8 @@ std::unique_ptr<Model> make_model(const std::string& name, Index features, const
     }
     classes = infer_classes(name, *data);
   }
-  const double k = static_cast<double>(classes);
-  if (name == "softmax") {
-    check_size(name, k * (p + (bias ? 1 : 0)));
-    return detail::make_softmax(features, classes, bias);
-  }
-  const double h = static_cast<double>(options.hidden);
-  check_size(name, h * p + h + k * h + k);
-  return detail::make_mlp(features, options.hidden, classes);
+  check_size(name, info.parameters(features, options, classes));
+  return info.make(features, options, classes);
 }
 
 std::optional<bool> Model::correct(const Vec&, const Dataset&, Index) const { return std::nullopt; }

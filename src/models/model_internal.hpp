@@ -141,14 +141,12 @@ class MarginModel : public Model {
   bool intercept_;
 };
 
-std::unique_ptr<Model> make_logistic(Index features, bool intercept);
-std::unique_ptr<Model> make_sigmoid(Index features, bool intercept);
-std::unique_ptr<Model> make_cauchy(Index features, bool intercept);
-std::unique_ptr<Model> make_linear(Index features, bool intercept);
-std::unique_ptr<Model> make_phase_retrieval(Index features, bool intercept);
-std::unique_ptr<Model> make_softmax(Index features, Index classes, bool intercept);
-std::unique_ptr<Model> make_pca(Index features, Index rank);
-std::unique_ptr<Model> make_mlp(Index features, Index hidden, Index classes);
+// The model table's rows (model.hpp), each defined in its model's file;
+// model.cpp lists them.
+std::vector<ModelInfo> margin_model_rows();  // model_linear.cpp: logistic, sigmoid, cauchy, phase-retrieval, linear
+ModelInfo softmax_row();                     // model_softmax.cpp
+ModelInfo mlp_row();                         // model_mlp.cpp
+ModelInfo pca_row();                         // model_pca.cpp
 
 }  // namespace detail
 }  // namespace dpsosp

@@ -185,20 +185,33 @@ class PhaseRetrievalModel final : public RealMarginModel<PhaseRetrievalModel> {
 
 }  // namespace
 
-std::unique_ptr<Model> make_logistic(Index features, bool intercept) {
-  return std::make_unique<LogisticModel>(features, intercept);
+namespace {
+
+template <class M>
+ModelInfo margin_row(std::string name, std::string summary) {
+  ModelInfo r;
+  r.name = std::move(name);
+  r.summary = std::move(summary);
+  r.parameters = [](Index features, const ModelOptions& o, Index) {
+    return static_cast<double>(features) + (o.fit_intercept ? 1 : 0);
+  };
+  r.make = [](Index features, const ModelOptions& o, Index) -> std::unique_ptr<Model> {
+    return std::make_unique<M>(features, o.fit_intercept);
+  };
+  return r;
 }
-std::unique_ptr<Model> make_sigmoid(Index features, bool intercept) {
-  return std::make_unique<SigmoidLossModel>(features, intercept);
-}
-std::unique_ptr<Model> make_cauchy(Index features, bool intercept) {
-  return std::make_unique<CauchyModel>(features, intercept);
-}
-std::unique_ptr<Model> make_linear(Index features, bool intercept) {
-  return std::make_unique<LinearModel>(features, intercept);
-}
-std::unique_ptr<Model> make_phase_retrieval(Index features, bool intercept) {
-  return std::make_unique<PhaseRetrievalModel>(features, intercept);
+
+}  // namespace
+
+std::vector<ModelInfo> margin_model_rows() {
+  ModelInfo logistic = margin_row<LogisticModel>("logistic", "log(1 + exp(-y z)), labels 0/1 or -1/+1");
+  ModelInfo sigmoid = margin_row<SigmoidLossModel>("sigmoid", "1 / (1 + exp(y z)) (non-convex), labels 0/1 or -1/+1");
+  for (ModelInfo* m : {&logistic, &sigmoid}) m->binary = m->intercept_by_default = m->scales_by_default = true;
+  ModelInfo cauchy = margin_row<CauchyModel>("cauchy", "log(1 + (z - y)^2 / 2) (robust, non-convex), real y");
+  ModelInfo linear = margin_row<LinearModel>("linear", "Huber(z - y) (least squares within 1), real y");
+  for (ModelInfo* m : {&cauchy, &linear}) m->regression = m->intercept_by_default = m->scales_by_default = true;
+  ModelInfo phase = margin_row<PhaseRetrievalModel>("phase-retrieval", "(z^2 - y)^2 / 4 (strict saddles), real y");
+  return {logistic, sigmoid, cauchy, phase, linear};
 }
 
 }  // namespace detail

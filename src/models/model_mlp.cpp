@@ -202,8 +202,20 @@ class MlpModel final : public RowKernelModel<MlpModel, kMlpKernel> {
 
 }  // namespace
 
-std::unique_ptr<Model> make_mlp(Index features, Index hidden, Index classes) {
-  return std::make_unique<MlpModel>(features, hidden, classes);
+ModelInfo mlp_row() {
+  ModelInfo r;
+  r.name = "mlp";
+  r.summary = "one hidden tanh layer, softmax output (cross-entropy), labels 0 .. K-1";
+  r.classifier = r.scales_by_default = r.reads_hidden = true;
+  r.no_intercept = "has biases of its own";
+  r.parameters = [](Index features, const ModelOptions& o, Index classes) {
+    const double h = static_cast<double>(o.hidden), k = static_cast<double>(classes);
+    return h * static_cast<double>(features) + h + k * h + k;
+  };
+  r.make = [](Index features, const ModelOptions& o, Index classes) -> std::unique_ptr<Model> {
+    return std::make_unique<MlpModel>(features, o.hidden, classes);
+  };
+  return r;
 }
 
 }  // namespace detail

@@ -109,7 +109,21 @@ class PcaModel final : public RowKernelModel<PcaModel, kOtherKernel> {
 
 }  // namespace
 
-std::unique_ptr<Model> make_pca(Index features, Index rank) { return std::make_unique<PcaModel>(features, rank); }
+ModelInfo pca_row() {
+  ModelInfo r;
+  r.name = "pca";
+  r.summary = "||U U^T - z z^T||^2 / 4, the principal subspace of rank r (strict saddle at 0), no labels";
+  r.labeled = false;
+  r.reads_rank = true;
+  r.no_intercept = "has no intercept (center the data instead)";
+  r.parameters = [](Index features, const ModelOptions& o, Index) {
+    return static_cast<double>(features) * static_cast<double>(o.rank);
+  };
+  r.make = [](Index features, const ModelOptions& o, Index) -> std::unique_ptr<Model> {
+    return std::make_unique<PcaModel>(features, o.rank);
+  };
+  return r;
+}
 
 }  // namespace detail
 }  // namespace dpsosp

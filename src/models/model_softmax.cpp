@@ -176,8 +176,18 @@ class SoftmaxModel final : public RowKernelModel<SoftmaxModel, kSoftmaxKernel> {
 
 }  // namespace
 
-std::unique_ptr<Model> make_softmax(Index features, Index classes, bool intercept) {
-  return std::make_unique<SoftmaxModel>(features, classes, intercept);
+ModelInfo softmax_row() {
+  ModelInfo r;
+  r.name = "softmax";
+  r.summary = "multinomial logistic regression (cross-entropy), labels 0 .. K-1";
+  r.classifier = r.intercept_by_default = r.scales_by_default = true;
+  r.parameters = [](Index features, const ModelOptions& o, Index classes) {
+    return static_cast<double>(classes) * (static_cast<double>(features) + (o.fit_intercept ? 1 : 0));
+  };
+  r.make = [](Index features, const ModelOptions& o, Index classes) -> std::unique_ptr<Model> {
+    return std::make_unique<SoftmaxModel>(features, classes, o.fit_intercept);
+  };
+  return r;
 }
 
 }  // namespace detail

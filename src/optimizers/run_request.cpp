@@ -190,16 +190,17 @@ RunRequest::RunRequest(const OptionValues& values, const std::map<std::string, s
 ScalingOptions RunRequest::scaling(const std::string& model, Index features, bool table, bool streamed,
                                    std::vector<Interval> bounds, std::optional<Interval> y_bounds) const {
   ScalingOptions so;
-  so.target = scales_target(model);
+  const ModelInfo& info = model_info(model);
+  so.target = info.regression;
   so.bounds = std::move(bounds);
   so.y_bounds = y_bounds;
   so.share = scale_share;
   so.normalize = normalize;
-  if (scale == "private" && (streamed || !scales_by_default(model)))
+  if (scale == "private" && (streamed || !info.scales_by_default))
     throw Error(word("scale") +
                 " private: applies to loaded records of the logistic, sigmoid, softmax, mlp, linear "
                 "and cauchy models");
-  so.estimate_features = scale == "private" || (scale == "auto" && table && scales_by_default(model));
+  so.estimate_features = scale == "private" || (scale == "auto" && table && info.scales_by_default);
   so.automatic = scale == "auto";
   so.estimate_target = so.estimate_features && so.target;
   if (streamed && so.any())

@@ -58,11 +58,6 @@ void ScalingOptions::Validate(Index features) const {
   if (!(share > 0 && share < 1)) throw OptionError("scale_share", ": expected a number in (0, 1), got " + show(share));
 }
 
-bool scales_target(const std::string& model) { return model == "linear" || model == "cauchy"; }
-bool scales_by_default(const std::string& model) {
-  return model == "logistic" || model == "sigmoid" || model == "softmax" || model == "mlp" || scales_target(model);
-}
-
 Dataset Scaling::apply(const Dataset& data) const {
   const Index n = data.rows(), p = data.cols();
   if (maps_features() && static_cast<Index>(lower.size()) != p)
@@ -107,7 +102,8 @@ std::optional<Vec> user_units_point(const Model& model, const Vec& x, const Scal
   if (s.normalize) return std::nullopt;
   const Index p = model.features();
   const bool softmax = model.name() == "softmax";
-  const bool margin = model.name() == "logistic" || model.name() == "sigmoid" || scales_target(model.name());
+  const ModelInfo& info = model_info(model.name());
+  const bool margin = info.binary || info.regression;
   if (!(softmax || margin) || !model.options().fit_intercept) return std::nullopt;
   const Index rows = softmax ? model.options().classes : 1;
   if (static_cast<Index>(x.size()) != rows * (p + 1)) return std::nullopt;
@@ -333,7 +329,7 @@ ScaledSummary minimize_scaled(const Model& model, const Dataset& data, const Vec
       slope = 1, curvature = 1;
     else if (m == "cauchy")
       slope = std::sqrt(0.5), curvature = 1;
-    if (slope > 0 && (!scales_target(m) || s.has_target)) {
+    if (slope > 0 && (!model_info(m).regression || s.has_target)) {
       o.estimate.G_cap = slope * std::sqrt(r2);
       o.estimate.M_cap = curvature * r2;
       // Where the estimate's records are too few for its noise (fewer than 4

@@ -122,8 +122,37 @@ TEST(DataFormatTest, ParseFileFormatNames) {
   EXPECT_EQ(parse_file_format("svmlight"), FileFormat::kLibsvm);
   EXPECT_EQ(parse_file_format("idx"), FileFormat::kIdx);
   EXPECT_EQ(parse_file_format("records"), FileFormat::kRecords);
-  EXPECT_CONTAINS(error_of([] { parse_file_format("parquet"); }),
-                  "--format: unknown format 'parquet' (expected csv, libsvm, svmlight, idx or records)");
+  EXPECT_CONTAINS(
+      error_of([] { parse_file_format("parquet"); }),
+      "--format: unknown format 'parquet' (expected one of csv, libsvm, svmlight, svm, idx, records, dpsr)");
+}
+
+TEST(DataFormatTest, EachRowOfTheFormatTableIsReachable) {
+  // Every format's names and extensions lead back to its row, its loader is
+  // set, and no name or extension belongs to two rows.
+  std::set<std::string> names, extensions;
+  for (const FormatInfo& f : format_table()) {
+    EXPECT_EQ(format_info(f.id).name, f.name);
+    EXPECT_NE(f.load, nullptr) << f.name;
+    EXPECT_FALSE(f.extensions.empty()) << f.name;
+    std::vector<std::string> all = f.aliases;
+    all.push_back(f.name);
+    for (const std::string& n : all) {
+      EXPECT_TRUE(names.insert(n).second) << n;
+      EXPECT_EQ(parse_file_format(n), f.id) << n;
+    }
+    for (const std::string& e : f.extensions) {
+      EXPECT_TRUE(extensions.insert(e).second) << e;
+      EXPECT_EQ(guess_file_format("/no/such/dir/records" + e), f.id) << e;
+      EXPECT_EQ(guess_file_format("/no/such/dir/records" + e + ".gz"), f.id) << e;
+    }
+    EXPECT_CONTAINS(format_names(" | "), f.name);
+  }
+  EXPECT_EQ(format_table().size(), 4u);
+  EXPECT_TRUE(format_info(FileFormat::kCsv).csv_options && format_info(FileFormat::kCsv).table);
+  EXPECT_TRUE(format_info(FileFormat::kLibsvm).sparse);
+  EXPECT_TRUE(format_info(FileFormat::kIdx).labels_file && !format_info(FileFormat::kIdx).table);
+  EXPECT_FALSE(format_info(FileFormat::kRecords).table);
 }
 
 TEST(DataFormatTest, GuessFileFormatFromName) {
@@ -139,7 +168,7 @@ TEST(DataFormatTest, GuessFileFormatFromName) {
   EXPECT_EQ(guess_file_format("train.DPSR"), FileFormat::kRecords);
   const std::string msg = error_of([] { guess_file_format("dir.csv/records.bin"); });
   EXPECT_CONTAINS(msg, "data file dir.csv/records.bin: cannot tell its format");
-  EXPECT_CONTAINS(msg, "pass --format csv|libsvm|idx");
+  EXPECT_CONTAINS(msg, "pass --format csv|libsvm|idx|records");
 }
 
 TEST(DataFormatTest, AFileThatSaysWhatItIsIsReadAsThat) {

@@ -109,7 +109,7 @@ FileFormat format_of(const DataSource& s, const std::string& path) {
 // dense format's, the same for every record, or a record file's header).
 void check_declared_width(const DataSource& s, FileFormat format, const Dataset& data, const std::string& path) {
   const Index declared = declared_features(s);
-  if (declared == 0 || format == FileFormat::kLibsvm || data.cols() == declared) return;
+  if (declared == 0 || format_info(format).sparse || data.cols() == declared) return;
   if (format == FileFormat::kRecords)
     throw Error("--features " + std::to_string(declared) + ": the record file " + path + " holds records of " +
                 std::to_string(data.cols()) + " features; convert it again with --features " +
@@ -121,27 +121,27 @@ void check_declared_width(const DataSource& s, FileFormat format, const Dataset&
 Dataset load_file(const DataSource& s, const std::string& path, const std::string& labels_path, bool labeled,
                   const std::string& source) {
   const FileFormat format = format_of(s, path);
-  if (s.header && format != FileFormat::kCsv) throw Error("--header: applies to CSV files, not " + path);
+  if (s.header && !format_info(format).csv_options) throw Error("--header: applies to CSV files, not " + path);
   for (const char* option : {"--label", "--categorical", "--impute"})
-    if (s.given(option) && format != FileFormat::kCsv)
+    if (s.given(option) && !format_info(format).csv_options)
       throw Error(std::string(option) + ": applies to CSV files, not " + path);
-  if (!s.class_names().empty() && format != FileFormat::kCsv)
+  if (!s.class_names().empty() && !format_info(format).csv_options)
     throw Error("--classes " + s.classes + ": class names map a CSV file's labels; " + path +
                 " holds class indices: give their count (--classes " + std::to_string(s.class_names().size()) + ")");
-  if (!labels_path.empty() && format != FileFormat::kIdx)
+  if (!labels_path.empty() && !format_info(format).labels_file)
     throw Error(source + ": a labels file applies to IDX data; " + path + " is not IDX");
   if (!labels_path.empty() && !labeled)
     throw Error(source + ": a labels file was given, but the pca model takes no labels");
   try {
     Dataset data;
-    if (format == FileFormat::kIdx && !labels_path.empty()) {
+    if (format_info(format).labels_file && !labels_path.empty()) {
       data = load_idx(path, labeled ? labels_path : "");
     } else {
       LoadOptions lo;
       lo.header = s.header;
       lo.labeled = labeled;
       lo.libsvm_features = declared_features(s);
-      if (format == FileFormat::kCsv) csv_table_options(s, labeled, lo);
+      if (format_info(format).csv_options) csv_table_options(s, labeled, lo);
       data = load_dataset(path, format, lo);
     }
     check_declared_width(s, format, data, path);
@@ -160,7 +160,7 @@ void add_data_options(CLI::App& app, DataSource& s) {
   auto* data =
       app.add_option("--data", s.data_path,
                      "Data file (CSV, LibSVM or IDX; any of them may be gzip-compressed; - = stdin, with --format)");
-  app.add_option("--format", s.format, "csv | libsvm | idx (default: from the file name)");
+  app.add_option("--format", s.format, format_names(" | ") + " (default: what the file says it is, else its name)");
   app.add_option("--labels", s.labels_path, "IDX labels file (default: the labels-idx1 file beside the images)");
   app.add_flag("--header", s.header,
                "CSV: the first line is a header (default: detected: a first line with a word in a numeric column, "
@@ -210,7 +210,8 @@ LoadedProblem load_problem(const DataSource& s, std::optional<std::uint64_t> sam
     throw Error("--synthetic: empty spec (expected NAME:key=value,...)");
   if (s.given("--model") && s.model.empty())
     throw Error("--model: empty (expected one of " + join(model_names()) + ")");
-  if (s.given("--format") && s.format.empty()) throw Error("--format: empty (expected csv, libsvm or idx)");
+  if (s.given("--format") && s.format.empty())
+    throw Error("--format: empty (expected one of " + format_names(", ") + ")");
   if (s.given("--labels") && s.labels_path.empty()) throw Error("--labels: empty file name");
   if (s.given("--format") && s.data_path.empty()) throw Error("--format: applies to --data files, not to --synthetic");
   if (s.given("--labels") && s.data_path.empty())
@@ -310,7 +311,7 @@ void check_public_shape(const DataSource& s, bool private_run) {
   } catch (const Error&) {
     return;  // loading names the problem
   }
-  if (format == FileFormat::kLibsvm && declared_features(s) == 0)
+  if (format_info(format).sparse && declared_features(s) == 0)
     throw Error(
         "--features: a private run on LibSVM records is sized by their feature count, which must be "
         "declared (public), not read from the largest index: give --features D (indices 1 .. D)");
@@ -331,7 +332,7 @@ void check_public_shape(const DataSource& s, bool private_run) {
 void default_features_from_point(DataSource& s, std::optional<Index> features) {
   if (!features || s.given("--features") || s.data_path.empty()) return;
   try {
-    if (format_of(s, s.data_path) == FileFormat::kLibsvm) s.features = std::to_string(*features);
+    if (format_info(format_of(s, s.data_path)).sparse) s.features = std::to_string(*features);
   } catch (const Error&) {
     // loading names the problem
   }

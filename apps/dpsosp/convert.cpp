@@ -27,7 +27,7 @@ void setup_convert(CLI::App& app) {
                   "write (.dpsr); OUT alone with --synthetic")
       ->required();
   cmd->add_option("--synthetic", args->synthetic, "Instead of IN: NAME:key=value,... (as for run)");
-  cmd->add_option("--format", args->format, "csv | libsvm | idx (default: from IN's name)");
+  cmd->add_option("--format", args->format, format_names(" | ") + " (default: what IN says it is, else its name)");
   cmd->add_option("--labels", args->labels, "IDX labels file (default: the labels-idx1 file beside the images)");
   cmd->add_flag("--header", args->header, "CSV: skip one header line");
   cmd->add_flag("--no-labels", args->no_labels,
@@ -75,10 +75,11 @@ void setup_convert(CLI::App& app) {
     } else {
       const FileFormat format = args->format.empty() ? guess_file_format(args->in) : parse_file_format(args->format);
       if (format == FileFormat::kRecords) throw Error("IN " + args->in + ": is a record file already");
-      if (args->header && format != FileFormat::kCsv) throw Error("--header: applies to CSV files, not " + args->in);
-      if (!args->labels.empty() && format != FileFormat::kIdx)
+      if (args->header && !format_info(format).csv_options)
+        throw Error("--header: applies to CSV files, not " + args->in);
+      if (!args->labels.empty() && !format_info(format).labels_file)
         throw Error("--labels: applies to IDX images, not " + args->in);
-      if (format == FileFormat::kIdx && !args->labels.empty()) {
+      if (format_info(format).labels_file && !args->labels.empty()) {
         data = load_idx(args->in, args->no_labels ? "" : args->labels);
       } else {
         LoadOptions lo;

@@ -23,7 +23,8 @@ void setup_predict(CLI::App& app) {
   cmd->add_option("--point", args->point, "A result JSON of `dpsosp run` or a model file of dpsosp.save")->required();
   cmd->add_option("--data", args->source.data_path, "The records (CSV, LibSVM or IDX, as for run; - = stdin)")
       ->required();
-  cmd->add_option("--format", args->source.format, "csv | libsvm | idx (default: from the file name)");
+  cmd->add_option("--format", args->source.format,
+                  format_names(" | ") + " (default: what the file says it is, else its name)");
   cmd->add_option("--labels", args->source.labels_path, "IDX labels file (default: the one beside the images)");
   cmd->add_flag("--header", args->source.header, "CSV: the first line is a header (default: detected, as for run)");
   cmd->add_option("--features", args->source.features,

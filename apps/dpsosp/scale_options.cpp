@@ -100,14 +100,16 @@ ScalingOptions scaling_options(const ScaleArgs& a, const RunRequest& r, const Da
     y_bounds = y[0];
   }
   bool table = !source.data_path.empty() && !p.records;
-  if (table && source.format.empty() && source.data_path != "-") {
+  if (table) {  // the format table's rule: a user's table takes the private scale by default
     try {
-      const FileFormat f = guess_file_format(source.data_path);
-      table = f != FileFormat::kIdx && f != FileFormat::kRecords;
+      if (!source.format.empty())
+        table = format_info(parse_file_format(source.format)).table;
+      else if (source.data_path != "-")
+        table = format_info(guess_file_format(source.data_path)).table;
     } catch (const Error&) {
+      // loading names the problem
     }
   }
-  if (source.format == "idx" || source.format == "records") table = false;
   return r.scaling(p.model->name(), p.model->features(), table, p.records.has_value(), std::move(bounds), y_bounds);
 }
 

@@ -164,10 +164,32 @@ struct LoadOptions {
   Index libsvm_features = 0;
 };
 
-/// Parses "csv", "libsvm"/"svmlight", "idx", "records"; throws Error otherwise.
+/// A data format's row in the format table: its names, how a file says it is
+/// one, and its loader. Each loader's file defines its row (csv.cpp,
+/// libsvm.cpp, idx.cpp, record_file.cpp); loaders.cpp lists them.
+struct FormatInfo {
+  FileFormat id = FileFormat::kCsv;
+  std::string name;                     ///< as --format takes it
+  std::vector<std::string> aliases;     ///< other names --format takes
+  std::vector<std::string> extensions;  ///< of the file's name (after a .gz), lower case: ".csv", "-ubyte"
+  /// Whether the first bytes (through gzip) say the file is one; null where the format has no mark.
+  bool (*says)(const unsigned char* head, std::size_t count) = nullptr;
+  Dataset (*load)(const std::string& path, const LoadOptions& options) = nullptr;
+  bool table = false;        ///< a user's table (CSV, LibSVM): the private scale applies by default
+  bool csv_options = false;  ///< reads --header, --label, --classes a,b,c, --categorical, --impute
+  bool sparse = false;       ///< its width comes from its largest index unless declared (--features)
+  bool labels_file = false;  ///< its labels may come from a second file (IDX: --labels, or the images' sibling)
+};
+/// Every format, in the order help texts list them.
+const std::vector<FormatInfo>& format_table();
+const FormatInfo& format_info(FileFormat id);
+/// The formats' names joined by separator ("csv | libsvm | idx | records").
+std::string format_names(const std::string& separator);
+
+/// A format by one of its names (any case); throws Error naming the choices.
 FileFormat parse_file_format(const std::string& name);
-/// Guesses from the extension (.csv, .svm/.libsvm/.txt, -ubyte/.idx, with
-/// .gz; .dpsr for record files).
+/// The format a file says it is (its first bytes), else its name's extension
+/// (.gz stripped); throws Error when neither tells.
 FileFormat guess_file_format(const std::string& path);
 
 /// The loaders read the path "-" as the standard input (once; gzip or plain).

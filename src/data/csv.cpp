@@ -13,6 +13,7 @@
 
 #include "data/csv_table.hpp"
 #include "data/file_input.hpp"
+#include "data/formats.hpp"
 #include "dpsosp/data.hpp"
 #include "dpsosp/data_layout.hpp"
 
@@ -193,6 +194,16 @@ Dataset load_csv(const std::string& path, const LoadOptions& options) {
   Vec label_vec = allocate_labels(static_cast<Index>(labels.size()));
   label_vec = Eigen::Map<const Vec>(labels.data(), static_cast<Eigen::Index>(labels.size()));
   return Dataset(features.take(rows, static_cast<Index>(cols)), std::move(label_vec));
+}
+
+FormatInfo csv_format_row() {
+  FormatInfo r;
+  r.id = FileFormat::kCsv;
+  r.name = "csv";
+  r.extensions = {".csv"};
+  r.load = load_csv;
+  r.table = r.csv_options = true;
+  return r;
 }
 
 }  // namespace dpsosp

@@ -6,12 +6,15 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "data/file_input.hpp"
+#include "data/formats.hpp"
 #include "dpsosp/data.hpp"
 #include "dpsosp/data_layout.hpp"
+#include "dpsosp/error.hpp"
 
 namespace dpsosp {
 
@@ -171,6 +174,59 @@ Dataset load_idx(const std::string& images_path, const std::string& labels_path)
     decode_idx_values(label_bytes, kFn, labels_path, label_array, label_header, 1.0, labels.data());
   }
   return Dataset(std::move(features), std::move(labels));
+}
+
+namespace {
+
+// "train-images-idx3-ubyte.gz" -> "train-labels-idx1-ubyte.gz" beside it; empty if
+// the name does not follow the MNIST convention.
+std::string sibling_idx_labels(const std::string& images_path) {
+  namespace fs = std::filesystem;
+  const fs::path path(images_path);
+  std::string name = path.filename().string();
+  for (const char* sep : {"-", "."}) {
+    const std::string pattern = std::string("images") + sep + "idx3";
+    const std::size_t at = name.rfind(pattern);
+    if (at != std::string::npos) {
+      name.replace(at, pattern.size(), std::string("labels") + sep + "idx1");
+      return (path.parent_path() / name).string();
+    }
+  }
+  return "";
+}
+
+// A labeled run reads the images' labels from the MNIST-convention sibling
+// file, and refuses rather than silently drops them.
+Dataset load_idx_dataset(const std::string& path, const LoadOptions& options) {
+  // A missing images file should be reported as such, not as missing labels.
+  if (!options.labeled || !std::filesystem::exists(path)) return load_idx(path);
+  const std::string labels = sibling_idx_labels(path);
+  if (labels.empty())
+    throw Error("IDX file " + path +
+                ": cannot derive the IDX labels file from the name (expected "
+                "'...images-idx3...' beside '...labels-idx1...'); use unlabeled data or call load_idx");
+  if (!std::filesystem::exists(labels))
+    throw Error("IDX file " + path + ": labels file " + labels + " not found beside the images");
+  return load_idx(path, labels);
+}
+
+// Two zero bytes, a type code, 1 to 4 dimensions.
+bool says_idx(const unsigned char* head, std::size_t got) {
+  const bool type = head[2] == 0x08 || head[2] == 0x09 || (head[2] >= 0x0B && head[2] <= 0x0E);
+  return got >= 4 && head[0] == 0 && head[1] == 0 && type && head[3] >= 1 && head[3] <= 4;
+}
+
+}  // namespace
+
+FormatInfo idx_format_row() {
+  FormatInfo r;
+  r.id = FileFormat::kIdx;
+  r.name = "idx";
+  r.extensions = {"-ubyte", ".idx", ".idx1", ".idx3"};
+  r.says = says_idx;
+  r.load = load_idx_dataset;
+  r.labels_file = true;
+  return r;
 }
 
 }  // namespace dpsosp

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "data/file_input.hpp"
+#include "data/formats.hpp"
 #include "dpsosp/data.hpp"
 #include "dpsosp/data_layout.hpp"
 #include "dpsosp/error.hpp"
@@ -109,6 +110,17 @@ Dataset load_libsvm(const std::string& path, const LoadOptions& options) {
   Vec label_vec = allocate_labels(static_cast<Index>(rows));
   label_vec = Eigen::Map<const Vec>(labels.data(), rows);
   return Dataset(std::move(features), std::move(label_vec));
+}
+
+FormatInfo libsvm_format_row() {
+  FormatInfo r;
+  r.id = FileFormat::kLibsvm;
+  r.name = "libsvm";
+  r.aliases = {"svmlight", "svm"};
+  r.extensions = {".svm", ".libsvm", ".svmlight", ".txt"};
+  r.load = load_libsvm;
+  r.table = r.sparse = true;
+  return r;
 }
 
 }  // namespace dpsosp

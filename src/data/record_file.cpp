@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "data/dataset_layout.hpp"
+#include "data/formats.hpp"
 #include "data/record_format.hpp"
 #include "data/record_stream.hpp"
 #include "data/sample_order.hpp"
@@ -279,6 +280,33 @@ std::uint64_t record_fingerprint(const Dataset& data) {
   detail::RecordHasher hasher;
   hasher.add(data);
   return hasher.value();
+}
+
+namespace {
+
+// An unsupervised model takes no labels: the records without them.
+Dataset load_records_dataset(const std::string& path, const LoadOptions& options) {
+  Dataset records = load_record_file(path);
+  if (options.labeled || !records.has_labels()) return records;
+  if (records.is_sparse()) return Dataset(SparseRowMatrix(records.sparse()), Vec());
+  return Dataset(RowMatrix(records.dense()), Vec());
+}
+
+bool says_records(const unsigned char* head, std::size_t got) {
+  return got >= 8 && std::equal(head, head + 8, reinterpret_cast<const unsigned char*>(detail::kRecordMagic));
+}
+
+}  // namespace
+
+FormatInfo records_format_row() {
+  FormatInfo r;
+  r.id = FileFormat::kRecords;
+  r.name = "records";
+  r.aliases = {"dpsr"};
+  r.extensions = {".dpsr"};
+  r.says = says_records;
+  r.load = load_records_dataset;
+  return r;
 }
 
 }  // namespace dpsosp

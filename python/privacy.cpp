@@ -4,7 +4,9 @@
 #include <pybind11/stl.h>
 
 #include <cmath>
+#include <map>
 
+#include "bindings.hpp"
 #include "dpsosp/dpsosp.hpp"
 
 namespace py = pybind11;
@@ -28,6 +30,12 @@ privacy::PldOptions options_of(double discretization, bool pessimistic) {
 }  // namespace
 
 void bind_privacy(py::module_& m) {
+  m.def(
+      "privacy_figures",
+      [](const std::map<std::string, std::string>& values) {
+        return dpsosp::python::to_python(privacy_figures(values, FrontEnd::kPython));
+      },
+      py::arg("values"), "The figures of `dpsosp privacy` (privacy_figures.hpp) for options as text by key.");
   m.def(
       "privacy_tree",
       [](double z, const std::vector<std::uint64_t>& steps, double delta) {

@@ -3,6 +3,10 @@
 // an algorithm added by one row, as an extension would be.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
 #include <string>
 
 #include "dpsosp/dpsosp.hpp"
@@ -117,6 +121,138 @@ TEST(AlgorithmTable, OneRowAddsAnAlgorithm) {
   EXPECT_EQ(s.steps, 10u);
   EXPECT_NEAR(s.privacy.epsilon, 1.0, 1e-9);
   EXPECT_TRUE(s.x.allFinite());
+}
+
+}  // namespace
+}  // namespace dpsosp
+
+namespace dpsosp {
+namespace {
+
+// A number of the figures' JSON as a double (null: NaN).
+double figure(const nlohmann::json& j, const char* key) {
+  return j.contains(key) && j[key].is_number() ? j[key].get<double>() : std::nan("");
+}
+
+TEST(MechanismTable, EveryKindHasOneRowWhosePrivacyFormReproducesIt) {
+  const std::vector<MechanismKind> kinds = {MechanismKind::kNone,
+                                            MechanismKind::kTree,
+                                            MechanismKind::kGaussian,
+                                            MechanismKind::kPoissonGaussian,
+                                            MechanismKind::kMatrixFactorization,
+                                            MechanismKind::kBandedPoisson};
+  ASSERT_EQ(mechanism_table().size(), kinds.size());
+  std::set<std::string> names, forms;
+  for (const PrivacyFormInfo& f : privacy_form_table()) forms.insert(f.name);
+  for (MechanismKind kind : kinds) {
+    const MechanismInfo& row = mechanism_info(kind);
+    EXPECT_EQ(row.kind, kind);
+    EXPECT_TRUE(names.insert(row.name).second) << row.name;
+    ASSERT_NE(row.accounting, nullptr) << row.name;
+    EXPECT_EQ(mechanism_name(kind), row.name);
+    // Every private mechanism's guarantee is reproduced by a privacy form.
+    if (kind != MechanismKind::kNone) EXPECT_EQ(forms.count(row.privacy_form), 1u) << row.name;
+  }
+  // The Gaussian mechanism's row says the tree form (phases of one release)
+  // reproduces it, and the Poisson row the Poisson form: their records' epsilon.
+  const PrivacyTarget target{1.0, 1e-6};
+  const PrivacyRecord gauss = make_gaussian_mechanism(3, testing::test_noise_key(), target, 0.5)->account();
+  const nlohmann::json tree =
+      privacy_figures({{"noise_multiplier", std::to_string(gauss.noise_multiplier)}, {"steps", "1"}, {"delta", "1e-6"}},
+                      FrontEnd::kCli);
+  EXPECT_EQ(mechanism_info(gauss.mechanism).privacy_form, tree["form"]);
+  EXPECT_NEAR(figure(tree, "epsilon_gdp"), gauss.epsilon, 1e-5);
+  const PrivacyRecord poisson =
+      make_poisson_gaussian_mechanism(3, testing::test_noise_key(), 1.5, 0.01, 200, {3.0, 1e-6})->account();
+  char z[40];
+  std::snprintf(z, sizeof z, "%.17g", poisson.noise_multiplier);
+  const nlohmann::json figures = privacy_figures(
+      {{"noise_multiplier", z}, {"steps", "200"}, {"delta", "1e-6"}, {"sampling_rate", "0.01"}}, FrontEnd::kCli);
+  EXPECT_EQ(mechanism_info(poisson.mechanism).privacy_form, "poisson");
+  EXPECT_NEAR(figure(figures, "epsilon_pld"), poisson.epsilon, 1e-9);
+  EXPECT_EQ(poisson.accounting(), "pld-poisson");
+  EXPECT_EQ(gauss.accounting(), "gdp-gaussian");
+}
+
+TEST(AccountantTable, RowsNameTheirFormsAndTheRunsChoices) {
+  std::set<std::string> forms, names;
+  for (const PrivacyFormInfo& f : privacy_form_table()) forms.insert(f.name);
+  std::vector<std::string> run_choices;
+  for (const AccountantInfo& a : accountant_table()) {
+    EXPECT_TRUE(names.insert(a.name).second) << a.name;
+    EXPECT_EQ(&accountant_info(a.name), &a);
+    EXPECT_FALSE(a.forms.empty()) << a.name;
+    for (const std::string& f : a.forms) EXPECT_EQ(forms.count(f), 1u) << a.name << " " << f;
+    if (a.run) {
+      EXPECT_EQ(accountant_name(*a.run), a.name);
+      run_choices.push_back(a.name);
+    }
+  }
+  EXPECT_EQ(accountant_name(Accountant::kPld), "pld");
+  EXPECT_EQ(accountant_name(Accountant::kRdp), "rdp");
+  for (const OptionSpec& s : run_option_table())
+    if (s.key == "accountant") EXPECT_EQ(s.choices, run_choices);
+  // An accountant asked of a form it has no figures for is refused in the front end's words.
+  const std::map<std::string, std::string> mf = {
+      {"noise_multiplier", "1"}, {"steps", "100"}, {"delta", "1e-6"}, {"mechanism", "mf"}, {"accountant", "rdp"}};
+  try {
+    privacy_figures(mf, FrontEnd::kPython);
+    ADD_FAILURE() << "rdp of the mf form was not refused";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "accountant rdp: the mf form has no rdp figures; it is accounted by gdp");
+  }
+  // Each accountant asked for is the figure stated as "epsilon".
+  for (const AccountantInfo& a : accountant_table()) {
+    std::map<std::string, std::string> q = {
+        {"noise_multiplier", "3"}, {"steps", "64,32"}, {"delta", "1e-6"}, {"accountant", a.name}};
+    const nlohmann::json j = privacy_figures(q, FrontEnd::kCli);
+    EXPECT_EQ(figure(j, "epsilon"), figure(j, ("epsilon_" + a.name).c_str())) << a.name;
+  }
+}
+
+}  // namespace
+}  // namespace dpsosp
+
+namespace dpsosp {
+namespace {
+
+TEST(PrivacyForms, TargetEpsilonCalibratesEachFormToItsTarget) {
+  // Each form's calibration gives the noise multiplier whose figure, by the
+  // accountant it names, is the target (never above it); the same question
+  // asked with that multiplier gives the same figures.
+  const std::vector<std::map<std::string, std::string>> questions = {
+      {{"steps", "1000,500,256"}},
+      {{"steps", "1000,500,256"}, {"accountant", "rdp"}},
+      {{"steps", "64"}, {"adjacency", "zero-out"}},
+      {{"steps", "256"}, {"mechanism", "mf"}, {"period", "64"}},
+      {{"steps", "1000"}, {"sampling_rate", "0.01"}},
+      {{"steps", "1000"}, {"sampling_rate", "0.01"}, {"adjacency", "replace-one"}},
+      {{"steps", "1000"}, {"sampling_rate", "0.01"}, {"accountant", "rdp"}},
+  };
+  for (std::map<std::string, std::string> q : questions) {
+    q["delta"] = "1e-5";
+    std::map<std::string, std::string> calibrated = q;
+    calibrated["target_epsilon"] = "2";
+    const nlohmann::json j = privacy_figures(calibrated, FrontEnd::kCli);
+    const std::string by = j["calibrated_by"].get<std::string>();
+    const double eps = figure(j, ("epsilon_" + by).c_str());
+    EXPECT_LE(eps, 2 * (1 + 1e-9)) << j.dump();
+    EXPECT_GE(eps, 2 * (1 - 1e-3)) << j.dump();
+    char z[40];
+    std::snprintf(z, sizeof z, "%.17g", j["noise_multiplier"].get<double>());
+    q["noise_multiplier"] = z;
+    const nlohmann::json again = privacy_figures(q, FrontEnd::kCli);
+    EXPECT_NEAR(figure(again, ("epsilon_" + by).c_str()), eps, 1e-9 * eps) << again.dump();
+  }
+  const std::map<std::string, std::string> both = {
+      {"noise_multiplier", "1"}, {"target_epsilon", "1"}, {"steps", "10"}, {"delta", "1e-5"}};
+  try {
+    privacy_figures(both, FrontEnd::kCli);
+    ADD_FAILURE() << "a noise multiplier and a target were both taken";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(),
+                 "--noise-multiplier: give it or --target-epsilon (the noise multiplier for a target), one of the two");
+  }
 }
 
 }  // namespace

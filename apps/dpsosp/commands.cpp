@@ -4,12 +4,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
 #include <limits>
+#include <map>
 
 #include "cli.hpp"
 #include "progress.hpp"
@@ -74,183 +76,51 @@ void setup_certify(CLI::App& app) {
   });
 }
 
-namespace {
-
-// --steps: positive integers separated by commas.
-std::vector<std::uint64_t> parse_steps(const std::string& text) {
-  std::vector<std::uint64_t> steps;
-  if (text.empty()) throw Error("--steps: no step counts given");
-  std::size_t pos = 0;
-  for (;;) {
-    const std::size_t comma = text.find(',', pos);
-    const std::string token = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-    std::uint64_t v = 0;
-    if (!parse_strict_uint(token, v) || v == 0)
-      throw Error("--steps: expected positive integers separated by commas, got " + quote_token(token) +
-                  (token.empty() ? " (an empty entry)" : ""));
-    steps.push_back(v);
-    if (comma == std::string::npos) break;
-    pos = comma + 1;
-  }
-  return steps;
-}
-
-}  // namespace
-
 void setup_privacy(CLI::App& app) {
-  struct Args {
-    std::string z, steps, delta, q, accountant, adjacency, epsilon, prior_mu, discretization = "1e-4";
-    std::string mechanism = "tree", period = "0";
-  };
-  auto args = std::make_shared<Args>();
+  // The question's text by key (privacy_figures.hpp); the figures are the library's.
+  auto values = std::make_shared<std::map<std::string, std::string>>();
   auto* cmd = app.add_subcommand("privacy",
                                  "Privacy figures of the tree or matrix-factorization mechanism, or of Poisson DP-SGD");
-  cmd->add_option("--noise-multiplier", args->z, "z = sigma / sensitivity, > 0")->required();
-  cmd->add_option("--steps", args->steps,
-                  "Tree form: phase lengths L1,L2,... (each >= 1); Poisson form: number of steps T")
+  const auto option = [cmd, values](const std::string& key, const std::string& help) {
+    std::string flag = "--" + key;
+    std::replace(flag.begin(), flag.end(), '_', '-');
+    return cmd->add_option_function<std::string>(
+        flag, [values, key](const std::string& text) { (*values)[key] = text; }, help);
+  };
+  std::string forms;
+  for (const PrivacyFormInfo& f : privacy_form_table())
+    if (f.name != "poisson") forms += (forms.empty() ? "" : "; ") + f.name + ": " + f.summary;
+  std::string accountants;
+  for (const AccountantInfo& a : accountant_table()) {
+    std::string applies;
+    for (const std::string& f : a.forms) applies += (applies.empty() ? "" : ", ") + f;
+    accountants += (accountants.empty() ? "" : "; ") + a.name + " (" + applies + ")";
+  }
+  option("noise_multiplier", "z = sigma / sensitivity, > 0 (or --target-epsilon)");
+  option("target_epsilon",
+         "Instead of --noise-multiplier: the z for which the form is (this eps, --delta)-DP, by --accountant or the "
+         "form's own (gdp for tree and mf, pld for Poisson), printed as noise_multiplier with the figures at it");
+  option("steps", "Tree form: phase lengths L1,L2,... (each >= 1); mf and Poisson forms: the number of steps T")
       ->required();
-  cmd->add_option("--delta", args->delta, "delta in (0,1)")->required();
-  cmd->add_option("--sampling-rate", args->q, "Poisson DP-SGD sampling rate q in (0,1] (selects the Poisson form)");
-  cmd->add_option("--mechanism", args->mechanism,
-                  "Single-pass form: tree (phase lengths in --steps) or mf (the square-root matrix factorization "
-                  "over --steps T releases, as spider-mf-adaptive uses it; docs/matrix-factorization.md)")
-      ->capture_default_str();
-  cmd->add_option("--period", args->period,
-                  "mf form: every record in the releases i, i + P, i + 2P, ... (spider-mf-adaptive --epochs E: "
-                  "P = steps_per_epoch); 0 = one release per record")
-      ->capture_default_str();
-  cmd->add_option("--accountant", args->accountant,
-                  "pld, rdp or gdp (tree form only): that accountant's figures, and its eps as \"epsilon\" "
-                  "(default: every accountant that applies, without \"epsilon\")");
-  cmd->add_option("--adjacency", args->adjacency,
-                  "zero-out (= add-remove with n public) or replace-one. Poisson form: z = sigma / C, add-remove by "
-                  "default; replace-one by PLD only. Single-pass forms: z = sigma / (2C / b), the replace-one "
-                  "bound, replace-one by default; zero-out halves every release's sensitivity (mu / 2)");
-  cmd->add_option("--prior-mu", args->prior_mu,
-                  "Poisson form, PLD: a Gaussian release of this mu-GDP made first on the same records (a run's "
-                  "private scale estimate: its report's scaling.estimate.mu where composition is pld), composed in");
-  cmd->add_option("--epsilon", args->epsilon, "Also print delta at this eps >= 0 (delta_pld, delta_gdp)");
-  cmd->add_option("--discretization", args->discretization, "PLD value discretization interval, > 0")
-      ->capture_default_str();
-  cmd->callback([args, cmd] {
-    const double z = parse_real(args->z, "--noise-multiplier", Range::kPositive);
-    const double delta = parse_real(args->delta, "--delta", Range::kOpenUnit);
-    const std::vector<std::uint64_t> steps = parse_steps(args->steps);
-    const bool poisson = cmd->count("--sampling-rate") > 0;
-    const std::string& chosen = args->accountant;
-    if (cmd->count("--accountant") > 0 && chosen != "pld" && chosen != "rdp" && chosen != "gdp")
-      throw Error("--accountant: expected pld, rdp or gdp, got " + quote_token(chosen));
-    if (args->adjacency.empty()) args->adjacency = poisson ? "add-remove" : "replace-one";
-    if (args->adjacency != "add-remove" && args->adjacency != "zero-out" && args->adjacency != "replace-one")
-      throw Error("--adjacency: expected zero-out, add-remove or replace-one, got " + quote_token(args->adjacency));
-    const bool replace = args->adjacency == "replace-one";
-    // The single-pass forms' z is relative to the replace-one bound; a record
-    // replaced by a null record moves each release by half of it.
-    const double single_pass_z = replace ? z : 2 * z;
-    if (cmd->count("--prior-mu") > 0 && !poisson)
-      throw Error("--prior-mu: applies to the Poisson form (--sampling-rate)");
-    if (cmd->count("--period") > 0 && (poisson || args->mechanism != "mf"))
-      throw Error("--period: applies to the mf form (--mechanism mf)");
-    if (poisson && cmd->count("--mechanism") > 0)
-      throw Error("--mechanism: applies to the single-pass form; --sampling-rate selects the Poisson form");
-    if (poisson && chosen == "gdp")
-      throw Error("--accountant gdp: the Poisson form has no exact GDP accounting; use pld or rdp");
-    if (poisson && replace && chosen == "rdp")
-      throw Error("--accountant rdp: the RDP figure is for add/remove adjacency; use pld with --adjacency replace-one");
-    const bool explicit_choice = cmd->count("--accountant") > 0;
-    const auto uses = [&](const char* name) { return explicit_choice ? chosen == name : true; };
-    const bool use_pld = uses("pld"), use_rdp = uses("rdp") && !(poisson && replace), use_gdp = uses("gdp") && !poisson;
-    std::optional<double> at_epsilon;
-    if (cmd->count("--epsilon") > 0) at_epsilon = parse_real(args->epsilon, "--epsilon", Range::kNonNegative);
-    privacy::PldOptions pld;
-    pld.discretization = parse_real(args->discretization, "--discretization", Range::kPositive);
-    nlohmann::json j;
-    double epsilon = 0;
-    if (poisson) {
-      const double q = parse_real(args->q, "--sampling-rate", Range::kHalfOpenUnit);
-      if (steps.size() != 1)
-        throw Error("--steps: the Poisson form takes one step count T, got " + std::to_string(steps.size()));
-      const auto relation = replace ? privacy::Neighbouring::kReplaceOne : privacy::Neighbouring::kAddRemove;
-      const double prior =
-          cmd->count("--prior-mu") > 0 ? parse_real(args->prior_mu, "--prior-mu", Range::kPositive) : 0.0;
-      if (prior > 0 && explicit_choice && chosen == "rdp")
-        throw Error("--prior-mu: composed by PLD only; use --accountant pld");
-      if (prior > 0) j["prior_mu"] = number(prior);
-      if (use_rdp && prior == 0)
-        j["epsilon_rdp"] = number(epsilon = privacy::dpsgd_poisson_epsilon(q, z, steps[0], delta));
-      if (use_pld) {
-        try {
-          j["epsilon_pld"] = number(epsilon = privacy::dpsgd_pld_epsilon(q, z, steps[0], delta, relation, pld, prior));
-          j["epsilon_pld_optimistic"] =
-              number(privacy::dpsgd_pld_epsilon_optimistic(q, z, steps[0], delta, relation, pld, prior));
-          if (at_epsilon) j["delta_pld"] = privacy::dpsgd_pld_delta(q, z, steps[0], *at_epsilon, relation, pld, prior);
-        } catch (const Error& e) {
-          // Asked for, the PLD's failure (too many bins) is the answer; by
-          // default the other accountants' figures still stand.
-          if (explicit_choice || !use_rdp || prior > 0) throw;
-          j["epsilon_pld"] = nullptr;
-          j["pld_error"] = e.what();
-        }
-      }
-      j["form"] = "poisson-subsampled-gaussian";
-      j["adjacency"] = replace ? "replace-one" : args->adjacency == "zero-out" ? "zero-out" : "add/remove-one";
-    } else if (args->mechanism == "mf") {
-      if (steps.size() != 1)
-        throw Error("--steps: the mf form takes one horizon T, got " + std::to_string(steps.size()));
-      if (explicit_choice && chosen != "gdp")
-        throw Error("--accountant " + chosen + ": the mf form is accounted exactly by GDP; use gdp or leave it out");
-      const auto period = static_cast<Index>(parse_count(args->period, "--period", 0, steps[0]));
-      const BltFactorization f = BltFactorization::square_root(steps[0]);
-      const double column =
-          period > 0 && period < steps[0] ? f.cyclic_participation_norm(steps[0], period) : f.max_column_norm(steps[0]);
-      const double mu = column / single_pass_z;
-      j["epsilon_gdp"] = number(epsilon = privacy::gdp_epsilon(mu, delta));
-      j["mu"] = number(mu);
-      j["rho"] = number(mu * mu / 2);
-      j["epsilon_rdp"] = number(privacy::zcdp_to_epsilon(mu * mu / 2, delta));
-      if (at_epsilon) j["delta_gdp"] = privacy::gdp_delta(mu, *at_epsilon);
-      j["column_norm"] = column;
-      j["buffers"] = f.buffers();
-      j["horizon"] = steps[0];
-      if (period > 0) j["period"] = period;
-      j["form"] = "matrix-factorization";
-      j["adjacency"] = replace ? "replace-one" : "zero-out";
-    } else {
-      if (args->mechanism != "tree")
-        throw Error("--mechanism: expected tree or mf, got " + quote_token(args->mechanism));
-      const privacy::TreeAccount a = privacy::account_tree(single_pass_z, steps, delta);
-      if (use_gdp) {
-        j["epsilon_gdp"] = number(epsilon = a.epsilon_gdp);
-        j["mu"] = number(a.mu);
-        if (at_epsilon) j["delta_gdp"] = privacy::gdp_delta(a.mu, *at_epsilon);
-      }
-      if (use_rdp) {
-        j["epsilon_rdp"] = number(epsilon = a.epsilon_rdp);
-        j["rho"] = number(a.rho);
-      }
-      if (use_pld) {
-        try {
-          j["epsilon_pld"] = number(epsilon = privacy::tree_pld_epsilon(single_pass_z, a.depth, delta, pld));
-          if (at_epsilon && a.depth > 0)
-            j["delta_pld"] =
-                privacy::gaussian_pld(single_pass_z, std::sqrt(static_cast<double>(a.depth)), pld).delta(*at_epsilon);
-        } catch (const Error& e) {
-          if (explicit_choice) throw;  // as in the Poisson form
-          j["epsilon_pld"] = nullptr;
-          j["pld_error"] = e.what();
-        }
-      }
-      j["depth"] = a.depth;
-      j["form"] = "tree";
-      j["adjacency"] = replace ? "replace-one" : "zero-out";
-    }
-    if (use_pld && args->mechanism != "mf") j["discretization"] = pld.discretization;
-    if (explicit_choice) {
-      j["accountant"] = chosen;
-      j["epsilon"] = number(epsilon);
-    }
-    std::cout << j.dump(2) << "\n";
-  });
+  option("delta", "delta in (0,1)")->required();
+  option("sampling_rate", "Poisson DP-SGD sampling rate q in (0,1] (selects the Poisson form)");
+  option("mechanism", "Single-pass form (default tree): " + forms + " (docs/matrix-factorization.md)");
+  option("period",
+         "mf form: every record in the releases i, i + P, i + 2P, ... (spider-mf-adaptive --epochs E: "
+         "P = steps_per_epoch); 0 = one release per record (the default)");
+  option("accountant", "One of " + accountants +
+                           ": that accountant's figures, and its eps as \"epsilon\" (default: every accountant "
+                           "that applies, without \"epsilon\")");
+  option("adjacency",
+         "zero-out (= add-remove with n public) or replace-one. Poisson form: z = sigma / C, add-remove by "
+         "default; replace-one by PLD only. Single-pass forms: z = sigma / (2C / b), the replace-one "
+         "bound, replace-one by default; zero-out halves every release's sensitivity (mu / 2)");
+  option("prior_mu",
+         "Poisson form, PLD: a Gaussian release of this mu-GDP made first on the same records (a run's "
+         "private scale estimate: its report's scaling.estimate.mu where composition is pld), composed in");
+  option("epsilon", "Also print delta at this eps >= 0 (delta_pld, delta_gdp)");
+  option("discretization", "PLD value discretization interval, > 0 (default 1e-4)");
+  cmd->callback([values] { std::cout << privacy_figures(*values, FrontEnd::kCli).dump(2) << "\n"; });
 }
 
 void setup_keygen(CLI::App& app) {

@@ -19,6 +19,7 @@
 #include "dpsosp/params.hpp"
 #include "dpsosp/pld.hpp"
 #include "dpsosp/privacy.hpp"
+#include "dpsosp/privacy_figures.hpp"
 #include "dpsosp/process_group.hpp"
 #include "dpsosp/record_file.hpp"
 #include "dpsosp/scaling.hpp"

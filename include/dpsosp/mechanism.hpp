@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "dpsosp/noise.hpp"
 #include "dpsosp/target.hpp"
@@ -25,6 +26,27 @@ enum class MechanismKind {
 };
 /// "none", "tree", "gaussian", "poisson-gaussian", "matrix-factorization", "banded-mf-poisson".
 std::string mechanism_name(MechanismKind kind);
+
+struct PrivacyRecord;
+/// A mechanism's row in the mechanism table: what the report and `dpsosp
+/// privacy` say of it. Each row is defined beside its mechanism (mechanism.cpp,
+/// poisson.cpp, matrix_factorization.cpp); mechanism.cpp lists them.
+struct MechanismInfo {
+  MechanismKind kind = MechanismKind::kNone;
+  std::string name;      ///< the report's "mechanism"
+  std::string summary;   ///< one line for the docs
+  bool poisson = false;  ///< its records take part by Poisson sampling (PLD or RDP accounting)
+  /// The report's "accounting" for a record of it (PrivacyRecord::accounting).
+  std::string (*accounting)(const PrivacyRecord& record) = nullptr;
+  /// The PrivacyRecord fields its report states besides every mechanism's
+  /// ("epsilon_pld", "horizon", "column_norm", "buffers", "bands", "sampling_rate", "cycles").
+  std::vector<std::string> fields;
+  /// The `dpsosp privacy` form that reproduces its guarantee from the report's
+  /// figures ("tree", "mf", "poisson"); empty where none does.
+  std::string privacy_form;
+};
+const std::vector<MechanismInfo>& mechanism_table();
+const MechanismInfo& mechanism_info(MechanismKind kind);
 
 /// The guarantee a run states, fixed before it starts: (epsilon, delta)-DP for
 /// `adjacency`, with the figures that reproduce it (docs/privacy-accounting.md).

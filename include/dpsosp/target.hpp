@@ -6,6 +6,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace dpsosp {
 
@@ -29,6 +30,20 @@ enum class Accountant {
   kRdp,  ///< Renyi DP on dp_accounting's order grid
 };
 std::string accountant_name(Accountant a);  ///< "pld", "rdp"
+
+/// An accountant's row in the accountant table: what `dpsosp privacy` (and
+/// dpsosp.privacy) can ask of it, and what a Poisson run's --accountant
+/// selects. Adding one: its row here (target.cpp), its figures in each form it
+/// applies to (src/report/privacy_forms.cpp), a line in docs/privacy-accounting.md.
+struct AccountantInfo {
+  std::string name;                ///< "pld", "rdp", "gdp"
+  std::string summary;             ///< one line for the docs and help
+  std::optional<Accountant> run;   ///< what a Poisson run's accountant option selects; none: figures only
+  std::vector<std::string> forms;  ///< the privacy forms it states figures for ("tree", "mf", "poisson")
+};
+const std::vector<AccountantInfo>& accountant_table();
+/// The row of `name`; throws Error naming the choices.
+const AccountantInfo& accountant_info(const std::string& name);
 
 /// The neighbouring relation a guarantee holds for.
 enum class Adjacency {

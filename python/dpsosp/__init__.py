@@ -17,8 +17,9 @@ randomness; the privacy noise comes from a secret key, fresh from the OS unless
 noise_key (see generate_noise_key) or noise_key_file is given. docs/report.md
 describes every key.
 
-Accounting: privacy_tree and privacy_poisson / privacy_poisson_pld give the
-figures of a tree-mechanism run and of Poisson DP-SGD; pld_gaussian and
+Accounting: privacy(noise_multiplier, steps, delta, ...) gives the figures of
+`dpsosp privacy` (the tree, matrix-factorization and Poisson forms) as a dict;
+privacy_tree and privacy_poisson / privacy_poisson_pld those of one form; pld_gaussian and
 pld_poisson_gaussian build privacy-loss distributions that compose.
 
 Records too large for memory go to a record file (write_records, or `dpsosp
@@ -29,12 +30,13 @@ TypeError (an unknown keyword, a value of the wrong type), with one line.
 """
 from ._api import (Model, PrivacyLeakWarning, RunWarning, certify, encode_table, load, predict, predict_proba, run,
                    save)
+from ._privacy import privacy
 from ._core import (PrivacyLossDistribution, algorithm_table, algorithms, calibrate_poisson, certify_population,
                     gdp_epsilon, generate_noise_key, models, pld_gaussian, pld_poisson_gaussian, privacy_poisson,
                     privacy_poisson_pld, privacy_poisson_pld_delta, privacy_tree, synthetic, write_records)
 
 __version__ = "0.1.0"
-__all__ = ["run", "certify", "certify_population", "synthetic", "privacy_tree", "privacy_poisson",
+__all__ = ["run", "privacy", "certify", "certify_population", "synthetic", "privacy_tree", "privacy_poisson",
            "privacy_poisson_pld", "privacy_poisson_pld_delta", "calibrate_poisson", "pld_gaussian",
            "pld_poisson_gaussian", "PrivacyLossDistribution", "gdp_epsilon", "generate_noise_key", "algorithms",
            "algorithm_table", "models", "write_records", "Model", "predict", "predict_proba", "save", "load", "encode_table",

@@ -93,5 +93,38 @@ class OptionTable(unittest.TestCase):
                 self.assertIn(m.group(2), keywords, message)
 
 
+class PrivacyFigures(unittest.TestCase):
+    """dpsosp.privacy and `dpsosp privacy` are one library function: the same figures, the same refusals."""
+
+    CASES = [
+        ((5, [1000, 500, 256], 1e-6), {}, ["--steps", "1000,500,256"]),
+        ((1.1, 1000, 1e-5), {"sampling_rate": 0.01, "accountant": "pld", "epsilon": 2},
+         ["--steps", "1000", "--sampling-rate", "0.01", "--accountant", "pld", "--epsilon", "2"]),
+        ((2, 256, 1e-6), {"mechanism": "mf", "period": 64, "adjacency": "zero-out"},
+         ["--steps", "256", "--mechanism", "mf", "--period", "64", "--adjacency", "zero-out"]),
+        ((None, 1000, 1e-5), {"sampling_rate": 0.01, "target_epsilon": 3},
+         ["--steps", "1000", "--sampling-rate", "0.01", "--target-epsilon", "3"]),
+    ]
+
+    @unittest.skipUnless(CLI, "DPSOSP_CLI (the dpsosp binary) not set")
+    def test_the_same_figures_as_the_cli(self):
+        import json
+        for (z, steps, delta), options, flags in self.CASES:
+            z_flag = [] if z is None else ["--noise-multiplier", repr(z)]
+            cli = subprocess.run([CLI, "privacy", *z_flag, "--delta", repr(delta), *flags],
+                                 capture_output=True, text=True, check=True).stdout
+            self.assertEqual(dpsosp.privacy(z, steps, delta, **options), json.loads(cli), flags)
+
+    def test_refusals_name_the_keyword(self):
+        with self.assertRaisesRegex(ValueError, r"^sampling_rate: expected a number in \(0, 1\]"):
+            dpsosp.privacy(1, 100, 1e-6, sampling_rate=2)
+        with self.assertRaisesRegex(ValueError, r"^period: applies to the mf form \(mechanism mf\)$"):
+            dpsosp.privacy(1, 100, 1e-6, period=3)
+        with self.assertRaisesRegex(ValueError, "unknown privacy option color"):
+            dpsosp.privacy(1, 100, 1e-6, color=3)
+        with self.assertRaises(TypeError):
+            dpsosp.privacy(1, 100, 1e-6, epsilon=None)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -35,6 +35,7 @@
 #include "dpsosp/factorization.hpp"
 #include "dpsosp/mechanism.hpp"
 #include "dpsosp/privacy.hpp"
+#include "mechanisms/mechanism_rows.hpp"
 #include "mechanisms/relations.hpp"
 #include "mechanisms/secure.hpp"
 
@@ -240,6 +241,19 @@ std::unique_ptr<Mechanism> make_mf_mechanism(Index dim, const NoiseKey& key, dou
     return std::make_unique<SecureMatrixFactorizationMechanism>(dim, key, sensitivity_bound, horizon, period, target,
                                                                 sigma);
   return std::make_unique<MatrixFactorizationMechanism>(dim, key, sensitivity_bound, horizon, period, target, sigma);
+}
+
+MechanismInfo mf_mechanism_row() {
+  MechanismInfo r;
+  r.kind = MechanismKind::kMatrixFactorization;
+  r.name = "matrix-factorization";
+  r.summary = "one square-root (BLT) factorization of the prefix sums over the run (exact GDP; zCDP with secure noise)";
+  r.accounting = [](const PrivacyRecord& p) {
+    return std::string(p.noise == NoiseMode::kSecure ? "zcdp-mf-discrete" : "gdp-mf");
+  };
+  r.fields = {"horizon", "column_norm", "buffers"};
+  r.privacy_form = "mf";
+  return r;
 }
 
 }  // namespace dpsosp

@@ -47,6 +47,9 @@ OptionSpec other(std::string key, std::string flag, std::string field, OptionKin
 std::vector<OptionSpec> build_table() {
   std::vector<std::string> algorithms;
   for (const AlgorithmInfo& info : algorithm_table()) algorithms.push_back(info.name);
+  std::vector<std::string> accountants;  // those a run can choose (the accountant table's rows with one)
+  for (const AccountantInfo& a : accountant_table())
+    if (a.run) accountants.push_back(a.name);
   const std::uint64_t kThreads = 1024;
   return {
       choice("algo", "--algo", "algorithm", "spider-mf-adaptive", algorithms, 0,
@@ -96,7 +99,7 @@ std::vector<OptionSpec> build_table() {
       count("bands", "--bands", "bands", "", 1, kBatchMax, kKnobBands,
             "spider-mf-adaptive with sampling = poisson: the bands, groups the steps cycle through (default: "
             "automatic, docs/parameters.md)"),
-      choice("accountant", "--accountant", "accountant", "", {"pld", "rdp"}, kKnobAccountant,
+      choice("accountant", "--accountant", "accountant", "", accountants, kKnobAccountant,
              "Poisson-sampled runs (dpsgd with epochs, spider-mf-adaptive with sampling = poisson): pld "
              "(privacy-loss distribution, the default: less noise for the same target) or rdp; calibrates the "
              "noise and states the guarantee"),

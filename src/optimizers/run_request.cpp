@@ -117,7 +117,7 @@ RunRequest::RunRequest(const OptionValues& values, const std::map<std::string, s
     if (*o.epochs > 1e9)
       throw Error(word("epochs") + ": expected at most 1e9 epochs, got " + shown(text("epochs"), front_end));
   }
-  if (given("accountant")) o.accountant = choice("accountant") == "pld" ? Accountant::kPld : Accountant::kRdp;
+  if (given("accountant")) o.accountant = accountant_info(choice("accountant")).run;
   if (given("sampling")) o.sampling = choice("sampling") == "poisson" ? Sampling::kPoisson : Sampling::kOrder;
   if (given("adjacency")) {
     const std::string a = choice("adjacency");

@@ -42,7 +42,35 @@ double PrivacyTarget::run_gdp_mu() const {
   return prior_mu > 0 ? std::sqrt(std::max(0.0, mu * mu - prior_mu * prior_mu)) : mu;
 }
 
-std::string accountant_name(Accountant a) { return a == Accountant::kPld ? "pld" : "rdp"; }
+const std::vector<AccountantInfo>& accountant_table() {
+  static const std::vector<AccountantInfo> table = {
+      {"pld",
+       "privacy-loss distribution, pessimistic rounding (the tighter guarantee; Poisson runs' default)",
+       Accountant::kPld,
+       {"tree", "poisson"}},
+      {"rdp",
+       "Renyi DP on dp_accounting's order grid (add/remove only for Poisson sampling)",
+       Accountant::kRdp,
+       {"tree", "poisson"}},
+      {"gdp", "exact Gaussian DP (the single-pass mechanisms' own accounting)", std::nullopt, {"tree", "mf"}},
+  };
+  return table;
+}
+
+const AccountantInfo& accountant_info(const std::string& name) {
+  std::string names;
+  for (const AccountantInfo& a : accountant_table()) {
+    if (a.name == name) return a;
+    names += (names.empty() ? "" : ", ") + a.name;
+  }
+  throw Error("unknown accountant '" + name + "' (expected one of " + names + ")");
+}
+
+std::string accountant_name(Accountant a) {
+  for (const AccountantInfo& row : accountant_table())
+    if (row.run == a) return row.name;
+  throw Error("unknown accountant");
+}
 
 std::string adjacency_name(Adjacency a) {
   switch (a) {

@@ -29,6 +29,22 @@ nlohmann::json shape_report(const Model& model) {
           {"fit_intercept", o.fit_intercept}};
 }
 
+namespace {
+
+// A mechanism's own fields of its record (MechanismInfo::fields).
+nlohmann::json mechanism_field(const PrivacyRecord& p, const std::string& field) {
+  if (field == "epsilon_pld") return report_number(p.epsilon_pld);
+  if (field == "horizon") return p.horizon;
+  if (field == "column_norm") return p.column_norm;
+  if (field == "buffers") return p.buffers;
+  if (field == "bands") return p.bands;
+  if (field == "sampling_rate") return p.sampling_rate;
+  if (field == "cycles") return p.cycles;
+  throw Error("the report has no field " + field + " of a mechanism's record");
+}
+
+}  // namespace
+
 nlohmann::json release_report(const Summary& s) {
   nlohmann::json j;
   const PrivacyRecord& p = s.privacy;
@@ -44,22 +60,9 @@ nlohmann::json release_report(const Summary& s) {
   j["sensitivity"] = p.sensitivity;
   j["noise_multiplier"] = p.noise_multiplier;
   j["epsilon_rdp"] = report_number(p.epsilon_rdp);
-  const bool poisson = p.mechanism == MechanismKind::kPoissonGaussian || p.mechanism == MechanismKind::kBandedPoisson;
-  if (poisson) j["epsilon_pld"] = report_number(p.epsilon_pld);
   j["zcdp_rho"] = report_number(p.zcdp_rho);
   j["depth"] = p.depth;
-  if (p.mechanism == MechanismKind::kMatrixFactorization) {
-    j["horizon"] = p.horizon;
-    j["column_norm"] = p.column_norm;
-    j["buffers"] = p.buffers;
-  }
-  if (p.mechanism == MechanismKind::kBandedPoisson) {
-    j["horizon"] = p.horizon;
-    j["column_norm"] = p.column_norm;
-    j["bands"] = p.bands;
-    j["sampling_rate"] = p.sampling_rate;
-    j["cycles"] = p.cycles;
-  }
+  for (const std::string& field : mechanism_info(p.mechanism).fields) j[field] = mechanism_field(p, field);
   j["mechanism"] = mechanism_name(p.mechanism);
   if (is_private) {
     j["noise"] = noise_mode_name(p.noise);

@@ -63,7 +63,14 @@ void setup_predict(CLI::App& app) {
                   " features do not fit the point's " + point.model + " model (" + std::to_string(point.x.size()) +
                   " parameters)");
     const bool classifier = model->classes() > 0;
-    const std::vector<std::string> names = args->source.class_names();
+    // The labels: --classes a,b,c, else those the model file keeps (dpsosp.save of an estimator).
+    std::vector<std::string> names = args->source.class_names();
+    if (names.empty() && !args->source.given("--classes")) {
+      names = point.class_names;
+      if (!names.empty() && (!classifier || static_cast<Index>(names.size()) != model->classes()))
+        throw Error("--point " + args->point + ": \"class_names\" holds " + std::to_string(names.size()) +
+                    " labels for a " + point.model + " model of " + std::to_string(model->classes()) + " classes");
+    }
     if (!names.empty() && (!classifier || static_cast<Index>(names.size()) != model->classes()))
       throw Error("--classes " + args->source.classes + ": " + std::to_string(names.size()) + " class names for a " +
                   point.model + " model of " + std::to_string(model->classes()) + " classes");

@@ -139,6 +139,19 @@ PointFile parse_json(const std::string& text, const std::string& what) {
     }
     point.scaling = sc;
   }
+  const auto names = j.find("class_names");
+  if (names != j.end() && !names->is_null()) {
+    if (!names->is_array() || names->size() < 2)
+      throw Error(what + ": \"class_names\" is " + show(*names) + ", expected an array of 2 labels or more");
+    for (const auto& name : *names) {
+      if (name.is_string())
+        point.class_names.push_back(name.get<std::string>());
+      else if (name.is_number() || name.is_boolean())
+        point.class_names.push_back(name.dump());
+      else
+        throw Error(what + ": \"class_names\" has " + show(name) + ", expected labels (text or numbers)");
+    }
+  }
   return point;
 }
 

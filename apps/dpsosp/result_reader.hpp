@@ -6,6 +6,7 @@
 #pragma once
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "dpsosp/model.hpp"
 #include "dpsosp/scaling.hpp"
@@ -22,6 +23,9 @@ struct PointFile {
   std::optional<Index> features;      ///< its "shape.features", if it has one
   /// its "scaling" (the map onto the unit scale that x was fitted on), if it has one
   std::optional<Scaling> scaling;
+  /// its "class_names" (a classifier's labels, as the user declared them: dpsosp.save of an
+  /// estimator), each as text; empty when absent
+  std::vector<std::string> class_names;
 };
 
 /// Parses the text of a point file. `what` prefixes every message (e.g.

@@ -28,8 +28,8 @@ convert`); run(model, data=path, stream=True) reads it once, front to back.
 Bad options raise ValueError (a bad value, in the words of the CLI) or
 TypeError (an unknown keyword, a value of the wrong type), with one line.
 """
-from ._api import (Model, PrivacyLeakWarning, RunWarning, certify, encode_table, load, predict, predict_proba, run,
-                   save)
+from ._api import PrivacyLeakWarning, RunWarning, certify, encode_table, run
+from ._model import Model, load, predict, predict_proba, save
 from ._privacy import privacy
 from ._core import (PrivacyLossDistribution, algorithm_table, algorithms, calibrate_poisson, certify_population,
                     gdp_epsilon, generate_noise_key, models, pld_gaussian, pld_poisson_gaussian, privacy_poisson,

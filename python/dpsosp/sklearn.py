@@ -38,7 +38,8 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from . import _options
-from ._api import Model, PrivacyLeakWarning, encode_table, run
+from ._api import PrivacyLeakWarning, encode_table, run
+from ._model import Model
 from ._table import _is_frame
 
 __all__ = ["DPClassifier", "DPRegressor", "DPPCA"]
@@ -96,6 +97,8 @@ class _DPEstimator(BaseEstimator):
         options.update(extra)
         self.report_ = run(model, X, y, **{k: v for k, v in options.items() if v is not None})
         self.model_ = Model.from_result(self.report_)
+        names = getattr(self, "feature_names_in_", None)  # a DataFrame's columns (public: the table's schema)
+        self.model_.feature_names = None if names is None else [str(n) for n in names]
         self.epsilon_ = self.report_["epsilon"]
         self.delta_ = self.report_["delta"]
         # The model's width: a record file's, or the declared n_features of a sparse X.
@@ -232,6 +235,7 @@ class DPClassifier(ClassifierMixin, _DPEstimator):
         self.classes_ = classes
         labels = None if from_file else np.searchsorted(classes, y).astype(np.float64)
         self._run(model, X, labels, fit_intercept=self.fit_intercept and model != "mlp", **extra)
+        self.model_.class_names = classes  # declared or seen, as classes_: save and load keep the labels
         if observed:
             self.report_["caveats"].append(_OBSERVED)
         if model != "mlp":
@@ -241,7 +245,7 @@ class DPClassifier(ClassifierMixin, _DPEstimator):
 
     def predict(self, X):
         check_is_fitted(self)
-        index = self.model_.predict(self._records(X, reset=False)).astype(np.intp)
+        index = self.model_._values(self._records(X, reset=False)).astype(np.intp)
         return self.classes_[index]
 
     def predict_proba(self, X):

@@ -224,7 +224,36 @@ class Estimators(unittest.TestCase):
             np.savetxt(data, X, delimiter=",", fmt="%.17g")
             out = subprocess.run([CLI, "predict", "--point", path, "--data", data, "--no-labels"], check=True,
                                  capture_output=True, text=True).stdout.splitlines()
-        np.testing.assert_array_equal(clf.classes_[np.array(out[1:], dtype=int)], clf.predict(X))
+            index = subprocess.run([CLI, "predict", "--point", path, "--data", data, "--no-labels", "--classes", "2"],
+                                   check=True, capture_output=True, text=True).stdout.splitlines()
+        # The model file keeps the labels: the CLI answers in them, or in indices where --classes K says so.
+        np.testing.assert_array_equal(np.array(out[1:]), clf.predict(X))
+        np.testing.assert_array_equal(clf.classes_[np.array(index[1:], dtype=int)], clf.predict(X))
+
+    def test_save_and_load_keep_the_labels_and_the_columns(self):
+        import pickle
+        import pandas as pd
+        from sklearn.pipeline import make_pipeline
+        from sklearn.preprocessing import StandardScaler
+        from dpsosp import DPClassifier
+        X, y = blobs()
+        frame = pd.DataFrame(X, columns=["height", "weight", "age", "size"])
+        clf = DPClassifier(classes=["cat", "dog"], random_state=1, noise_key=KEY).fit(frame, y)
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "m.json")
+            dpsosp.save(path, clf)
+            model = dpsosp.load(path)
+        self.assertEqual(list(model.class_names), ["cat", "dog"])
+        self.assertEqual(model.feature_names, ["height", "weight", "age", "size"])
+        np.testing.assert_array_equal(model.predict(frame), clf.predict(frame))
+        with self.assertRaisesRegex(ValueError, r"^X: its columns \(weight,height,age,size\) are not the model's"):
+            model.predict(frame[["weight", "height", "age", "size"]])
+        # A Pipeline's other steps are not in a model file: refused, pointing to pickle, which keeps them.
+        pipe = make_pipeline(StandardScaler(), DPClassifier(classes=["cat", "dog"], random_state=1,
+                                                            noise_key=KEY)).fit(frame, y)
+        with self.assertRaisesRegex(ValueError, r"^save: a Pipeline's other steps .*pickle"):
+            dpsosp.save("p.json", pipe)
+        np.testing.assert_array_equal(pickle.loads(pickle.dumps(pipe)).predict(frame), pipe.predict(frame))
 
 
 if __name__ == "__main__":

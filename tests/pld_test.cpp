@@ -228,6 +228,28 @@ TEST(Pld, CalibrationMeetsTheTargetWithLessNoiseThanRdp) {
   EXPECT_LE(dpsgd_pld_epsilon(0.01, z_replace, 1000, 1e-5, Neighbouring::kReplaceOne), 1.0);
 }
 
+TEST(Pld, CalibrationFromAStartOrAtATolerance) {
+  // A start (a coarser calibration's z) above or below the answer, or none:
+  // the same target met, z within the tolerance of the answer without one.
+  const double plain = calibrate_dpsgd_noise_pld(0.02, 300, 1.0, 1e-5, Neighbouring::kReplaceOne, {}, 0.1);
+  for (double start : {0.5 * plain, 0.97 * plain, 1.003 * plain, 1.6 * plain}) {
+    const double z = calibrate_dpsgd_noise_pld(0.02, 300, 1.0, 1e-5, Neighbouring::kReplaceOne, {}, 0.1, start);
+    EXPECT_NEAR(z, plain, 2e-6 * plain) << start;
+    EXPECT_LE(dpsgd_pld_epsilon(0.02, z, 300, 1e-5, Neighbouring::kReplaceOne, {}, 0.1), 1.0) << start;
+  }
+  // A ranking's tolerance: feasible, and within it of the answer.
+  PldOptions rank;
+  rank.calibration_tolerance = 1e-3;
+  const double rough = calibrate_dpsgd_noise_pld(0.02, 300, 1.0, 1e-5, Neighbouring::kAddRemove, rank);
+  const double fine = calibrate_dpsgd_noise_pld(0.02, 300, 1.0, 1e-5, Neighbouring::kAddRemove);
+  EXPECT_GE(rough, fine * (1 - 1e-6));
+  EXPECT_LE(rough, fine * (1 + 1.1e-3));
+  rank.calibration_tolerance = 0.5;
+  EXPECT_CONTAINS(
+      testing::error_of([&] { calibrate_dpsgd_noise_pld(0.02, 300, 1.0, 1e-5, Neighbouring::kAddRemove, rank); }),
+      "calibration_tolerance");
+}
+
 TEST(Pld, RefusesBadInput) {
   EXPECT_CONTAINS(testing::error_of([] { gaussian_pld(0.0, 1.0); }),
                   "privacy::gaussian_pld: sigma must be finite and > 0, got 0");

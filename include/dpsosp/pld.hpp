@@ -39,6 +39,10 @@ struct PldOptions {
   /// The most bins (FFT length) a distribution may take; beyond it the
   /// construction throws Error (use a coarser discretization).
   std::size_t max_bins = std::size_t{1} << 23;
+  /// Calibrations (calibrate_dpsgd_noise_pld) stop once their bracket is this
+  /// narrow, relative to its feasible end (the one returned): 1e-6 for a run's
+  /// noise, 1e-3 where calibrations only rank candidates (the automatic bands).
+  double calibration_tolerance = 1e-6;
   /// Throws Error "PldOptions: FIELD = VALUE: RULE".
   void Validate() const;
 };
@@ -120,11 +124,13 @@ double dpsgd_pld_delta(double sampling_rate, double noise_multiplier, std::uint6
                        Neighbouring neighbouring = Neighbouring::kAddRemove, const PldOptions& options = {},
                        double prior_mu = 0);
 /// The noise multiplier z with dpsgd_pld_epsilon(q, z, steps, delta) <= epsilon,
-/// within a relative 1e-6 of the smallest such z (the feasible end of the
-/// bracket is returned). Memoized.
+/// within a relative options.calibration_tolerance (1e-6) of the smallest such
+/// z (the feasible end of the bracket is returned). `start`: a z near the
+/// answer (a coarser calibration's) to bracket it from, 0 for the RDP
+/// calibration's. Memoized.
 double calibrate_dpsgd_noise_pld(double sampling_rate, std::uint64_t steps, double epsilon, double delta,
                                  Neighbouring neighbouring = Neighbouring::kAddRemove, const PldOptions& options = {},
-                                 double prior_mu = 0);
+                                 double prior_mu = 0, double start = 0);
 
 /// eps of tree-aggregated Gaussian releases (noise multiplier z, the longest
 /// tree of `depth` levels) by PLD: a Gaussian of sensitivity sqrt(depth) / z;

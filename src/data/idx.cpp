@@ -112,13 +112,17 @@ std::vector<unsigned char> read_idx_bytes(GzInput& in, const char* fn, const std
                                           std::uint64_t count) {
   const std::uint64_t header = in.offset();
   const std::uint64_t total = count * array.element_size;
-  constexpr std::uint64_t kChunk = 1u << 22;
-  std::vector<unsigned char> bytes;
+  constexpr std::uint64_t kChunk = 1u << 22, kFirstReserve = 1u << 26;
+  // Room for the promise up to 64 MiB at once (the pages are touched only as
+  // data arrive), then the vector's own growth; each chunk is appended from a
+  // reused buffer, so no byte is zeroed or moved before it is read.
+  std::vector<unsigned char> bytes, chunk(static_cast<std::size_t>(std::min<std::uint64_t>(total, kChunk)));
+  bytes.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(total, kFirstReserve)));
   while (bytes.size() < total) {
     const std::size_t done = bytes.size();
     const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(total - done, kChunk));
-    bytes.resize(done + want);
-    const std::size_t got = in.read(bytes.data() + done, want);
+    const std::size_t got = in.read(chunk.data(), want);
+    bytes.insert(bytes.end(), chunk.begin(), chunk.begin() + static_cast<std::ptrdiff_t>(got));
     if (got < want)
       fail(fn, path, offset_at(in.offset()),
            "truncated: the header promises " + std::to_string(total) + " data bytes after offset " +

@@ -49,8 +49,9 @@ struct BandsPlan {
 // coarse: a PLD of value discretization 1e-3 instead of 1e-4 (pessimistic
 // still, so z is a little larger, for every b alike): ten times cheaper, for
 // ranking the candidates.
+// `start`: the coarse calibration's z of these bands, where the ranking made one.
 BandsPlan plan_bands(Index bands, Index n, Index b1, double epochs, const PrivacyTarget& privacy, Accountant accountant,
-                     std::optional<double> z, bool coarse = false) {
+                     std::optional<double> z, bool coarse = false, double start = 0) {
   BandsPlan b;
   b.bands = bands;
   b.group_size = n / bands;
@@ -61,11 +62,23 @@ BandsPlan plan_bands(Index bands, Index n, Index b1, double epochs, const Privac
                 " means more than 1e9 cycles");
   b.cycles = static_cast<Index>(cycles);
   privacy::PldOptions pld;
-  if (coarse) pld.discretization = 1e-3;
+  if (coarse) {  // ranking the candidates only: the chosen bands are calibrated exactly
+    pld.discretization = 1e-3;
+    pld.calibration_tolerance = 1e-3;
+  }
   // A replace-one target: the replaced record's release moves by 2G, so the
   // multiplier of that sensitivity, sigma / (2G), is calibrated (the PLD of
   // Neighbouring::kReplaceOne) and z (of G) is twice it.
   const bool replace_one = privacy.adjacency == Adjacency::kReplaceOne;
+  if (coarse && !z && start == 0 && std::isfinite(privacy.epsilon)) {
+    // The ranking's start: the central-limit approximation of Poisson-sampled
+    // Gaussian steps (Dong, Roth and Su 2022), mu = q sqrt(T (e^{1/z^2} - 1)),
+    // at the run's share of the target; the calibration brackets from it (in
+    // b.z's units: a replace-one z is twice the calibrated one).
+    const double mu = privacy.run_gdp_mu();
+    start = 1 / std::sqrt(std::log1p(mu * mu / (b.q * b.q * static_cast<double>(b.cycles))));
+    if (replace_one) start *= 2;
+  }
   if (!z && replace_one && accountant != Accountant::kPld)
     throw Error(
         "spider-mf-adaptive: adjacency = replace-one with sampling = poisson is accounted by PLD "
@@ -74,13 +87,13 @@ BandsPlan plan_bands(Index bands, Index n, Index b1, double epochs, const Privac
     throw Error(
         "spider-mf-adaptive: a prior release (the private scale estimate) is composed by PLD "
         "only; use accountant = pld");
-  b.z = z ? *z
-        : replace_one
-            ? 2 * privacy::calibrate_dpsgd_noise_pld(b.q, b.cycles, privacy.epsilon, privacy.delta,
-                                                     privacy::Neighbouring::kReplaceOne, pld, privacy.prior_mu)
+  b.z = z             ? *z
+        : replace_one ? 2 * privacy::calibrate_dpsgd_noise_pld(b.q, b.cycles, privacy.epsilon, privacy.delta,
+                                                               privacy::Neighbouring::kReplaceOne, pld,
+                                                               privacy.prior_mu, start / 2)
         : accountant == Accountant::kPld
             ? privacy::calibrate_dpsgd_noise_pld(b.q, b.cycles, privacy.epsilon, privacy.delta,
-                                                 privacy::Neighbouring::kAddRemove, pld, privacy.prior_mu)
+                                                 privacy::Neighbouring::kAddRemove, pld, privacy.prior_mu, start)
             : privacy::calibrate_dpsgd_noise(b.q, b.cycles, privacy.epsilon, privacy.delta);
   b.f = BandedFactorization::square_root(bands);
   return b;
@@ -98,7 +111,7 @@ constexpr Index kMaxBands = 128;
 BandsPlan choose_bands(Index n, Index b1, double epochs, const PrivacyTarget& privacy, Accountant accountant,
                        std::optional<double> z) {
   Index best = 1;
-  double best_noise = std::numeric_limits<double>::infinity();
+  double best_noise = std::numeric_limits<double>::infinity(), best_z = 0;
   for (Index bands = 1; bands <= kMaxBands && n / bands >= b1; bands *= 2) {
     const BandsPlan b = plan_bands(bands, n, b1, epochs, privacy, accountant, z, /*coarse=*/true);
     const double col = b.f.column_norm();
@@ -106,9 +119,10 @@ BandsPlan choose_bands(Index n, Index b1, double epochs, const PrivacyTarget& pr
     if (noise < best_noise) {
       best_noise = noise;
       best = bands;
+      best_z = b.z;
     }
   }
-  return plan_bands(best, n, b1, epochs, privacy, accountant, z);
+  return plan_bands(best, n, b1, epochs, privacy, accountant, z, /*coarse=*/false, z ? 0.0 : best_z);
 }
 
 void poisson_passes(MfParameters& p, Index n, const PrivacyTarget& privacy, const ProblemConstants& c,

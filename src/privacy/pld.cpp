@@ -29,6 +29,8 @@ void PldOptions::Validate() const {
   if (!(tail_mass_truncation >= 0 && tail_mass_truncation < 1e-3))
     refuse("tail_mass_truncation", tail_mass_truncation, "must be in [0, 1e-3)");
   if (max_bins < 2) refuse("max_bins", static_cast<double>(max_bins), "must be at least 2");
+  if (!(calibration_tolerance > 0 && calibration_tolerance <= 0.01))
+    refuse("calibration_tolerance", calibration_tolerance, "must be in (0, 0.01]");
 }
 
 PrivacyLossDistribution::PrivacyLossDistribution(const PldOptions& options,

@@ -1,6 +1,7 @@
 // Poisson DP-SGD and tree figures by PLD, and the calibration of the noise
 // multiplier to a target (docs/privacy-accounting.md, "PLD accountant").
 // Results are memoized (privacy/memo.hpp).
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <sstream>
@@ -50,11 +51,11 @@ PrivacyLossDistribution composed(double q, double z, std::uint64_t steps, Neighb
 }
 
 enum class Query { kEpsilon, kDelta, kCalibration };
-using Key =
-    std::tuple<int, double, double, std::uint64_t, double, int, double, double, double, bool, std::size_t, double>;
+using Key = std::tuple<int, double, double, std::uint64_t, double, int, double, double, double, bool, std::size_t,
+                       double, double, double>;
 
 Key key(Query query, double q, double z, std::uint64_t steps, double value, Neighbouring n, const PldOptions& o,
-        double prior_mu) {
+        double prior_mu, double start = 0) {
   return Key{static_cast<int>(query),
              q,
              z,
@@ -66,7 +67,9 @@ Key key(Query query, double q, double z, std::uint64_t steps, double value, Neig
              o.tail_mass_truncation,
              o.pessimistic,
              o.max_bins,
-             prior_mu};
+             prior_mu,
+             o.calibration_tolerance,
+             start};
 }
 
 // eps at z, +inf where the PLD would pass max_bins (more noise is needed).
@@ -108,7 +111,7 @@ double dpsgd_pld_delta(double q, double z, std::uint64_t steps, double epsilon, 
 }
 
 double calibrate_dpsgd_noise_pld(double q, std::uint64_t steps, double epsilon, double delta, Neighbouring n,
-                                 const PldOptions& o, double prior_mu) {
+                                 const PldOptions& o, double prior_mu, double start) {
   check_common("calibrate_dpsgd_noise_pld", q, steps, o);
   if (!(epsilon > 0) || !std::isfinite(epsilon))
     fail("calibrate_dpsgd_noise_pld", "epsilon must be finite and > 0", epsilon);
@@ -117,15 +120,23 @@ double calibrate_dpsgd_noise_pld(double q, std::uint64_t steps, double epsilon, 
   // The prior alone must leave room: its epsilon at delta below the target's.
   if (prior_mu > 0 && !(gdp_epsilon(prior_mu, delta) < epsilon))
     fail("calibrate_dpsgd_noise_pld", "prior_mu spends the whole epsilon", prior_mu);
-  return detail::memoized(key(Query::kCalibration, q, epsilon, steps, delta, n, o, prior_mu), [&] {
+  if (!(start >= 0) || !std::isfinite(start)) fail("calibrate_dpsgd_noise_pld", "start must be finite and >= 0", start);
+  // The start is in the key: the answer (within the tolerance) depends on it,
+  // and a run's bits must not depend on which calibrations ran before it.
+  return detail::memoized(key(Query::kCalibration, q, epsilon, steps, delta, n, o, prior_mu, start), [&] {
     const auto feasible = [&](double z, double& g) {
       const double e = epsilon_or_inf(q, z, steps, delta, n, o, prior_mu);
       g = e > 0 ? std::log(e / epsilon) : -kInf;
       return e <= epsilon;
     };
     // Bracket around the RDP calibration (PLD's eps is lower, so its z is too).
-    double hi = calibrate_dpsgd_noise(q, steps, epsilon, delta), lo = 0, g_hi = 0, g_lo = 0;
-    if (n == Neighbouring::kReplaceOne) hi *= 2;  // z = sigma / (2C) there; a start only
+    // Replace-one: z = sigma / (2C), and a replaced record moves a sampled
+    // release by 2C where add/remove moves it by C, so the add/remove z is a
+    // start there too (measured: the answer 0.6 to 0.9 of it).
+    // A start (a coarser calibration's answer) is bracketed by steps of 0.5%
+    // that square as they go (to the 1.25 of the search without one).
+    double hi = start > 0 ? start * 1.005 : calibrate_dpsgd_noise(q, steps, epsilon, delta), lo = 0, g_hi = 0, g_lo = 0;
+    double step = start > 0 ? 1.005 : 1.25;
     // A PLD too large to build at the start is an error, not "more noise": the
     // caller should coarsen the discretization or use RDP. (Below the start,
     // a PLD too large counts as infeasible, which can only raise z.)
@@ -134,21 +145,24 @@ double calibrate_dpsgd_noise_pld(double q, std::uint64_t steps, double epsilon, 
       if (i == 400) fail("calibrate_dpsgd_noise_pld", "no noise multiplier reaches epsilon", epsilon);
       lo = hi;
       g_lo = g_hi;
-      hi *= 1.25;
+      hi *= step;
+      step = std::min(step * step, 1.25);
     }
     if (lo == 0) {
-      lo = hi / 1.25;
+      step = start > 0 ? 1.01 : 1.25;
+      lo = hi / step;
       for (int i = 0; feasible(lo, g_lo); ++i) {
         if (i == 400) return lo;  // even a vanishing noise multiplier meets the target
         hi = lo;
         g_hi = g_lo;
-        lo /= 1.25;
+        step = std::min(step * step, 1.25);
+        lo /= step;
       }
     }
     // Illinois (regula falsi in log z with the stale end's value halved);
     // bisection where g is infinite. hi stays feasible throughout.
     int stale_side = 0;
-    for (int i = 0; i < 200 && hi - lo > 1e-6 * hi; ++i) {
+    for (int i = 0; i < 200 && hi - lo > o.calibration_tolerance * hi; ++i) {
       double u = 0.5 * (std::log(lo) + std::log(hi));
       if (std::isfinite(g_lo) && std::isfinite(g_hi) && g_lo > g_hi) {
         u = std::log(lo) + (std::log(hi) - std::log(lo)) * g_lo / (g_lo - g_hi);

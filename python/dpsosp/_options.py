@@ -113,3 +113,19 @@ def docs():
         lines += textwrap.wrap(f"{head}: {row['help']}", width=112, initial_indent="    ",
                                subsequent_indent="        ")
     return "\n".join(lines)
+
+
+def estimator_docs(cls):
+    """The Parameters section of an estimator's docstring: each of its parameters that the library's table
+    has, with the estimator's own default and the table's rule and help."""
+    params = inspect.signature(cls.__init__).parameters
+    lines = ["", "    Parameters shared with dpsosp.run and `dpsosp run` (the library's option table; the estimator's",
+             "    defaults):", ""]
+    for key, param in params.items():
+        row = SHARED.get(key)
+        if row is None:
+            continue
+        head = f"{key} ({row['rule']}; default {param.default!r})"
+        lines += textwrap.wrap(f"{head}: {row['help']}", width=112, initial_indent="    ",
+                               subsequent_indent="        ", break_on_hyphens=False)
+    return "\n".join(lines) + "\n"

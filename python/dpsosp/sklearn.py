@@ -368,3 +368,7 @@ class DPPCA(TransformerMixin, _DPEstimator):
     def transform(self, X):
         check_is_fitted(self)
         return np.asarray(self._records(X, reset=False) @ self.components_.T)
+
+
+for _cls in (DPClassifier, DPRegressor, DPPCA):
+    _cls.__doc__ = (_cls.__doc__ or "").rstrip() + "\n" + _options.estimator_docs(_cls)

@@ -49,6 +49,14 @@ class OptionTable(unittest.TestCase):
                 self.assertRegex(help_text, r"\n  " + re.escape(flag) + r"\b", key)
             self.assertIn(" ".join(row["help"].split()[:8]), flat, key)
 
+    def test_the_estimators_docstrings_list_their_table_parameters(self):
+        for cls in (dpsosp.DPClassifier, dpsosp.DPRegressor, dpsosp.DPPCA):
+            for key, param in inspect.signature(cls.__init__).parameters.items():
+                if key in _options.SHARED:
+                    flat = " ".join(cls.__doc__.split())
+                    self.assertRegex(flat, r" " + re.escape(key) + r" \([^:]*; default " +
+                                     re.escape(repr(param.default)) + r"\): ", (cls.__name__, key))
+
     def test_the_docs_page_is_the_table(self):
         sys.path.insert(0, os.path.join(ROOT, "scripts"))
         try:

@@ -28,13 +28,13 @@
 
 #include <cmath>
 #include <limits>
-#include <sstream>
 
 #include "dpsosp/discrete_gaussian.hpp"
 #include "dpsosp/error.hpp"
 #include "dpsosp/factorization.hpp"
 #include "dpsosp/mechanism.hpp"
 #include "dpsosp/privacy.hpp"
+#include "mechanisms/checks.hpp"
 #include "mechanisms/mechanism_rows.hpp"
 #include "mechanisms/relations.hpp"
 #include "mechanisms/secure.hpp"
@@ -45,13 +45,7 @@ namespace {
 int team_size() { return omp_in_parallel() ? 1 : std::max(1, omp_get_max_threads()); }
 
 void check_release(double sensitivity, double bound, std::uint64_t t, Index horizon) {
-  if (!(sensitivity >= 0 && sensitivity <= bound * (1 + 1e-12))) {
-    std::ostringstream os;
-    os.precision(17);
-    os << "matrix-factorization mechanism: a release of L2 sensitivity " << sensitivity
-       << " exceeds the calibrated bound " << bound << " (the noise would not cover it)";
-    throw Error(os.str());
-  }
+  detail::check_sensitivity("matrix-factorization mechanism", sensitivity, bound);
   if (t >= horizon)
     throw Error("matrix-factorization mechanism: release " + std::to_string(t + 1) + " is past the horizon of " +
                 std::to_string(horizon) + " releases the noise was calibrated for");

@@ -5,7 +5,6 @@
 #include <cmath>
 #include <limits>
 #include <optional>
-#include <sstream>
 
 #include "dpsosp/error.hpp"
 #include "dpsosp/factorization.hpp"
@@ -138,15 +137,6 @@ class GaussianMechanism final : public Mechanism {
 
 namespace {
 
-// "gdp-tree" for float noise, "zcdp-tree-discrete" for secure noise (the
-// single-pass mechanisms, accounted exactly by GDP, or by zCDP when rounded).
-template <const char* Float, const char* Secure>
-std::string single_pass_accounting(const PrivacyRecord& r) {
-  return r.noise == NoiseMode::kSecure ? Secure : Float;
-}
-constexpr char kGdpTree[] = "gdp-tree", kZcdpTree[] = "zcdp-tree-discrete";
-constexpr char kGdpGaussian[] = "gdp-gaussian", kZcdpGaussian[] = "zcdp-gaussian-discrete";
-
 MechanismInfo no_mechanism_row() {
   MechanismInfo r;
   r.kind = MechanismKind::kNone;
@@ -161,7 +151,9 @@ MechanismInfo tree_mechanism_row() {
   r.kind = MechanismKind::kTree;
   r.name = "tree";
   r.summary = "the binary tree mechanism, a fresh tree per phase (exact GDP; zCDP with secure noise)";
-  r.accounting = single_pass_accounting<kGdpTree, kZcdpTree>;
+  r.accounting = [](const PrivacyRecord& p) {
+    return std::string(p.noise == NoiseMode::kSecure ? "zcdp-tree-discrete" : "gdp-tree");
+  };
   r.privacy_form = "tree";
   return r;
 }
@@ -171,7 +163,9 @@ MechanismInfo gaussian_mechanism_row() {
   r.kind = MechanismKind::kGaussian;
   r.name = "gaussian";
   r.summary = "Gaussian noise on every release, one release per record (exact GDP; zCDP with secure noise)";
-  r.accounting = single_pass_accounting<kGdpGaussian, kZcdpGaussian>;
+  r.accounting = [](const PrivacyRecord& p) {
+    return std::string(p.noise == NoiseMode::kSecure ? "zcdp-gaussian-discrete" : "gdp-gaussian");
+  };
   r.privacy_form = "tree";  // phases of one release each: depth 1
   return r;
 }

@@ -7,6 +7,7 @@
 // "Secure mode"), so a rounded release of L2 sensitivity s + grid sqrt(d)
 // with noise scale S (grid units) is ((s/grid + sqrt(d))^2 / (2 S^2))-zCDP.
 #include "mechanisms/secure.hpp"
+#include "mechanisms/checks.hpp"
 #include "mechanisms/relations.hpp"
 
 #include <omp.h>
@@ -45,14 +46,7 @@ void round_and_add(const Vec& value, double grid, const Vec& noise, Vec& out) {
 
 namespace {
 
-void check_release(const char* who, double sensitivity, double bound) {
-  if (sensitivity >= 0 && sensitivity <= bound * (1 + 1e-12)) return;
-  std::ostringstream os;
-  os.precision(17);
-  os << who << ": a release of L2 sensitivity " << sensitivity << " exceeds the calibrated bound " << bound
-     << " (the noise would not cover it)";
-  throw Error(os.str());
-}
+using detail::check_sensitivity;
 
 // The tree on rounded node sums: node (t - 2^k, t] is round((P_t -
 // P_{t-2^k}) / grid) + N_Z(0, scale^2), P the exact prefix sums the caller
@@ -78,7 +72,7 @@ class SecureTreeMechanism final : public Mechanism {
   }
   MechanismKind kind() const override { return MechanismKind::kTree; }
   void release(const Vec& exact, bool restart, double sensitivity, Vec& released) override {
-    check_release("tree mechanism", sensitivity, bound_);
+    check_sensitivity("tree mechanism", sensitivity, bound_);
     if (restart) {
       live_ = 0;
       t_ = 0;
@@ -162,7 +156,7 @@ class SecureGaussianMechanism final : public Mechanism {
   }
   MechanismKind kind() const override { return MechanismKind::kGaussian; }
   void release(const Vec& exact, bool restart, double sensitivity, Vec& released) override {
-    check_release("Gaussian mechanism", sensitivity, std::numeric_limits<double>::max());
+    check_sensitivity("Gaussian mechanism", sensitivity, std::numeric_limits<double>::max());
     if (restart) {
       previous_.setZero();
       accumulated_.setZero();

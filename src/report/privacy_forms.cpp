@@ -68,10 +68,36 @@ std::vector<std::uint64_t> parse_steps(const std::string& text, const std::strin
   return steps;
 }
 
-nlohmann::json poisson_figures(const Question& a) {
+// The mf form's factorization over its horizon T, the period P of a record's
+// releases (0: one each) and the largest sensitivity of C u per unit of a
+// release's (the column norm, or the norm of columns P apart moved together).
+struct MfShape {
+  BltFactorization f;
+  Index period = 0;
+  double column = 0;
+};
+MfShape mf_shape(const Question& a) {
+  if (a.steps.size() != 1)
+    throw Error(a.word("steps") + ": the mf form takes one horizon T, got " + std::to_string(a.steps.size()));
+  MfShape m{BltFactorization::square_root(a.steps[0])};
+  if (a.given("period"))
+    m.period =
+        static_cast<Index>(parse_option_count(a.values.at("period"), a.word("period"), 0, a.steps[0], a.front_end));
+  m.column = m.period > 0 && m.period < a.steps[0] ? m.f.cyclic_participation_norm(a.steps[0], m.period)
+                                                   : m.f.max_column_norm(a.steps[0]);
+  return m;
+}
+
+// The Poisson form's sampling rate (its one step count checked).
+double poisson_rate(const Question& a) {
   const double q = a.real("sampling_rate", ValueRule::kHalfOpenUnit);
   if (a.steps.size() != 1)
     throw Error(a.word("steps") + ": the Poisson form takes one step count T, got " + std::to_string(a.steps.size()));
+  return q;
+}
+
+nlohmann::json poisson_figures(const Question& a) {
+  const double q = poisson_rate(a);
   if (a.chosen == "rdp" && a.replace)
     throw Error(a.word("accountant") + " rdp: the RDP figure is for add/remove adjacency; use pld with " +
                 a.word("adjacency") + " replace-one");
@@ -108,26 +134,18 @@ nlohmann::json poisson_figures(const Question& a) {
 }
 
 nlohmann::json mf_figures(const Question& a) {
-  if (a.steps.size() != 1)
-    throw Error(a.word("steps") + ": the mf form takes one horizon T, got " + std::to_string(a.steps.size()));
-  const auto period =
-      a.given("period")
-          ? static_cast<Index>(parse_option_count(a.values.at("period"), a.word("period"), 0, a.steps[0], a.front_end))
-          : Index{0};
-  const BltFactorization f = BltFactorization::square_root(a.steps[0]);
-  const double column = period > 0 && period < a.steps[0] ? f.cyclic_participation_norm(a.steps[0], period)
-                                                          : f.max_column_norm(a.steps[0]);
-  const double mu = column / a.single_pass_z();
+  const MfShape m = mf_shape(a);
+  const double mu = m.column / a.single_pass_z();
   nlohmann::json j;
   j["epsilon_gdp"] = report_number(privacy::gdp_epsilon(mu, a.delta));
   j["mu"] = report_number(mu);
   j["rho"] = report_number(mu * mu / 2);
   j["epsilon_rdp"] = report_number(privacy::zcdp_to_epsilon(mu * mu / 2, a.delta));
   if (a.at_epsilon) j["delta_gdp"] = privacy::gdp_delta(mu, *a.at_epsilon);
-  j["column_norm"] = column;
-  j["buffers"] = f.buffers();
+  j["column_norm"] = m.column;
+  j["buffers"] = m.f.buffers();
   j["horizon"] = a.steps[0];
-  if (period > 0) j["period"] = period;
+  if (m.period > 0) j["period"] = m.period;
   j["form"] = "matrix-factorization";
   j["adjacency"] = a.replace ? "replace-one" : "zero-out";
   if (!a.chosen.empty()) j["epsilon"] = j["epsilon_gdp"];
@@ -183,24 +201,13 @@ double tree_calibrate(const Question& a, double epsilon, std::string& accountant
 
 // mf: mu = column / z by exact GDP.
 double mf_calibrate(const Question& a, double epsilon, std::string& accountant) {
-  if (a.steps.size() != 1)
-    throw Error(a.word("steps") + ": the mf form takes one horizon T, got " + std::to_string(a.steps.size()));
-  const Index period =
-      a.given("period")
-          ? static_cast<Index>(parse_option_count(a.values.at("period"), a.word("period"), 0, a.steps[0], a.front_end))
-          : Index{0};
-  const BltFactorization f = BltFactorization::square_root(a.steps[0]);
-  const double column = period > 0 && period < a.steps[0] ? f.cyclic_participation_norm(a.steps[0], period)
-                                                          : f.max_column_norm(a.steps[0]);
   accountant = "gdp";
-  return from_single_pass_z(a, column / privacy::gdp_mu(epsilon, a.delta));
+  return from_single_pass_z(a, mf_shape(a).column / privacy::gdp_mu(epsilon, a.delta));
 }
 
 // Poisson: by PLD (the default, either relation, with a prior) or RDP (add/remove).
 double poisson_calibrate(const Question& a, double epsilon, std::string& accountant) {
-  const double q = a.real("sampling_rate", ValueRule::kHalfOpenUnit);
-  if (a.steps.size() != 1)
-    throw Error(a.word("steps") + ": the Poisson form takes one step count T, got " + std::to_string(a.steps.size()));
+  const double q = poisson_rate(a);
   const double prior = a.given("prior_mu") ? a.real("prior_mu", ValueRule::kPositive) : 0.0;
   accountant = a.chosen == "rdp" ? "rdp" : "pld";
   if (accountant == "rdp") {

@@ -101,6 +101,35 @@ void bind_privacy(py::module_& m) {
       .def("delta", &privacy::PrivacyLossDistribution::delta, py::arg("epsilon"))
       .def_property_readonly("bins", &privacy::PrivacyLossDistribution::bins)
       .def_property_readonly("symmetric", &privacy::PrivacyLossDistribution::symmetric);
+  // The budget (budget.hpp); dpsosp.Budget (python/dpsosp/_budget.py) wraps it.
+  py::class_<Budget>(m, "Budget")
+      .def(py::init<double, double>(), py::arg("epsilon"), py::arg("delta"))
+      .def_property_readonly("epsilon", &Budget::epsilon)
+      .def_property_readonly("delta", &Budget::delta)
+      .def("spent", &Budget::spent)
+      .def("remaining", &Budget::remaining)
+      .def("charges", [](const Budget& b) { return b.ledger().size(); })
+      .def("to_json", [](const Budget& b) { return b.to_json().dump(1); })
+      .def_static(
+          "from_json",
+          [](const std::string& text, const std::string& where) {
+            nlohmann::json j;
+            try {
+              j = nlohmann::json::parse(text);
+            } catch (const nlohmann::json::exception&) {
+              throw Error(where + ": not JSON (a budget file is written by Budget.save or dpsosp budget --new)");
+            }
+            return Budget::from_json(j, where);
+          },
+          py::arg("text"), py::arg("where"))
+      .def(
+          "charge_curve",
+          [](Budget& b, const std::string& curve, const std::string& label, bool check) {
+            const PrivacyCurve c = PrivacyCurve::from_json(nlohmann::json::parse(curve), "curve");
+            if (check) b.check(c, label);
+            b.charge(c, label);
+          },
+          py::arg("curve"), py::arg("label"), py::arg("check") = true);
   m.def(
       "pld_gaussian",
       [](double sigma, double sensitivity, double h, bool pessimistic) {

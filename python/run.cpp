@@ -41,6 +41,13 @@ void check_finite_arrays(const Eigen::Ref<const RowMatrix>& X, const std::option
   }
 }
 
+// A budget's ledger line for a run.
+std::string budget_label(const std::string& model, Index n, const RunOptions& o) {
+  std::string label = "run(" + model + ") on " + std::to_string(n) + " records";
+  if (o.privacy) label += ", target epsilon " + shown(o.privacy->epsilon) + ", delta " + shown(o.privacy->delta);
+  return label;
+}
+
 std::optional<NoiseKey> noise_key_of(const std::optional<py::bytes>& key, const std::optional<std::string>& file) {
   if (key && file) throw Error("run: give noise_key or noise_key_file, not both");
   if (file) return NoiseKey::from_file(*file);
@@ -172,8 +179,8 @@ void bind_run(py::module_& m) {
          Index classes, Index hidden, Index rank, std::optional<bool> fit_intercept,
          const std::optional<py::bytes>& noise_key, const py::object& callback,
          const std::optional<std::string>& data_file, bool stream, Index n_features,
-         const std::vector<std::pair<double, double>>& bounds,
-         const std::optional<std::pair<double, double>>& y_bounds) {
+         const std::vector<std::pair<double, double>>& bounds, const std::optional<std::pair<double, double>>& y_bounds,
+         Budget* budget) {
         // The options by the library's table and rules, in its words with the
         // keywords' names (options.hpp), before any copy.
         const RunRequest request(options, overrides, FrontEnd::kPython, stream);
@@ -189,6 +196,7 @@ void bind_run(py::module_& m) {
           throw Error(std::string("run: give the records as X (and y) or as data='FILE' (a record file), not ") +
                       (X.is_none() ? "neither" : "both"));
         if (stream && !data_file) throw Error("stream=True reads a record file; give data='FILE'");
+        if (budget && stream) throw Error("budget: a streamed run is not charged to a budget; load the records");
         if (data_file && y) throw Error("y: a record file holds its labels; y applies to X");
         // The public shape (SPEC section 9, docs/privacy.md): what sizes a
         // private run is declared, never read from the records, in the CLI's
@@ -250,10 +258,13 @@ void bind_run(py::module_& m) {
         StepHooks hooks{callback};
         o.on_step = [&hooks](const Iteration& it) { return hooks(it); };
         ScaledSummary scaled;
+        const std::string label = budget ? budget_label(model_name, n, o) : std::string();
         {
           py::gil_scoped_release release;
           if (file)
             scaled.summary = minimize(*model, *file, start, o);
+          else if (budget)
+            scaled = minimize_charged(*budget, label, *model, data, start, o, so);
           else
             scaled = minimize_scaled(*model, data, start, o, so);
         }
@@ -278,7 +289,8 @@ void bind_run(py::module_& m) {
       py::arg("model"), py::arg("X"), py::arg("y"), py::arg("options"), py::arg("overrides"), py::arg("x0"),
       py::arg("classes"), py::arg("hidden"), py::arg("rank"), py::arg("fit_intercept"), py::arg("noise_key"),
       py::arg("callback"), py::arg("data"), py::arg("stream"), py::arg("n_features"), py::arg("bounds"),
-      py::arg("y_bounds"), "The run behind dpsosp.run (which checks its keywords and converts X and y first).");
+      py::arg("y_bounds"), py::arg("budget") = nullptr,
+      "The run behind dpsosp.run (which checks its keywords and converts X and y first).");
 }
 
 }  // namespace dpsosp::python

@@ -37,7 +37,7 @@ HEADER_PART = {
     "tree": "mechanisms", "mechanism": "mechanisms", "factorization": "mechanisms",
     "oracles": "optimizers", "scaling": "optimizers", "clip_estimate": "optimizers", "params": "optimizers",
     "optimizer": "optimizers", "algorithm": "optimizers", "options": "optimizers", "process_group": "optimizers",
-    "certify": "certify", "audit": "audit", "report": "report", "privacy_figures": "report",
+    "certify": "certify", "audit": "audit", "report": "report", "privacy_figures": "report", "budget": "report",
 }
 INCLUDE = re.compile(r'#include "([a-z_]+)/')
 PUBLIC = re.compile(r'#include "dpsosp/([a-z_]+)\.hpp"')

@@ -125,8 +125,8 @@ std::optional<NoiseKey> read_noise_key_option(const std::string& path, bool give
 
 /// Writes text to path through a temporary file in the same directory and a
 /// rename, so an existing file is replaced whole or not at all ("-" or empty:
-/// stdout). Throws Error if it cannot.
-void write_text(const std::string& path, const std::string& text);
+/// stdout). Throws Error naming `option` if it cannot.
+void write_text(const std::string& path, const std::string& text, const std::string& option = "--out");
 /// Throws Error if `path` cannot be written (checked before a run starts): its
 /// directory must exist and take a new file, and it must not be a directory.
 /// Creates nothing and leaves an existing file untouched.
@@ -137,7 +137,24 @@ void check_not_input(const std::string& out, const std::string& input, const std
 /// --set's name=value items by name (each once); the values are RunRequest's to check.
 std::map<std::string, std::string> parse_overrides(const std::vector<std::string>& items);
 
+/// --budget FILE: the budget a `dpsosp budget --new` wrote (budget.hpp);
+/// Error naming the option and the file otherwise.
+Budget read_budget_file(const std::string& path, const std::string& option = "--budget");
+/// An exclusive lock on FILE.lock (made if missing, kept) for as long as it
+/// lives: runs charged to one budget file take turns, so none loses another's charge.
+class BudgetLock {
+ public:
+  explicit BudgetLock(const std::string& path);
+  ~BudgetLock();
+  BudgetLock(const BudgetLock&) = delete;
+  BudgetLock& operator=(const BudgetLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
 void setup_run(CLI::App& app);
+void setup_budget(CLI::App& app);
 void setup_certify(CLI::App& app);
 void setup_privacy(CLI::App& app);
 void setup_demo(CLI::App& app);

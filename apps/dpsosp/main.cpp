@@ -13,7 +13,8 @@
 
 namespace {
 
-constexpr const char* kCommands[] = {"run", "certify", "privacy", "demo", "audit", "keygen", "convert", "predict"};
+constexpr const char* kCommands[] = {"run",    "certify", "privacy", "demo",  "audit",
+                                     "keygen", "convert", "predict", "budget"};
 
 bool is_command(const char* arg) {
   for (const char* c : kCommands)
@@ -40,10 +41,11 @@ int main(int argc, char** argv) {
   dpsosp::cli::setup_keygen(app);
   dpsosp::cli::setup_convert(app);
   dpsosp::cli::setup_predict(app);
+  dpsosp::cli::setup_budget(app);
   if (argc > 1 && argv[1][0] != '-' && !is_command(argv[1])) {
     return processes.fail(
         "unknown command '" + std::string(argv[1]) +
-            "' (expected run, certify, privacy, demo, audit, keygen, convert or predict; see dpsosp --help)",
+            "' (expected run, certify, privacy, demo, audit, keygen, convert, predict or budget; see dpsosp --help)",
         2, true);
   }
   try {

@@ -65,7 +65,7 @@ void check_not_input(const std::string& out, const std::string& input, const std
     throw Error("--out " + out + ": is the same file as " + input_option + "; refusing to overwrite an input");
 }
 
-void write_text(const std::string& path, const std::string& text) {
+void write_text(const std::string& path, const std::string& text, const std::string& option) {
   if (path.empty() || is_stdout(path)) {
     std::fwrite(text.data(), 1, text.size(), stdout);
     if (std::fflush(stdout) != 0)
@@ -77,18 +77,18 @@ void write_text(const std::string& path, const std::string& text) {
   const bool special = ::stat(target.c_str(), &st) == 0 && !S_ISREG(st.st_mode);
   const std::string tmp = special ? target : target + ".tmp-" + std::to_string(::getpid());
   std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (f == nullptr) throw Error("--out " + path + ": cannot write '" + tmp + "': " + std::strerror(errno));
+  if (f == nullptr) throw Error(option + " " + path + ": cannot write '" + tmp + "': " + std::strerror(errno));
   const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size();
   const int err = errno;
   const bool closed = std::fclose(f) == 0;
   if (!written || !closed) {
     if (!special) ::unlink(tmp.c_str());
-    throw Error("--out " + path + ": writing failed: " + std::strerror(written ? errno : err));
+    throw Error(option + " " + path + ": writing failed: " + std::strerror(written ? errno : err));
   }
   if (!special && std::rename(tmp.c_str(), target.c_str()) != 0) {
     const int rename_err = errno;
     ::unlink(tmp.c_str());
-    throw Error("--out " + path + ": cannot replace the file: " + std::strerror(rename_err));
+    throw Error(option + " " + path + ": cannot replace the file: " + std::strerror(rename_err));
   }
 }
 

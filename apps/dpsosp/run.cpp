@@ -28,7 +28,7 @@ struct RunArgs {
   std::map<std::string, std::string> text;  // by key: what --FLAG VALUE gave
   std::map<std::string, bool> flags;        // by key: the flags'
   std::vector<std::string> overrides;       // --set name=value
-  std::string x0, eval, eval_labels, out;
+  std::string x0, eval, eval_labels, out, budget;
   bool no_certificate = false, quiet = false;
   bool stream = false;  // --stream: read a record file once, front to back (stream_source.cpp)
   ScaleArgs scaling;    // --bounds, --y-bounds (scale_options.cpp)
@@ -89,6 +89,20 @@ int do_run(const RunArgs& a) {
   if (a.given("--eval-labels") && a.eval_labels.empty()) throw Error("--eval-labels: empty file name");
   check_public_shape(a.source, is_private_run);  // --classes, --features: declared, not read from the records
   if (a.given("--out") && Processes::reports()) check_writable(a.out);
+  // --budget FILE: read now, charged by the library (budget.hpp), written back after the run.
+  std::optional<Budget> budget;
+  std::optional<BudgetLock> budget_lock;
+  if (a.given("--budget")) {
+    if (!is_private_run) throw Error("--budget: charges private runs; this run is not private");
+    if (a.stream) throw Error("--budget: a streamed run (--stream) is not charged to a budget; load the records");
+    if (o.process_group) throw Error("--budget: a run of several processes is not charged to a budget");
+    if (a.budget.empty()) throw Error("--budget: empty file name");
+    read_budget_file(a.budget);     // a budget, before its lock file is made beside it
+    budget_lock.emplace(a.budget);  // held until the run's charge is written
+    budget = read_budget_file(a.budget);
+    check_writable(a.budget, "--budget");
+    check_not_input(a.out, a.budget, "--budget");
+  }
   check_not_input(a.out, a.source.data_path, "--data");
   check_not_input(a.out, a.eval, "--eval");
   check_not_input(a.out, a.x0, "--x0");
@@ -135,10 +149,24 @@ int do_run(const RunArgs& a) {
   };
   StopOnSignal stop_on_signal(Processes::reports());  // until the report is written
   ScaledSummary scaled;
-  if (p.records)
+  if (p.records) {
     scaled.summary = minimize(*p.model, *p.records, x0, o);
-  else
+  } else if (budget) {
+    const std::string label =
+        "dpsosp run --model " + a.source.model +
+        (a.source.data_path.empty() ? " --synthetic " + a.source.synthetic : " --data " + a.source.data_path) + " (" +
+        std::to_string(n) + " records, target epsilon " + a.text.at("epsilon") + ")";
+    try {
+      scaled = minimize_charged(*budget, label, *p.model, p.data, x0, o, so);
+    } catch (...) {
+      if (budget->ledger().size() > 0 && budget->ledger().back().label == label + " (failed)")
+        write_text(a.budget, budget->to_json().dump(1) + "\n", "--budget");  // what the failed run spent
+      throw;
+    }
+    write_text(a.budget, budget->to_json().dump(1) + "\n", "--budget");  // before the report: the spending is kept
+  } else {
     scaled = minimize_scaled(*p.model, p.data, x0, o, so);
+  }
   const Summary& s = scaled.summary;
   // The held-out targets in the user's units, unclipped: R^2 is measured on them.
   const Vec eval_y = eval && eval->has_labels() ? eval->labels() : Vec();
@@ -209,6 +237,9 @@ int do_run(const RunArgs& a) {
   if (!a.quiet) {
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     std::fprintf(stderr, "dpsosp: %s\n", run_summary_line(s, eval_figure, seconds, a.out).c_str());
+    if (budget)
+      std::fprintf(stderr, "dpsosp: budget %s: epsilon %.4g of %.4g spent at delta %.4g by %zu runs\n",
+                   a.budget.c_str(), budget->spent(), budget->epsilon(), budget->delta(), budget->ledger().size());
   }
   return 0;
 }
@@ -246,6 +277,9 @@ void setup_run(CLI::App& app) {
   run->add_flag("--no-certificate", args->no_certificate,
                 "Skip the certificate (it can take minutes for large models)");
   run->add_option("--eval-labels", args->eval_labels, "IDX labels of --eval (default: the file beside it)");
+  run->add_option("--budget", args->budget,
+                  "A budget file (dpsosp budget FILE --new) this run is charged to: refused before it reads a record "
+                  "where it would overrun the budget; the file is updated after the run (docs/budget.md)");
   run->add_option("--out", args->out, "Write the JSON report here (default: stdout); checked before the run starts");
   run->callback([args] {
     const int rc = do_run(*args);

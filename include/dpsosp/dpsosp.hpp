@@ -2,6 +2,7 @@
 #pragma once
 #include "dpsosp/algorithm.hpp"
 #include "dpsosp/audit.hpp"
+#include "dpsosp/budget.hpp"
 #include "dpsosp/certify.hpp"
 #include "dpsosp/clip.hpp"
 #include "dpsosp/clip_estimate.hpp"

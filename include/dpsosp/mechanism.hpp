@@ -83,10 +83,15 @@ struct PrivacyRecord {
   /// The banded mechanism (kBandedPoisson): its bands (C's band width and the
   /// groups the steps cycle through), the sampling rate q within a group and
   /// the cycles (each record's Poisson steps, which the accounting composes);
-  /// horizon = bands * cycles releases; 0 otherwise.
+  /// horizon = bands * cycles releases; 0 otherwise. The plain Poisson
+  /// mechanism (kPoissonGaussian) keeps q and its steps as cycles too (its
+  /// report does not state them: the run's params do).
   int bands = 0;
   double sampling_rate = 0;
   std::uint64_t cycles = 0;
+  /// Poisson mechanisms: the mu of the prior Gaussian release composed into
+  /// their PLD (PrivacyTarget::prior_mu), 0 where none.
+  double prior_mu = 0;
   NoiseMode noise = NoiseMode::kFloat;
   /// The secure mode's grid (a power of two; the tree's, or the first
   /// release's for the Gaussian mechanism), 0 in float mode. A release's

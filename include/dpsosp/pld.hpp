@@ -73,6 +73,12 @@ class PrivacyLossDistribution {
 
   /// Whether one distribution serves both directions (replace-one, or q = 1).
   bool symmetric() const { return add_ == nullptr; }
+  /// Whether delta(eps) >= other.delta(eps) at every eps >= 0 (to a relative
+  /// 1e-9 of rounding), so that this distribution may stand for `other` in a
+  /// composition. Both must be symmetric, with the same discretization and
+  /// rounding: their losses lie on one grid, between whose points each delta
+  /// is a - b e^eps, so comparing at the grid points decides it.
+  bool dominates(const PrivacyLossDistribution& other) const;
   /// Bins of the larger direction.
   std::size_t bins() const;
   /// Mass at +infinity of the larger direction.
@@ -108,6 +114,13 @@ PrivacyLossDistribution poisson_gaussian_pld(double sampling_rate, double sigma,
 // prior_mu > 0: the steps follow a Gaussian release of mu-GDP on the same
 // records (gaussian_pld(1, prior_mu), composed exactly): the figures and the
 // calibration are the whole's. 0: none.
+
+/// The PLD behind dpsgd_pld_epsilon and the others below: `steps`
+/// Poisson-subsampled Gaussian steps at noise multiplier z (relative to the
+/// relation's sensitivity), after the prior release if prior_mu > 0.
+PrivacyLossDistribution dpsgd_pld(double sampling_rate, double noise_multiplier, std::uint64_t steps,
+                                  Neighbouring neighbouring = Neighbouring::kAddRemove, const PldOptions& options = {},
+                                  double prior_mu = 0);
 
 /// eps of `steps` Poisson-subsampled Gaussian steps at delta (pessimistic:
 /// a guarantee). Results are memoized (the same arguments give the same bits).

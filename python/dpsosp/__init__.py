@@ -22,6 +22,9 @@ Accounting: privacy(noise_multiplier, steps, delta, ...) gives the figures of
 privacy_tree and privacy_poisson / privacy_poisson_pld those of one form; pld_gaussian and
 pld_poisson_gaussian build privacy-loss distributions that compose.
 
+Budget(epsilon, delta) is a budget shared by runs (budget= in run and the estimators): each run is charged by
+its exact privacy curve, and one that would overrun it is refused before it reads a record (docs/budget.md).
+
 Records too large for memory go to a record file (write_records, or `dpsosp
 convert`); run(model, data=path, stream=True) reads it once, front to back.
 
@@ -29,6 +32,7 @@ Bad options raise ValueError (a bad value, in the words of the CLI) or
 TypeError (an unknown keyword, a value of the wrong type), with one line.
 """
 from ._api import PrivacyLeakWarning, RunWarning, certify, encode_table, run
+from ._budget import Budget
 from ._model import Model, load, predict, predict_proba, save
 from ._privacy import privacy
 from ._core import (PrivacyLossDistribution, algorithm_table, algorithms, calibrate_poisson, certify_population,
@@ -36,7 +40,7 @@ from ._core import (PrivacyLossDistribution, algorithm_table, algorithms, calibr
                     privacy_poisson_pld, privacy_poisson_pld_delta, privacy_tree, synthetic, write_records)
 
 __version__ = "0.1.0"
-__all__ = ["run", "privacy", "certify", "certify_population", "synthetic", "privacy_tree", "privacy_poisson",
+__all__ = ["run", "Budget", "privacy", "certify", "certify_population", "synthetic", "privacy_tree", "privacy_poisson",
            "privacy_poisson_pld", "privacy_poisson_pld_delta", "calibrate_poisson", "pld_gaussian",
            "pld_poisson_gaussian", "PrivacyLossDistribution", "gdp_epsilon", "generate_noise_key", "algorithms",
            "algorithm_table", "models", "write_records", "Model", "predict", "predict_proba", "save", "load", "encode_table",

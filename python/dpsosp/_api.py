@@ -141,7 +141,7 @@ def _check_model(model):
 # run's options are the library's table's (_options.py).
 _OWN = dict(x0=None, classes=None, hidden=None, rank=None, fit_intercept=None, noise_key=None, callback=None,
             data=None, stream=False, n_features=None, label=None, categorical=None, impute=None, bounds=None,
-            y_bounds=None)
+            y_bounds=None, budget=None)
 
 
 def run(model, X=None, y=None, **options):
@@ -159,6 +159,9 @@ def run(model, X=None, y=None, **options):
     cauchy, y_bounds are public bounds: records are clipped into the box and mapped onto [-1, 1]; scale, scale_share
     and normalize below. The report's 'scaling' holds the map, the estimate's share and noise, and x_user: x in the
     user's units (Model.predict takes raw X).
+
+    budget: a dpsosp.Budget shared by runs (docs/budget.md): the run is charged by its privacy curve, and refused
+    (ValueError, before it reads a record) where it would take the budget's spending past its epsilon.
 
     callback(step, info) is called after every step with what the step released (info: x, o1, batch,
     records_used, release_norm, perturbed); returning False stops the run (termination 'callback'). Ctrl-C stops
@@ -186,7 +189,7 @@ def run(model, X=None, y=None, **options):
         raise TypeError(f"run() got an unexpected keyword argument '{unknown[0]}'")
     own = {**_OWN, **{k: v for k, v in options.items() if k in _OWN}}
     x0, classes, hidden, rank, fit_intercept, noise_key, callback, data, stream, n_features, label, categorical, \
-        impute, bounds, y_bounds = (own[k] for k in _OWN)
+        impute, bounds, y_bounds, budget = (own[k] for k in _OWN)
     _check_model(model)
     if data is not None and not isinstance(data, (str, os.PathLike)):
         raise TypeError(f"data: expected a record file's path, got {data!r}")
@@ -202,6 +205,11 @@ def run(model, X=None, y=None, **options):
     if class_names is not None:
         classes = len(class_names) if model in ("softmax", "mlp") else None
     classes, hidden, rank = _model_options(model, classes, hidden, rank)
+    if budget is not None:
+        from ._budget import Budget
+        if not isinstance(budget, Budget):
+            raise TypeError(f"budget: expected a dpsosp.Budget, got {budget!r}")
+        budget = budget._charged_core()
     if callback is not None and not callable(callback):
         raise TypeError(f"callback: expected a callable callback(step, info), got {callback!r}")
     result = _core.run(
@@ -209,7 +217,7 @@ def run(model, X=None, y=None, **options):
         classes, hidden, rank, None if fit_intercept is None else bool(fit_intercept), noise_key, callback,
         None if data is None else os.fspath(data), stream,
         0 if n_features is None else _count("n_features", n_features, 1, 2147483647), _bounds("bounds", bounds),
-        None if y_bounds is None else _bounds("y_bounds", [y_bounds])[0])
+        None if y_bounds is None else _bounds("y_bounds", [y_bounds])[0], budget)
     for message in result["warnings"]:
         warnings.warn(message, RunWarning, stacklevel=2)
     if result["private"] and result["n"] > 0 and result["delta"] > 0.1 / result["n"]:  # public: delta and n

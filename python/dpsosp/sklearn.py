@@ -93,7 +93,8 @@ class _DPEstimator(BaseEstimator):
                        threads=self.threads, noise=self.noise, noise_key=self.noise_key,
                        bounds=getattr(self, "bounds", None), y_bounds=getattr(self, "y_bounds", None),
                        scale=getattr(self, "scale", None), scale_share=getattr(self, "scale_share", None),
-                       normalize=getattr(self, "normalize", None), sampling=getattr(self, "sampling", None))
+                       normalize=getattr(self, "normalize", None), sampling=getattr(self, "sampling", None),
+                       budget=self.budget)
         options.update(extra)
         self.report_ = run(model, X, y, **{k: v for k, v in options.items() if v is not None})
         self.model_ = Model.from_result(self.report_)
@@ -150,7 +151,8 @@ class DPClassifier(ClassifierMixin, _DPEstimator):
     algo, epsilon, delta, G, M, batch_size, epochs, learning_rate, max_steps, noise, bounds, scale, scale_share,
     normalize, sampling: as dpsosp.run, with its defaults (the CLI's: spider-mf-adaptive, 3 Poisson passes up to 100000 records
     (dpsosp.run's epochs) at a replace-one target where the records are in memory, G and M estimated privately, the scale estimated
-    privately). random_state: the public seed.
+    privately). random_state: the public seed. budget: a dpsosp.Budget shared by fits (GridSearchCV and
+    cross_val_score charge it for every fit; docs/budget.md).
     noise_key: 16 secret bytes for a reproducible fit (keep them as secret as the data).
     fit(X, y): X an array or a pandas DataFrame, or the path of a record file whose labels are the indices of
     classes (then required); stream: read such a file once, front to back, in its order (True), or load it whole
@@ -162,7 +164,9 @@ class DPClassifier(ClassifierMixin, _DPEstimator):
                  fit_intercept=True, classes=None, hidden=None, G=_D["G"], M=_D["M"], batch_size=None, epochs=None,
                  learning_rate=None, max_steps=_D["max_steps"], noise=_D["noise"], random_state=None, noise_key=None,
                  threads=_D["threads"], stream=True, bounds=None, scale=_D["scale"], scale_share=_D["scale_share"],
-                 normalize=_D["normalize"], n_features=None, categorical=None, impute=None, sampling=None):
+                 normalize=_D["normalize"], n_features=None, categorical=None, impute=None, sampling=None,
+                 budget=None):
+        self.budget = budget
         self.n_features = n_features
         self.categorical = categorical
         self.impute = impute
@@ -285,7 +289,8 @@ class DPRegressor(RegressorMixin, _DPEstimator):
                  max_steps=_D["max_steps"], noise=_D["noise"], random_state=None, noise_key=None,
                  threads=_D["threads"], stream=True, bounds=None, y_bounds=None, scale=_D["scale"],
                  scale_share=_D["scale_share"], normalize=_D["normalize"], n_features=None, categorical=None,
-                 impute=None, sampling=None):
+                 impute=None, sampling=None, budget=None):
+        self.budget = budget
         self.n_features = n_features
         self.categorical = categorical
         self.impute = impute
@@ -339,7 +344,8 @@ class DPPCA(TransformerMixin, _DPEstimator):
 
     def __init__(self, n_components=1, epsilon=_D["epsilon"], delta=_D["delta"], *, algo="dpsgd", G=1.0, M=1.0,
                  batch_size=None, max_steps=_D["max_steps"], noise=_D["noise"], random_state=None, noise_key=None,
-                 threads=_D["threads"], stream=True, n_features=None):
+                 threads=_D["threads"], stream=True, n_features=None, budget=None):
+        self.budget = budget
         self.n_features = n_features
         self.n_components = n_components
         self.epsilon = epsilon

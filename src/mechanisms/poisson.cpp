@@ -88,12 +88,13 @@ class PoissonMechanism final : public PoissonGaussianMechanism {
       record_.epsilon = record_.epsilon_zero_out;
     }
     record_.depth = 1;
+    record_.sampling_rate = q_;
+    record_.cycles = steps;
+    record_.prior_mu = prior_;
     if (banded_) {
       record_.column_norm = factorization_.column_norm();
       record_.bands = static_cast<int>(bands_);
       record_.horizon = horizon_;
-      record_.sampling_rate = q_;
-      record_.cycles = steps;
     }
   }
   MechanismKind kind() const override { return record_.mechanism; }

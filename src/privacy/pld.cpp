@@ -100,6 +100,14 @@ double PrivacyLossDistribution::epsilon(double delta) const {
   return add_ ? std::max(e, detail::epsilon_for_delta(*add_, delta)) : e;
 }
 
+bool PrivacyLossDistribution::dominates(const PrivacyLossDistribution& other) const {
+  if (!symmetric() || !other.symmetric())
+    throw Error("PrivacyLossDistribution::dominates: compares symmetric distributions (replace-one) only");
+  if (options_.discretization != other.options_.discretization || options_.pessimistic != other.options_.pessimistic)
+    throw Error("PrivacyLossDistribution::dominates: both need the same discretization and rounding");
+  return detail::profile_dominates(*remove_, *other.remove_);
+}
+
 std::size_t PrivacyLossDistribution::bins() const {
   return std::max(remove_->probs.size(), add_ ? add_->probs.size() : 0);
 }

@@ -84,6 +84,14 @@ double epsilon_or_inf(double q, double z, std::uint64_t steps, double delta, Nei
 
 }  // namespace
 
+PrivacyLossDistribution dpsgd_pld(double q, double z, std::uint64_t steps, Neighbouring n, const PldOptions& o,
+                                  double prior_mu) {
+  check_common("dpsgd_pld", q, steps, o);
+  check_z("dpsgd_pld", z);
+  check_prior("dpsgd_pld", prior_mu);
+  return composed(q, z, steps, n, o, prior_mu);
+}
+
 double dpsgd_pld_epsilon(double q, double z, std::uint64_t steps, double delta, Neighbouring n, const PldOptions& o,
                          double prior_mu) {
   check_common("dpsgd_pld_epsilon", q, steps, o);

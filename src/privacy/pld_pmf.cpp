@@ -168,6 +168,29 @@ double delta_for_epsilon(const PldPmf& p, double epsilon) {
   return std::min(1.0, std::max(0.0, delta));
 }
 
+// From the top loss down, without cancellation: with S(e) the mass of the
+// losses above e and D(e) = sum over them of mass (1 - e^(e - loss)),
+// D(e - h) = (1 - e^-h) S(e - h) + e^-h D(e), every term >= 0.
+bool profile_dominates(const PldPmf& a, const PldPmf& b) {
+  const double h = a.interval;
+  const std::int64_t top = std::max(a.lower + static_cast<std::int64_t>(a.probs.size()),
+                                    b.lower + static_cast<std::int64_t>(b.probs.size()));
+  auto mass = [](const PldPmf& p, std::int64_t k) {
+    const std::int64_t i = k - p.lower;
+    return i >= 0 && i < static_cast<std::int64_t>(p.probs.size()) ? p.probs[static_cast<std::size_t>(i)] : 0.0;
+  };
+  const double keep = std::exp(-h), gain = -std::expm1(-h);
+  double sa = 0, sb = 0, da = 0, db = 0;  // S and D at eps = k h, for losses above it
+  for (std::int64_t k = top; k >= 0; --k) {
+    if (a.infinity_mass + da < (b.infinity_mass + db) * (1 - 1e-9)) return false;
+    sa += mass(a, k);
+    sb += mass(b, k);
+    da = gain * sa + keep * da;
+    db = gain * sb + keep * db;
+  }
+  return true;
+}
+
 double epsilon_for_delta(const PldPmf& p, double delta) {
   if (p.infinity_mass > delta) return kInf;
   // From the top loss down: delta(eps) = upper - e^eps lower over the losses

@@ -38,6 +38,9 @@ PldPmf compose(const PldPmf& a, const PldPmf& b, double tail_mass_truncation, st
 PldPmf self_compose(const PldPmf& p, std::uint64_t times, double tail_mass_truncation, std::size_t max_bins);
 /// inf + sum over losses > eps of (1 - e^(eps - loss)) mass.
 double delta_for_epsilon(const PldPmf& p, double epsilon);
+/// Whether delta_for_epsilon(a, eps) >= delta_for_epsilon(b, eps) * (1 - 1e-9)
+/// at every eps = k * interval >= 0 (both on one interval).
+bool profile_dominates(const PldPmf& a, const PldPmf& b);
 /// The smallest eps >= 0 with delta_for_epsilon(p, eps) <= delta; +inf when
 /// the mass at +inf exceeds delta.
 double epsilon_for_delta(const PldPmf& p, double delta);

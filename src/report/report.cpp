@@ -5,6 +5,8 @@
 #include <limits>
 #include <vector>
 
+#include "dpsosp/budget.hpp"
+
 namespace dpsosp {
 
 nlohmann::json report_number(double v) {
@@ -55,7 +57,7 @@ nlohmann::json release_report(const Summary& s) {
   if (is_private) j["guarantee"] = guarantee_text(p);
   j["epsilon"] = report_number(p.epsilon);
   j["delta"] = p.delta;
-  j["mu"] = report_number(p.mu);
+  j["mu"] = report_number(p.mu > 0 ? p.mu : std::numeric_limits<double>::quiet_NaN());  // null: not GDP
   j["sigma"] = p.sigma;
   j["sensitivity"] = p.sensitivity;
   j["noise_multiplier"] = p.noise_multiplier;
@@ -171,6 +173,9 @@ nlohmann::json run_report(const ScaledSummary& scaled, const Model& model, Index
   j["target"] = {{"epsilon", report_number(o.privacy ? o.privacy->epsilon : std::numeric_limits<double>::infinity())},
                  {"delta", o.privacy ? o.privacy->delta : request.delta}};
   if (scaling) j["scaling"] = scaling_report(scaled);
+  // The curve a budget charges (budget.hpp); secure noise's zCDP has none.
+  if (s.privacy.is_private() && s.privacy.noise != NoiseMode::kSecure)
+    j["curve"] = run_privacy_curve(scaled)->to_json();
   j["constants"] = {{"G", s.constants.G}, {"M", s.constants.M}, {"rho", s.constants.rho}, {"B", s.constants.B}};
   if (!request.release_only) j["diagnostics"] = diagnostics_report(s, request.front_end());
   return j;

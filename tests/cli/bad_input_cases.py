@@ -347,6 +347,18 @@ CASES = [
     ("audit quadratic-o2 over passes", ["audit", "--algo", "spider-mf-adaptive", "--epochs", "2", "--canary",
                                         "quadratic-o2"], "O1 steps only"),
     ("audit negative epochs", ["audit", "--algo", "dpsgd", "--epochs", "-1"], "--epochs"),
+    # --- budgets (docs/budget.md) ---
+    ("missing budget file", [*LOGISTIC, "--budget", bad("no_such_budget.json")],
+     "--budget " + bad("no_such_budget.json") + ": cannot read the budget file"),
+    ("budget that is not JSON", [*LOGISTIC, "--budget", OK], "not JSON"),
+    ("budget of a non-private run", [*LOGISTIC[:-3], "--algo", "spider", "--budget", OK],
+     "--budget: charges private runs"),
+    ("budget --new without figures", ["budget", bad("new_budget.json"), "--new"], "--new: needs --epsilon and --delta"),
+    ("budget --new, bad delta", ["budget", bad("new_budget.json"), "--new", "--epsilon", "1", "--delta", "2"],
+     "--delta"),
+    ("budget figures without --new", ["budget", OK, "--epsilon", "1"], "apply with --new"),
+    ("budget over an existing file", ["budget", OK, "--new", "--epsilon", "1", "--delta", "1e-5"],
+     "the file exists"),
 ]
 
 # Cases that pass --out: the existing results file must survive.

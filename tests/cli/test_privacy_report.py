@@ -45,7 +45,7 @@ KNOWN = {"x", "algo", "private", "guarantee", "epsilon", "delta", "mu", "sigma",
          "interrupted", "trajectory", "caveats", "model", "n", "d", "target", "constants", "certificate",
          "certificate_source", "certificate_error", "certificate_skipped", "diagnostics", "noise", "grid",
          "horizon", "column_norm", "buffers", "bands", "sampling_rate", "cycles", "estimate", "sample_order", "processes", "streamed", "warnings",
-         "shape", "scaling"}
+         "shape", "scaling", "curve"}
 # The released iterates and what is computed from them (with public sizes):
 # covered by the guarantee, so they may differ between neighbouring datasets.
 RELEASED = {"x", "trajectory", "steps", "o1_calls", "perturbations", "samples_used", "gradient_evaluations",

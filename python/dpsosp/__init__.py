@@ -9,6 +9,8 @@ stationary points (SOSP).
 
     from dpsosp import DPClassifier          # scikit-learn estimators (dpsosp.sklearn)
     DPClassifier(epsilon=1, classes=[0, 1]).fit(X, y).score(X, y)   # the label set is public
+    from dpsosp import DPSearchCV            # private hyperparameter search, one guarantee (docs/selection.md)
+    DPSearchCV(DPClassifier(classes=[0, 1]), {"learning_rate": [0.3, 1, 3]}, epsilon=1).fit(X, y).best_params_
 
 The result's entries are covered by the run's privacy guarantee, except
 r["diagnostics"] (clipped counts, timings), computed from the data without
@@ -31,6 +33,7 @@ TypeError (an unknown keyword, a value of the wrong type), with one line.
 from ._api import PrivacyLeakWarning, RunWarning, certify, encode_table, run
 from ._model import Model, load, predict, predict_proba, save
 from ._privacy import privacy
+from ._selection import selection_epsilon, selection_mu
 from ._core import (PrivacyLossDistribution, algorithm_table, algorithms, calibrate_poisson, certify_population,
                     gdp_epsilon, generate_noise_key, models, pld_gaussian, pld_poisson_gaussian, privacy_poisson,
                     privacy_poisson_pld, privacy_poisson_pld_delta, privacy_tree, synthetic, write_records)
@@ -41,7 +44,8 @@ __all__ = ["run", "privacy", "certify", "certify_population", "synthetic", "priv
            "pld_poisson_gaussian", "PrivacyLossDistribution", "gdp_epsilon", "generate_noise_key", "algorithms",
            "algorithm_table", "models", "write_records", "Model", "predict", "predict_proba", "save", "load", "encode_table",
            "RunWarning",
-           "PrivacyLeakWarning", "DPClassifier", "DPRegressor", "DPPCA"]
+           "PrivacyLeakWarning", "DPClassifier", "DPRegressor", "DPPCA", "DPSearchCV", "selection_epsilon",
+           "selection_mu"]
 
 _ESTIMATORS = ("DPClassifier", "DPRegressor", "DPPCA")
 
@@ -51,4 +55,7 @@ def __getattr__(name):
     if name in _ESTIMATORS:
         from . import sklearn as estimators
         return getattr(estimators, name)
+    if name == "DPSearchCV":
+        from .search import DPSearchCV
+        return DPSearchCV
     raise AttributeError(f"module 'dpsosp' has no attribute {name!r}")

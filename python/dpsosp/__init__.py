@@ -9,6 +9,8 @@ stationary points (SOSP).
 
     from dpsosp import DPClassifier          # scikit-learn estimators (dpsosp.sklearn)
     DPClassifier(epsilon=1, classes=[0, 1]).fit(X, y).score(X, y)   # the label set is public
+    from dpsosp import DPSearchCV            # private hyperparameter search, one guarantee (docs/selection.md)
+    DPSearchCV(DPClassifier(classes=[0, 1]), {"learning_rate": [0.3, 1, 3]}, epsilon=1).fit(X, y).best_params_
 
 The result's entries are covered by the run's privacy guarantee, except
 r["diagnostics"] (clipped counts, timings), computed from the data without
@@ -35,6 +37,7 @@ from ._api import PrivacyLeakWarning, RunWarning, certify, encode_table, run
 from ._budget import Budget
 from ._model import Model, load, predict, predict_proba, save
 from ._privacy import privacy
+from ._selection import selection_epsilon, selection_mu
 from ._core import (PrivacyLossDistribution, algorithm_table, algorithms, calibrate_poisson, certify_population,
                     gdp_epsilon, generate_noise_key, models, pld_gaussian, pld_poisson_gaussian, privacy_poisson,
                     privacy_poisson_pld, privacy_poisson_pld_delta, privacy_tree, synthetic, write_records)
@@ -45,7 +48,8 @@ __all__ = ["run", "Budget", "privacy", "certify", "certify_population", "synthet
            "pld_poisson_gaussian", "PrivacyLossDistribution", "gdp_epsilon", "generate_noise_key", "algorithms",
            "algorithm_table", "models", "write_records", "Model", "predict", "predict_proba", "save", "load", "encode_table",
            "RunWarning",
-           "PrivacyLeakWarning", "DPClassifier", "DPRegressor", "DPPCA"]
+           "PrivacyLeakWarning", "DPClassifier", "DPRegressor", "DPPCA", "DPSearchCV", "selection_epsilon",
+           "selection_mu"]
 
 _ESTIMATORS = ("DPClassifier", "DPRegressor", "DPPCA")
 
@@ -55,4 +59,7 @@ def __getattr__(name):
     if name in _ESTIMATORS:
         from . import sklearn as estimators
         return getattr(estimators, name)
+    if name == "DPSearchCV":
+        from .search import DPSearchCV
+        return DPSearchCV
     raise AttributeError(f"module 'dpsosp' has no attribute {name!r}")

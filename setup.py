@@ -19,8 +19,11 @@ import tempfile
 import time
 
 # A venv made by another python3 than Debian's has neither Debian's numpy nor setuptools' bdist_wheel (the
-# wheel package): say so in one line, before pip's own, longer errors.
-_missing = [name for name in ("numpy", "wheel") if importlib.util.find_spec(name) is None]
+# wheel package): say so in one line, before pip's own, longer errors. numpy is needed at run time only, so an
+# isolated build (pip's own environment, from PyPI; not this project's way) is not asked for it.
+_isolated = any("pip-build-env-" in path for path in sys.path)
+_missing = [name for name in ("numpy", "wheel") if not (_isolated and name == "numpy")
+            and importlib.util.find_spec(name) is None]
 if _missing:
     sys.exit(f"dpsosp: {sys.executable} lacks {' and '.join(_missing)}: make the venv with Debian's python, "
              "/usr/bin/python3 -m venv --system-site-packages .venv (python3-numpy, python3-wheel)")

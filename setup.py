@@ -72,7 +72,9 @@ class CMakeBuild(build_ext):
             command = ["cmake", "-S", ROOT, "-B", build_dir, "-DCMAKE_BUILD_TYPE=Release", "-DDPSOSP_MODULE_ONLY=ON",
                        "-DDPSOSP_BUILD_TESTS=OFF", "-DDPSOSP_BUILD_APPS=OFF", "-DDPSOSP_INSTALL=OFF",
                        "-DDPSOSP_BUILD_PYTHON=ON", f"-DPython3_EXECUTABLE={sys.executable}"]
-            if shutil.which("ninja"):
+            # Ninja compiles the module's sources beside the library's (make waits for the library); the
+            # environment's CMAKE_GENERATOR, when set, chooses instead.
+            if shutil.which("ninja") and not os.environ.get("CMAKE_GENERATOR"):
                 command += ["-G", "Ninja"]
             if shutil.which("ccache"):
                 command += ["-DCMAKE_CXX_COMPILER_LAUNCHER=ccache"]

@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
-# pip install --no-build-isolation of the source tree into a fresh venv (Debian's python3 with its
-# numpy, scikit-learn: --system-site-packages), reusing the configured build directory's objects
-# (DPSOSP_CMAKE_BUILD_DIR; a fresh clone's `pip install` compiles the library itself), then imports the
-# installed package from another directory and fits an estimator. Usage: tests/pip_install.sh SOURCE BUILD
+# pip install --no-build-isolation of the source tree into a fresh venv (Debian's python3 with its numpy,
+# scikit-learn: --system-site-packages), as a user does from a fresh clone (setup.py's module-only build in a
+# temporary directory, here under $work/tmp), then again reusing the configured build directory's objects
+# (DPSOSP_CMAKE_BUILD_DIR). After each: nothing new under the source folder (the build directory aside) and
+# nothing left in the temporary directory; the installed package, imported from another directory, fits an
+# estimator. Then cmake --install's package and dpsosp.pc. Usage: tests/pip_install.sh SOURCE BUILD
 set -euo pipefail
-src=$1
+src=$(cd "$1" && pwd)
 build=$(cd "$2" && pwd)
 work=$build/pip-test
 rm -rf "$work"
-mkdir -p "$work"
+mkdir -p "$work/tmp"
 /usr/bin/python3 -m venv --system-site-packages "$work/venv"
-DPSOSP_CMAKE_BUILD_DIR=$build "$work/venv/bin/pip" install --quiet --no-build-isolation --no-deps --no-index "$src"
-cd "$work"
-"$work/venv/bin/python" - "$work/venv" <<'PY'
+# Every path under the source folder but .git and the build directory (when it is inside).
+source_paths() { find "$src" \( -path "$src/.git" -o -path "$build" \) -prune -o -print | sort; }
+source_paths > "$work/source-before.txt"
+fit() {
+  (cd "$work" && "$work/venv/bin/python" - "$work/venv") <<'PY'
 import sys
 import numpy as np
 import dpsosp
@@ -26,7 +30,34 @@ score = clf.fit(X, y).score(X, y)
 assert score > 0.8, score
 print("pip_install: dpsosp", dpsosp.__version__, "from", dpsosp.__file__, "score", score)
 PY
-# cmake --install puts the same package under a prefix, with dpsosp.pc for pkg-config.
+}
+check_nothing_left() {
+  source_paths > "$work/source-after.txt"
+  if ! diff "$work/source-before.txt" "$work/source-after.txt" > "$work/source-diff.txt"; then
+    echo "pip_install: pip install ($1) left paths under $src:" >&2
+    grep '^>' "$work/source-diff.txt" | head -20 >&2
+    exit 1
+  fi
+  if [ -n "$(ls -A "$work/tmp")" ]; then
+    echo "pip_install: pip install ($1) left in the temporary directory: $(ls -A "$work/tmp")" >&2
+    exit 1
+  fi
+}
+pip_install() {
+  TMPDIR=$work/tmp "$work/venv/bin/pip" install --quiet --no-build-isolation --no-deps --no-index \
+    --force-reinstall "$src"
+}
+start=$SECONDS
+pip_install
+echo "pip_install: a fresh module-only build installed in $((SECONDS - start)) s"
+check_nothing_left "fresh build"
+fit
+DPSOSP_CMAKE_BUILD_DIR=$build pip_install
+check_nothing_left "DPSOSP_CMAKE_BUILD_DIR"
+fit
+# cmake --install puts the same package under a prefix, with dpsosp.pc for pkg-config. (From $work: ctest's
+# directory, build/python, holds the build tree's package, which python -c would import first.)
+cd "$work"
 prefix=$work/prefix
 cmake --install "$build" --prefix "$prefix" > /dev/null
 site=$(find "$prefix" -name _core*.so -path "*dpsosp*" -printf '%h\n' | head -1)

@@ -150,6 +150,10 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
                              "record file")
         if y is None:
             raise ValueError("DPSearchCV: fit needs y (the labels or targets)")
+        if getattr(self.estimator, "budget", None) is not None:
+            # Charging each candidate would show their number K, which the guarantee needs unseen.
+            raise ValueError("DPSearchCV: the estimator has a budget; a search is one release whose guarantee (an "
+                             "RDP bound) a budget cannot compose: leave the estimator's budget unset")
         n = _num_samples(X)
         if _num_samples(y) != n:
             raise ValueError(f"DPSearchCV: X has {n} records and y {_num_samples(y)}")

@@ -41,6 +41,7 @@ from . import _options
 from ._api import PrivacyLeakWarning, encode_table, run
 from ._model import Model
 from ._table import _is_frame
+from ._warm import partial_fit, warm_start_options
 
 __all__ = ["DPClassifier", "DPRegressor", "DPPCA"]
 
@@ -78,6 +79,8 @@ class _DPEstimator(BaseEstimator):
 
     def _run(self, model, X, y, **extra):
         from_file = _is_path(X)
+        self._width = None if from_file or X is None else int(X.shape[1])
+        warm_start_options(self, model, extra)
         if from_file:
             extra.update(data=os.fspath(X), stream=bool(self.stream))
             X = None
@@ -96,6 +99,8 @@ class _DPEstimator(BaseEstimator):
                        normalize=getattr(self, "normalize", None), sampling=getattr(self, "sampling", None),
                        budget=self.budget)
         options.update(extra)
+        if "bounds" in extra:
+            options["scale"] = None
         self.report_ = run(model, X, y, **{k: v for k, v in options.items() if v is not None})
         self.model_ = Model.from_result(self.report_)
         names = getattr(self, "feature_names_in_", None)  # a DataFrame's columns (public: the table's schema)
@@ -152,7 +157,9 @@ class DPClassifier(ClassifierMixin, _DPEstimator):
     normalize, sampling: as dpsosp.run, with its defaults (the CLI's: spider-mf-adaptive, 3 Poisson passes up to 100000 records
     (dpsosp.run's epochs) at a replace-one target where the records are in memory, G and M estimated privately, the scale estimated
     privately). random_state: the public seed. budget: a dpsosp.Budget shared by fits (GridSearchCV and
-    cross_val_score charge it for every fit; docs/budget.md).
+    cross_val_score charge it for every fit; docs/budget.md). warm_start: a fit starts from the last fit's point
+    and reuses its released scale as declared bounds (no budget spent on the scale); partial_fit(X, y) is such a
+    fit on a batch. Every fit is a private run of its own, charged to budget where one is given.
     noise_key: 16 secret bytes for a reproducible fit (keep them as secret as the data).
     fit(X, y): X an array or a pandas DataFrame, or the path of a record file whose labels are the indices of
     classes (then required); stream: read such a file once, front to back, in its order (True), or load it whole
@@ -165,8 +172,9 @@ class DPClassifier(ClassifierMixin, _DPEstimator):
                  learning_rate=None, max_steps=_D["max_steps"], noise=_D["noise"], random_state=None, noise_key=None,
                  threads=_D["threads"], stream=True, bounds=None, scale=_D["scale"], scale_share=_D["scale_share"],
                  normalize=_D["normalize"], n_features=None, categorical=None, impute=None, sampling=None,
-                 budget=None):
+                 budget=None, warm_start=False):
         self.budget = budget
+        self.warm_start = warm_start
         self.n_features = n_features
         self.categorical = categorical
         self.impute = impute
@@ -247,6 +255,11 @@ class DPClassifier(ClassifierMixin, _DPEstimator):
             self.coef_, self.intercept_ = _linear_parts(self.model_, self.n_features_in_, self.fit_intercept, rows)
         return self
 
+    def partial_fit(self, X, y, classes=None):
+        """A private fit on the records X, y that starts from the last fit (warm_start's rule), whatever warm_start
+        is: one run of its own, charged to budget if given; classes: as scikit-learn's, on the first call."""
+        return partial_fit(self, X, y, classes)
+
     def predict(self, X):
         check_is_fitted(self)
         index = self.model_._values(self._records(X, reset=False)).astype(np.intp)
@@ -289,8 +302,9 @@ class DPRegressor(RegressorMixin, _DPEstimator):
                  max_steps=_D["max_steps"], noise=_D["noise"], random_state=None, noise_key=None,
                  threads=_D["threads"], stream=True, bounds=None, y_bounds=None, scale=_D["scale"],
                  scale_share=_D["scale_share"], normalize=_D["normalize"], n_features=None, categorical=None,
-                 impute=None, sampling=None, budget=None):
+                 impute=None, sampling=None, budget=None, warm_start=False):
         self.budget = budget
+        self.warm_start = warm_start
         self.n_features = n_features
         self.categorical = categorical
         self.impute = impute
@@ -328,6 +342,11 @@ class DPRegressor(RegressorMixin, _DPEstimator):
         coef, intercept = _linear_parts(self.model_, self.n_features_in_, self.fit_intercept, 1)
         self.coef_, self.intercept_ = coef[0], float(intercept[0])
         return self
+
+    def partial_fit(self, X, y):
+        """A private fit on the records X, y that starts from the last fit (warm_start's rule), whatever warm_start
+        is: one run of its own, charged to budget if given."""
+        return partial_fit(self, X, y)
 
     def predict(self, X):
         check_is_fitted(self)

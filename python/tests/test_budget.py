@@ -115,6 +115,47 @@ class BudgetTest(unittest.TestCase):
             with self.assertRaisesRegex(ValueError, "budget.json: not a budget"):
                 dpsosp.Budget.load(path)
 
+    def test_warm_start_and_partial_fit_start_from_the_last_fit_and_are_charged(self):
+        from dpsosp import sklearn as estimators
+        X, y = table()
+        budget = dpsosp.Budget(5, 1e-5)
+        seen = []
+        real = estimators.run
+
+        def spy(*args, **kwargs):
+            seen.append(kwargs)
+            return real(*args, **kwargs)
+
+        estimators.run = spy
+        try:
+            clf = dpsosp.DPClassifier(epsilon=1, classes=[0, 1], budget=budget, warm_start=True, random_state=0)
+            first = clf.fit(X, y).report_
+            second = clf.fit(X, y).report_
+            clf.fit(X[:, :3], y)  # another width: a cold start
+            reg = dpsosp.DPRegressor(epsilon=1, budget=budget, random_state=0)
+            reg_first = reg.partial_fit(X[:300], X[:300, 1]).report_
+            reg.partial_fit(X[300:], X[300:, 1])
+        finally:
+            estimators.run = real
+        self.assertNotIn("x0", seen[0])
+        np.testing.assert_array_equal(seen[1]["x0"], first["x"])
+        # The released box of the first fit, declared: the second spends nothing on the scale.
+        self.assertEqual(seen[1]["bounds"], list(zip(first["scaling"]["lower"], first["scaling"]["upper"])))
+        self.assertEqual(second["scaling"]["features"], "declared")
+        self.assertNotIn("x0", seen[2])
+        self.assertNotIn("x0", seen[3])
+        np.testing.assert_array_equal(seen[4]["x0"], reg_first["x"])
+        target = reg_first["scaling"]["target"]
+        self.assertEqual(seen[4]["y_bounds"], (target["lower"], target["upper"]))
+        self.assertFalse(reg.warm_start)  # partial_fit leaves the parameter as it was
+        self.assertEqual(len(budget.ledger), 5)
+        with self.assertRaisesRegex(ValueError, "partial_fit: the label set"):
+            dpsosp.DPClassifier(epsilon=1).partial_fit(X, y)
+        late = dpsosp.DPClassifier(epsilon=1).partial_fit(X, y, classes=[0, 1])
+        self.assertIsNone(late.classes)  # the parameter is left as given
+        late.partial_fit(X, y)  # the last fit's classes
+        np.testing.assert_array_equal(late.classes_, [0, 1])
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -174,6 +174,9 @@ class Search(unittest.TestCase):
                 self.assertIn(words, one_line(self, lambda: self.search(**options).fit(self.X, self.y)))
         observed = dpsosp.DPSearchCV(dpsosp.DPClassifier(classes="observed"), {"learning_rate": [1.0]})
         self.assertIn("declared", one_line(self, lambda: observed.fit(self.X, self.y)))
+        budgeted = dpsosp.DPSearchCV(dpsosp.DPClassifier(classes=[0, 1], budget=dpsosp.Budget(9, 1e-5)),
+                                     {"learning_rate": [1.0]})
+        self.assertIn("leave the estimator's budget unset", one_line(self, lambda: budgeted.fit(self.X, self.y)))
         y = self.y.copy()
         y[7] = 5
         self.assertIn("not one of the 2 declared classes", one_line(self, lambda: self.search().fit(self.X, y)))

@@ -1,0 +1,51 @@
+"""The estimators' warm_start and partial_fit (sklearn.py): a fit that starts from the last one."""
+import numpy as np
+
+
+def warm_start_options(self, model, extra):
+    """warm_start: the last fit's x as x0 and its released box as declared bounds (post-processing of what
+    that fit released, under its own guarantee), where the model and its shape are the same."""
+    last = getattr(self, "report_", None)
+    if not getattr(self, "warm_start", False) or last is None or last["model"] != model:
+        return
+    if last["shape"]["fit_intercept"] != bool(extra.get("fit_intercept")) or \
+            last["shape"]["classes"] != extra.get("classes", 0) or \
+            int(last["shape"]["features"]) != self._width:
+        return
+    extra["x0"] = np.asarray(last["x"], dtype=np.float64)
+    box = last.get("scaling") or {}
+    if box.get("lower") and getattr(self, "bounds", None) is None and not box.get("normalize"):
+        extra["bounds"] = list(zip(box["lower"], box["upper"]))
+    if box.get("target") and getattr(self, "y_bounds", None) is None:
+        extra["y_bounds"] = (box["target"]["lower"], box["target"]["upper"])
+
+
+def partial_fit(estimator, X, y, classes=None):
+    """estimator.fit(X, y) with warm_start on for this call. A classifier's label set (public) is its classes, or
+    those given here on the first call, or those of the last fit."""
+    fitted = getattr(estimator, "n_features_in_", None)
+    if fitted is not None and not isinstance(X, (str, bytes)) and hasattr(X, "__len__"):
+        width = (X.shape if hasattr(X, "shape") else np.shape(X))[1:2]
+        if width and width[0] != fitted and estimator.n_features is None:
+            raise ValueError(f"partial_fit: X has {width[0]} features, the model {fitted}: every call takes the "
+                             "same features")
+    params = estimator.get_params()
+    saved = {"warm_start": estimator.warm_start}
+    if "classes" in params:
+        declared = estimator.classes
+        if declared is None or isinstance(declared, str):
+            if classes is None:
+                classes = getattr(estimator, "classes_", None)
+            if classes is None:
+                raise ValueError("partial_fit: the label set sizes the model and must be the same in every call: "
+                                 "pass classes=[...] (public) to the estimator or to the first partial_fit")
+            saved["classes"] = declared
+            estimator.classes = list(classes)
+        elif classes is not None and not np.array_equal(np.unique(np.asarray(classes)), np.unique(declared)):
+            raise ValueError("partial_fit: classes differ from the estimator's declared classes")
+    estimator.warm_start = True
+    try:
+        return estimator.fit(X, y)
+    finally:
+        for key, value in saved.items():
+            setattr(estimator, key, value)

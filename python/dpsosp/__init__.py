@@ -19,7 +19,8 @@ randomness; the privacy noise comes from a secret key, fresh from the OS unless
 noise_key (see generate_noise_key) or noise_key_file is given. docs/report.md
 describes every key.
 
-Accounting: privacy(noise_multiplier, steps, delta, ...) gives the figures of
+Accounting: calibrate(steps, epsilon, delta, ...) gives the noise multiplier for a target;
+privacy(noise_multiplier, steps, delta, ...) gives the figures of
 `dpsosp privacy` (the tree, matrix-factorization and Poisson forms) as a dict;
 privacy_tree and privacy_poisson / privacy_poisson_pld those of one form; pld_gaussian and
 pld_poisson_gaussian build privacy-loss distributions that compose.
@@ -36,14 +37,14 @@ TypeError (an unknown keyword, a value of the wrong type), with one line.
 from ._api import PrivacyLeakWarning, RunWarning, certify, encode_table, run
 from ._budget import Budget
 from ._model import Model, load, predict, predict_proba, save
-from ._privacy import privacy
+from ._privacy import calibrate, privacy
 from ._selection import selection_epsilon, selection_mu
 from ._core import (PrivacyLossDistribution, algorithm_table, algorithms, calibrate_poisson, certify_population,
                     gdp_epsilon, generate_noise_key, models, pld_gaussian, pld_poisson_gaussian, privacy_poisson,
                     privacy_poisson_pld, privacy_poisson_pld_delta, privacy_tree, synthetic, write_records)
 
 __version__ = "0.1.0"
-__all__ = ["run", "Budget", "privacy", "certify", "certify_population", "synthetic", "privacy_tree", "privacy_poisson",
+__all__ = ["run", "Budget", "privacy", "calibrate", "certify", "certify_population", "synthetic", "privacy_tree", "privacy_poisson",
            "privacy_poisson_pld", "privacy_poisson_pld_delta", "calibrate_poisson", "pld_gaussian",
            "pld_poisson_gaussian", "PrivacyLossDistribution", "gdp_epsilon", "generate_noise_key", "algorithms",
            "algorithm_table", "models", "write_records", "Model", "predict", "predict_proba", "save", "load", "encode_table",

@@ -37,3 +37,17 @@ def privacy(noise_multiplier, steps, delta, **options):
         else:
             raise TypeError("privacy: %s must be a number or text, got %r" % (key, value))
     return _core.privacy_figures(text)
+
+
+def calibrate(steps, epsilon, delta, **options):
+    """The noise multiplier for a target (epsilon, delta): privacy(None, steps, delta, target_epsilon=epsilon,
+    **options)["noise_multiplier"], as Opacus's get_noise_multiplier, for each form (the tree's phase lengths,
+    mechanism="mf", or the Poisson form with sampling_rate) and accountant (accountant="pld", "rdp" or "gdp";
+    by default the form's own). The figures at that multiplier never exceed epsilon and are within 1e-3 of it.
+
+        dpsosp.calibrate(1000, 3, 1e-5, sampling_rate=0.01)             # Poisson steps, by PLD
+        dpsosp.calibrate([1, 2, 4], 1, 1e-6)                            # the tree form's phases, by GDP
+    """
+    if "target_epsilon" in options or "noise_multiplier" in options:
+        raise TypeError("calibrate: takes epsilon, not target_epsilon or noise_multiplier")
+    return privacy(None, steps, delta, target_epsilon=epsilon, **options)["noise_multiplier"]

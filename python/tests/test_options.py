@@ -123,6 +123,21 @@ class PrivacyFigures(unittest.TestCase):
                                  capture_output=True, text=True, check=True).stdout
             self.assertEqual(dpsosp.privacy(z, steps, delta, **options), json.loads(cli), flags)
 
+    def test_calibrate_gives_the_multiplier_for_the_target(self):
+        # Each form's own accountant by default (pld for Poisson, gdp for the tree and mf), or the one asked for.
+        for steps, epsilon, delta, options, figure in (
+                (1000, 3.0, 1e-5, {"sampling_rate": 0.01}, "epsilon_pld"),
+                (1000, 3.0, 1e-5, {"sampling_rate": 0.01, "accountant": "rdp"}, "epsilon"),
+                ([1, 2, 4], 1.0, 1e-6, {}, "epsilon_gdp"),
+                (256, 2.0, 1e-6, {"mechanism": "mf", "period": 64}, "epsilon_gdp")):
+            with self.subTest(options=options):
+                z = dpsosp.calibrate(steps, epsilon, delta, **options)
+                figures = dpsosp.privacy(z, steps, delta, **options)
+                self.assertLessEqual(figures[figure], epsilon)
+                self.assertGreater(figures[figure], epsilon * (1 - 1e-3))
+        with self.assertRaisesRegex(TypeError, "calibrate: takes epsilon"):
+            dpsosp.calibrate(100, 1, 1e-6, target_epsilon=2)
+
     def test_refusals_name_the_keyword(self):
         with self.assertRaisesRegex(ValueError, r"^sampling_rate: expected a number in \(0, 1\]"):
             dpsosp.privacy(1, 100, 1e-6, sampling_rate=2)

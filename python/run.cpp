@@ -291,6 +291,70 @@ void bind_run(py::module_& m) {
       py::arg("callback"), py::arg("data"), py::arg("stream"), py::arg("n_features"), py::arg("bounds"),
       py::arg("y_bounds"), py::arg("budget") = nullptr,
       "The run behind dpsosp.run (which checks its keywords and converts X and y first).");
+  // A model of the caller's (caller_model.hpp): gradients from Python callables, called with the GIL held,
+  // one at a time; the library clips, adds noise and accounts as for its own models.
+  m.def(
+      "run_caller",
+      [](const py::object& gradients, Index n, Index dim, const OptionValues& options,
+         const std::map<std::string, std::string>& overrides, std::optional<Vec> x0,
+         const std::optional<py::bytes>& noise_key, const py::object& callback, const py::object& losses,
+         const py::object& hvp, const std::string& name, Budget* budget) {
+        const RunRequest request(options, overrides, FrontEnd::kPython, false);
+        RunOptions o = request.options;
+        o.threads = 1;
+        const std::optional<std::string> noise_key_file =
+            request.given("noise_key_file") ? std::optional<std::string>(options.at("noise_key_file")) : std::nullopt;
+        if (noise_key && !o.is_private_run()) throw Error("noise_key: a non-private run draws no privacy noise");
+        o.noise_key = noise_key_of(noise_key, noise_key_file);
+        if (!o.seed) o.seed = secure_random_seed();
+        request.check_records(n);
+        CallerGradients g;
+        g.name = name;
+        g.dim = dim;
+        auto ids_array = [](const std::vector<std::int64_t>& ids) {
+          return py::array_t<std::int64_t>(static_cast<py::ssize_t>(ids.size()), ids.data());
+        };
+        g.gradients = [&](const Vec& x, const std::vector<std::int64_t>& ids, RowMatrix& out) {
+          py::gil_scoped_acquire acquire;
+          out = gradients(x, ids_array(ids)).cast<RowMatrix>();
+        };
+        if (!losses.is_none())
+          g.losses = [&](const Vec& x, const std::vector<std::int64_t>& ids, Vec& out) {
+            py::gil_scoped_acquire acquire;
+            out = losses(x, ids_array(ids)).cast<Vec>();
+          };
+        if (!hvp.is_none())
+          g.hvp = [&](const Vec& x, std::int64_t id, const Vec& v, Vec& out) {
+            py::gil_scoped_acquire acquire;
+            out = hvp(x, id, v).cast<Vec>();
+          };
+        const std::unique_ptr<Model> model = make_caller_model(std::move(g));
+        const Dataset records = caller_records(n);
+        const Vec start = x0 ? *x0 : Vec::Zero(static_cast<Eigen::Index>(dim));
+        StepHooks hooks{callback};
+        o.on_step = [&hooks](const Iteration& it) { return hooks(it); };
+        const std::string label = "run(" + name + ") on " + std::to_string(n) + " records";
+        ScaledSummary scaled;
+        {
+          py::gil_scoped_release release;
+          scaled = budget ? minimize_charged(*budget, label, *model, records, start, o, ScalingOptions{})
+                          : minimize_scaled(*model, records, start, o, ScalingOptions{});
+        }
+        if (hooks.interrupted) scaled.summary.termination = Termination::kInterrupted;
+        py::dict result = to_python(run_report(scaled, *model, n, request, false));
+        result["x"] = scaled.summary.x;
+        if (hooks.error) {
+          try {
+            hooks.error->value().attr("result") = result;
+          } catch (const py::error_already_set&) {
+          }
+          throw *hooks.error;
+        }
+        return result;
+      },
+      py::arg("gradients"), py::arg("n"), py::arg("dim"), py::arg("options"), py::arg("overrides"), py::arg("x0"),
+      py::arg("noise_key"), py::arg("callback"), py::arg("losses"), py::arg("hvp"), py::arg("name"),
+      py::arg("budget") = nullptr, "The run behind dpsosp.run_gradients (a model of the caller's).");
 }
 
 }  // namespace dpsosp::python

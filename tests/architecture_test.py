@@ -32,7 +32,7 @@ HEADER_PART = {
     "data": "data", "data_layout": "data", "record_file": "data", "synthetic": "data", "text": "data",
     "noise": "random", "discrete_gaussian": "random",
     "clip": "engine",
-    "model": "models", "gradient_check": "models",
+    "model": "models", "gradient_check": "models", "caller_model": "models",
     "privacy": "privacy", "pld": "privacy", "target": "privacy",
     "tree": "mechanisms", "mechanism": "mechanisms", "factorization": "mechanisms",
     "oracles": "optimizers", "scaling": "optimizers", "clip_estimate": "optimizers", "params": "optimizers",

@@ -3,6 +3,7 @@
 #include "dpsosp/algorithm.hpp"
 #include "dpsosp/audit.hpp"
 #include "dpsosp/budget.hpp"
+#include "dpsosp/caller_model.hpp"
 #include "dpsosp/certify.hpp"
 #include "dpsosp/clip.hpp"
 #include "dpsosp/clip_estimate.hpp"

@@ -36,6 +36,7 @@ TypeError (an unknown keyword, a value of the wrong type), with one line.
 """
 from ._api import PrivacyLeakWarning, RunWarning, certify, encode_table, run
 from ._budget import Budget
+from ._caller import run_gradients
 from ._model import Model, load, predict, predict_proba, save
 from ._privacy import calibrate, privacy
 from ._selection import selection_epsilon, selection_mu
@@ -44,7 +45,7 @@ from ._core import (PrivacyLossDistribution, algorithm_table, algorithms, calibr
                     privacy_poisson_pld, privacy_poisson_pld_delta, privacy_tree, synthetic, write_records)
 
 __version__ = "0.1.0"
-__all__ = ["run", "Budget", "privacy", "calibrate", "certify", "certify_population", "synthetic", "privacy_tree", "privacy_poisson",
+__all__ = ["run", "run_gradients", "Budget", "privacy", "calibrate", "certify", "certify_population", "synthetic", "privacy_tree", "privacy_poisson",
            "privacy_poisson_pld", "privacy_poisson_pld_delta", "calibrate_poisson", "pld_gaussian",
            "pld_poisson_gaussian", "PrivacyLossDistribution", "gdp_epsilon", "generate_noise_key", "algorithms",
            "algorithm_table", "models", "write_records", "Model", "predict", "predict_proba", "save", "load", "encode_table",
@@ -57,6 +58,9 @@ _ESTIMATORS = ("DPClassifier", "DPRegressor", "DPPCA")
 
 def __getattr__(name):
     # The estimators need scikit-learn, imported when they are first used.
+    if name == "torch":  # dpsosp.torch imports PyTorch: only when asked for
+        import importlib
+        return importlib.import_module(".torch", __name__)
     if name in _ESTIMATORS:
         from . import sklearn as estimators
         return getattr(estimators, name)

@@ -1,0 +1,104 @@
+"""dpsosp.torch: a PyTorch module trained privately by dpsosp (docs/torch.md). Imports torch (Debian's
+python3-torch, torch >= 1.13 with functorch) when first used.
+
+    import torch, dpsosp.torch
+    net = torch.nn.Sequential(torch.nn.Linear(20, 32), torch.nn.Tanh(), torch.nn.Linear(32, 3))
+    report = dpsosp.torch.fit(net, torch.nn.functional.cross_entropy, X, y, epsilon=3, delta=1e-6)
+    report["epsilon"], net(X[:5])        # the module holds the released parameters
+
+Per-example gradients come from functorch (vmap of grad over the records); dpsosp.run_gradients does the rest as
+for its own models: the clipping by the library's rule, the O2 differences, the noise with the secret key, the
+accountant, the batches and the report. The default algorithm is the run's (spider-mf-adaptive).
+"""
+import numpy as np
+
+__all__ = ["fit", "per_example_gradients"]
+
+
+def _torch():
+    try:
+        import torch
+        import functorch
+    except ImportError as e:  # pragma: no cover - depends on the machine
+        raise ImportError("dpsosp.torch needs PyTorch with functorch (Debian: apt install python3-torch)") from e
+    return torch, functorch
+
+
+def _check_module(module):
+    torch, _ = _torch()
+    if not isinstance(module, torch.nn.Module):
+        raise TypeError(f"module: expected a torch.nn.Module, got {module!r}")
+    for name, m in module.named_modules():
+        if isinstance(m, torch.nn.modules.batchnorm._BatchNorm):
+            raise ValueError(f"module: {name or type(module).__name__} is batch normalization, which mixes the "
+                             "records of a batch, so no clip bounds what one record does: use GroupNorm or LayerNorm")
+    if not any(p.requires_grad for p in module.parameters()):
+        raise ValueError("module: has no parameter that requires a gradient")
+
+
+def per_example_gradients(module, loss, X, y):
+    """The function gradients(x, ids) that dpsosp.run_gradients calls: the gradient of loss(module(X[i]), y[i]) at
+    the flat parameter vector x (float64, the module's parameters in order) for each id i, by functorch's vmap over
+    grad, one record per row (float64, len(ids) x d). Also returns d and the parameters' shapes."""
+    torch, functorch = _torch()
+    fmodel, params, buffers = functorch.make_functional_with_buffers(module)
+    shapes = [p.shape for p in params]
+    sizes = [int(np.prod(s)) if len(s) else 1 for s in shapes]
+    dtype, device = params[0].dtype, params[0].device
+
+    def unflat(x):
+        flat = torch.as_tensor(np.asarray(x), dtype=dtype, device=device)
+        return tuple(t.reshape(s) for t, s in zip(torch.split(flat, sizes), shapes))
+
+    def one(p, xb, yb):
+        return loss(fmodel(p, buffers, xb.unsqueeze(0)), yb.unsqueeze(0))
+
+    batched = functorch.vmap(functorch.grad(one), in_dims=(None, 0, 0), randomness="different")
+    batched_loss = functorch.vmap(one, in_dims=(None, 0, 0), randomness="different")
+
+    def gradients(x, ids):
+        index = torch.as_tensor(np.asarray(ids), dtype=torch.long, device=X.device)
+        rows = batched(unflat(x), X[index], y[index])
+        flat = torch.cat([g.reshape(len(index), -1) for g in rows], dim=1)
+        return flat.detach().to("cpu", torch.float64).numpy()
+
+    def losses(x, ids):
+        index = torch.as_tensor(np.asarray(ids), dtype=torch.long, device=X.device)
+        return batched_loss(unflat(x), X[index], y[index]).detach().to("cpu", torch.float64).numpy().reshape(-1)
+
+    return gradients, losses, sum(sizes)
+
+
+def fit(module, loss, X, y, epsilon, delta=None, **options):
+    """Trains `module` privately on the records X (first dimension: the records) with targets y, minimizing the
+    mean of loss(module(x_i), y_i) (loss takes a batch of outputs and targets and returns their mean, as
+    torch.nn.functional's losses do); leaves the released parameters in the module and returns the report
+    (docs/report.md; "epsilon" and "delta" its guarantee, for replace-one adjacency).
+
+    options: dpsosp.run's (algo, G, M, epochs, learning_rate, seed, noise_key, budget, ...), the run's defaults
+    otherwise. X and y stay where they are (a CUDA device when the module is there); the parameters travel as
+    float64 between the library and torch. A module with batch normalization is refused (it mixes records).
+    """
+    torch, _ = _torch()
+    _check_module(module)
+    X = torch.as_tensor(X)
+    y = torch.as_tensor(y)
+    if X.shape[0] != y.shape[0]:
+        raise ValueError(f"y: {y.shape[0]} targets for {X.shape[0]} records")
+    if X.shape[0] < 2:
+        raise ValueError(f"X: {X.shape[0]} records; a private fit needs more")
+    device = next(module.parameters()).device
+    X, y = X.to(device), y.to(device)
+    if X.is_floating_point():
+        X = X.to(next(module.parameters()).dtype)
+    gradients, losses, dim = per_example_gradients(module, loss, X, y)
+    x0 = torch.nn.utils.parameters_to_vector(module.parameters()).detach().to("cpu", torch.float64).numpy()
+    from ._caller import run_gradients
+    kwargs = dict(options, epsilon=epsilon, losses=losses, x0=x0, name=f"torch:{type(module).__name__}")
+    if delta is not None:
+        kwargs["delta"] = delta
+    report = run_gradients(gradients, int(X.shape[0]), dim, **kwargs)
+    with torch.no_grad():
+        torch.nn.utils.vector_to_parameters(
+            torch.as_tensor(report["x"], dtype=next(module.parameters()).dtype, device=device), module.parameters())
+    return report

@@ -1,0 +1,100 @@
+"""dpsosp.torch and dpsosp.run_gradients (docs/torch.md): per-example gradients as a loop of single-record backward
+passes gives them; a module's run has the guarantee, noise and steps of the library's own model for the same
+records; batch normalization and bad callables are refused with one line; NaN losses are clipped as elsewhere."""
+import unittest
+
+import numpy as np
+
+import dpsosp
+
+try:
+    import torch
+    import dpsosp.torch as dptorch
+except ImportError:  # python3-torch (scripts/install-deps.sh)
+    torch = None
+
+KEY = bytes(range(16))
+
+
+def data(n=3000, p=6, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    X = torch.randn(n, p, generator=g) / p ** 0.5
+    y = (X[:, 0] + 0.3 * torch.randn(n, generator=g) > 0).long()
+    return X, y
+
+
+@unittest.skipIf(torch is None, "python3-torch not installed")
+class TorchTest(unittest.TestCase):
+    def test_per_example_gradients_are_single_record_backward_passes(self):
+        torch.manual_seed(1)
+        X, y = data(40)
+        net = torch.nn.Sequential(torch.nn.Linear(6, 5), torch.nn.Tanh(), torch.nn.Linear(5, 3))
+        loss = torch.nn.functional.cross_entropy
+        gradients, losses, dim = dptorch.per_example_gradients(net, loss, X, y)
+        x = torch.nn.utils.parameters_to_vector(net.parameters()).detach().double().numpy()
+        ids = np.array([3, 0, 17, 39], dtype=np.int64)
+        rows = gradients(x, ids)
+        self.assertEqual(rows.shape, (4, dim))
+        for k, i in enumerate(ids):
+            net.zero_grad()
+            value = loss(net(X[i:i + 1]), y[i:i + 1])
+            value.backward()
+            expected = torch.cat([p.grad.reshape(-1) for p in net.parameters()]).double().numpy()
+            np.testing.assert_allclose(rows[k], expected, rtol=1e-5, atol=1e-7)
+            self.assertAlmostEqual(losses(x, ids)[k], value.item(), places=5)
+
+    def test_a_module_runs_as_the_librarys_own_model(self):
+        # nn.Linear(p, 1) with the logistic loss is the library's logistic model with an intercept: the same
+        # calibration, mechanism and steps, and (float32 against float64 arithmetic) nearly the same point.
+        X, y = data()
+        net = torch.nn.Linear(6, 1)
+        torch.nn.init.zeros_(net.weight)
+        torch.nn.init.zeros_(net.bias)
+
+        def logistic(out, target):
+            return torch.nn.functional.binary_cross_entropy_with_logits(out[:, 0], target.to(out.dtype))
+
+        options = dict(epsilon=2, delta=1e-6, seed=5, noise_key=KEY, G=1, M=2)
+        mine = dptorch.fit(net, logistic, X, y, **options)
+        own = dpsosp.run("logistic", X.double().numpy(), y.double().numpy(), fit_intercept=True, scale="none",
+                         **options)
+        for key in ("algo", "epsilon", "delta", "noise_multiplier", "steps", "mechanism", "curve"):
+            self.assertEqual(mine[key], own[key], key)
+        np.testing.assert_allclose(mine["x"], own["x"], atol=1e-3)
+        released = torch.nn.utils.parameters_to_vector(net.parameters()).detach().double().numpy()
+        np.testing.assert_allclose(released, mine["x"], rtol=1e-6)
+        # The guarantee is reproduced by `dpsosp privacy` (the report's own figures): the same as the library's.
+        self.assertEqual(mine["guarantee"], own["guarantee"])
+
+    def test_bad_input_is_one_clear_line(self):
+        X, y = data(100)
+        net = torch.nn.Sequential(torch.nn.Linear(6, 4), torch.nn.BatchNorm1d(4), torch.nn.Linear(4, 2))
+        with self.assertRaisesRegex(ValueError, r"^module: 1 is batch normalization, which mixes the records"):
+            dptorch.fit(net, torch.nn.functional.cross_entropy, X, y, epsilon=1)
+        with self.assertRaisesRegex(TypeError, "module: expected a torch.nn.Module"):
+            dptorch.fit(lambda x: x, torch.nn.functional.cross_entropy, X, y, epsilon=1)
+        with self.assertRaisesRegex(ValueError, "y: 99 targets for 100 records"):
+            dptorch.fit(torch.nn.Linear(6, 2), torch.nn.functional.cross_entropy, X, y[:99], epsilon=1)
+        with self.assertRaisesRegex(ValueError, r"gradients: returned shape \(\d+, 3\) for \d+ records of 4 parameters"):
+            dpsosp.run_gradients(lambda x, ids: np.zeros((len(ids), 3)), 100, 4, epsilon=1, G=1, M=1)
+        with self.assertRaisesRegex(TypeError, "unexpected keyword argument 'colour'"):
+            dpsosp.run_gradients(lambda x, ids: 0, 100, 4, colour=1)
+
+    def test_nan_losses_are_clipped_as_elsewhere(self):
+        # A record whose gradient is NaN contributes zero (the library's clip rule); the run goes on.
+        n, p = 2000, 4
+        rng = np.random.default_rng(0)
+        X = rng.normal(size=(n, p))
+
+        def gradients(x, ids):
+            rows = X[ids] * (X[ids] @ x - 1)[:, None]
+            rows[ids % 10 == 0] = np.nan
+            return rows
+
+        r = dpsosp.run_gradients(gradients, n, p, epsilon=2, delta=1e-6, G=1, M=1, seed=1)
+        self.assertTrue(np.all(np.isfinite(r["x"])))
+        self.assertGreater(r["diagnostics"]["nonfinite"]["total"], 0)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -38,9 +38,10 @@ from ._budget import Budget
 from ._model import Model, load, predict, predict_proba, save
 from ._privacy import privacy
 from ._selection import selection_epsilon, selection_mu
-from ._core import (PrivacyLossDistribution, algorithm_table, algorithms, calibrate_poisson, certify_population,
-                    gdp_epsilon, generate_noise_key, models, pld_gaussian, pld_poisson_gaussian, privacy_poisson,
-                    privacy_poisson_pld, privacy_poisson_pld_delta, privacy_tree, synthetic, write_records)
+from ._docs import algorithm_table, algorithms, certify_population, generate_noise_key, models, synthetic, write_records
+from ._docs_accounting import (PrivacyLossDistribution, calibrate_poisson, gdp_epsilon, pld_gaussian,
+                               pld_poisson_gaussian, privacy_poisson, privacy_poisson_pld, privacy_poisson_pld_delta,
+                               privacy_tree)
 
 __version__ = "0.1.0"
 __all__ = ["run", "Budget", "privacy", "certify", "certify_population", "synthetic", "privacy_tree", "privacy_poisson",

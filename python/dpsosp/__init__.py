@@ -35,7 +35,8 @@ TypeError (an unknown keyword, a value of the wrong type), with one line.
 """
 from ._api import PrivacyLeakWarning, RunWarning, certify, encode_table, run
 from ._budget import Budget
-from ._model import Model, load, predict, predict_proba, save
+from ._model import Model, predict, predict_proba
+from ._model_file import load, save
 from ._privacy import privacy
 from ._selection import selection_epsilon, selection_mu
 from ._docs import algorithm_table, algorithms, certify_population, generate_noise_key, models, synthetic, write_records

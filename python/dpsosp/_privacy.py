@@ -7,19 +7,47 @@ from . import _core
 
 
 def privacy(noise_multiplier, steps, delta, **options):
-    """The privacy figures of a schedule and noise multiplier: what `dpsosp privacy` prints, from the
-    same library function (include/dpsosp/privacy_figures.hpp), as a dict.
+    """Return the privacy figures of a schedule and noise multiplier, as a dict.
 
-    steps: the tree form's phase lengths (a list, or one count), or the step count T of the mf and
-    Poisson forms. options: sampling_rate (selects the Poisson form), mechanism ("tree", the default,
-    or "mf"), period (mf), accountant ("pld", "rdp" or "gdp": its figure also as "epsilon"),
-    adjacency ("replace-one", "zero-out" or "add-remove"), prior_mu (Poisson, PLD), epsilon (also
-    delta at this epsilon), discretization (PLD, default 1e-4), target_epsilon (with
-    noise_multiplier=None: the multiplier for that target, as "noise_multiplier", and the figures
-    at it). Errors: ValueError, one line.
+    What `dpsosp privacy` prints, from the same library function (include/dpsosp/privacy_figures.hpp).
 
-        dpsosp.privacy(1.0, 1000, 1e-5, sampling_rate=0.01)["epsilon_pld"]
-        dpsosp.privacy(None, 1000, 1e-5, sampling_rate=0.01, target_epsilon=3)["noise_multiplier"]
+    Parameters
+    ----------
+    noise_multiplier : float or None
+        The noise's standard deviation over the sensitivity; None with target_epsilon.
+    steps : int or list of int
+        The tree form's phase lengths (a list, or one count), or the step count T of the mf and Poisson forms.
+    delta : float
+        The delta of the figures, in (0, 1).
+    **options
+        sampling_rate (selects the Poisson form), mechanism ("tree", the default, or "mf"), period (mf),
+        accountant ("pld", "rdp" or "gdp": its figure also as "epsilon"), adjacency ("replace-one", "zero-out" or
+        "add-remove"), prior_mu (Poisson, PLD), epsilon (also delta at this epsilon), discretization (PLD,
+        default 1e-4), target_epsilon (with noise_multiplier=None: the multiplier for that target, as
+        "noise_multiplier", and the figures at it).
+
+    Returns
+    -------
+    dict
+        The figures of the form (form, epsilon_gdp, epsilon_rdp, epsilon_pld, mu, rho, depth, ...), as `dpsosp
+        privacy --json` gives them.
+
+    Raises
+    ------
+    ValueError
+        A bad value or an option the form does not read, one line.
+    TypeError
+        A value that is neither a number nor text.
+
+    Examples
+    --------
+    >>> import dpsosp
+    >>> round(dpsosp.privacy(1.0, 1000, 1e-5, sampling_rate=0.01)["epsilon_pld"], 3)
+    1.828
+    >>> round(dpsosp.privacy(None, 1000, 1e-5, sampling_rate=0.01, target_epsilon=3)["noise_multiplier"], 3)
+    0.814
+    >>> dpsosp.privacy(5, [1000, 500, 256], 1e-6)["form"]
+    'tree'
     """
     values = dict(options, steps=steps, delta=delta)
     if noise_multiplier is not None:

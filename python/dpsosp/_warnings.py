@@ -16,11 +16,13 @@ class RunWarning(UserWarning):
 
     Examples
     --------
-    >>> import warnings, dpsosp
-    >>> with warnings.catch_warnings():
-    ...     warnings.simplefilter("error", dpsosp.RunWarning)   # make a short run an error
-    ...     issubclass(dpsosp.RunWarning, UserWarning)
-    True
+    >>> import warnings, numpy as np, dpsosp
+    >>> X = np.random.default_rng(0).normal(size=(2000, 3))
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     r = dpsosp.run("logistic", X, (X[:, 0] > 0) * 1.0, G=1, M=1, algo="dpsgd", batch_size=500)
+    >>> caught[0].category.__name__, str(caught[0].message)
+    ('RunWarning', 'dpsgd took 4 steps, fewer than 10: its batches are large for 2000 records ...')
     """
 
 
@@ -36,7 +38,12 @@ class PrivacyLeakWarning(UserWarning):
 
     Examples
     --------
-    >>> import warnings, dpsosp
-    >>> warnings.simplefilter("error", dpsosp.PrivacyLeakWarning)   # refuse any leak outright
-    >>> warnings.resetwarnings()
+    >>> import warnings, numpy as np, dpsosp
+    >>> X = np.random.default_rng(0).normal(size=(2000, 3))
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("error", dpsosp.PrivacyLeakWarning)   # refuse any leak outright
+    ...     dpsosp.DPClassifier(classes="observed").fit(X, (X[:, 0] > 0).astype(int))
+    Traceback (most recent call last):
+    ...
+    dpsosp._warnings.PrivacyLeakWarning: DPClassifier: classes='observed' took the classes from y, ...
     """

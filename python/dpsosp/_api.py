@@ -154,8 +154,8 @@ def run(model, X=None, y=None, **options):
         The records (numpy, pandas or scipy.sparse); None where data names a record file. A table (a pandas
         DataFrame, or an array) is encoded as numbers by encode_table's rules (label, categorical, impute below).
     y : array-like of shape (n,), optional
-        The labels (regression targets); None for pca and phase-retrieval's own, where label names a column of
-        X, or where data names a record file (which holds its labels).
+        The labels (or targets); None for pca, where label names a column of X, or where data names a record
+        file (which holds its labels).
     x0 : array-like of shape (d,), optional
         The start point (default: the model's).
     classes : int or list, optional

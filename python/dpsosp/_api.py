@@ -142,7 +142,7 @@ def run(model, X=None, y=None, **options):
 
     The report is a dict with the keys of `dpsosp run`'s JSON (docs/report.md). Everything in it but its
     'diagnostics' is covered by the privacy guarantee, fixed before the run. Every option of the library's table
-    (the parameters from algo on below, as `dpsosp run --help` lists them; None or absent: the default) is checked
+    (the parameters between y and x0 below, in the order of `dpsosp run --help`; None or absent: the default) is checked
     by the library, whose errors name the keyword: options an algorithm does not read are refused
     (dpsosp.algorithm_table() lists what each reads).
 
@@ -156,6 +156,7 @@ def run(model, X=None, y=None, **options):
     y : array-like of shape (n,), optional
         The labels (or targets); None for pca, where label names a column of X, or where data names a record
         file (which holds its labels).
+    {options}
     x0 : array-like of shape (d,), optional
         The start point (default: the model's).
     classes : int or list, optional
@@ -200,7 +201,6 @@ def run(model, X=None, y=None, **options):
     budget : Budget, optional
         A budget shared by runs (docs/budget.md): the run is charged by its privacy curve, and refused (ValueError,
         before it reads a record) where it would take the budget's spending past its epsilon.
-    {options}
 
     Returns
     -------

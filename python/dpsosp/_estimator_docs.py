@@ -357,13 +357,13 @@ _CLASS = {"DPClassifier": CLASSIFIER, "DPRegressor": REGRESSOR, "DPPCA": PCA}
 
 
 def document(*classes):
-    """Sets the estimators' and their methods' docstrings: the class's Parameters from the option table and the
-    entries above, in the order of its signature."""
+    """Sets the estimators' docstrings, their Parameters from the option table and the entries above in the order
+    of the signature, and those of their methods that have none in sklearn.py."""
     for cls in classes:
         own = dict(_OWN, model=_MODEL.get(cls.__name__))
         parameters = _options.estimator_docs(cls, own)
         cls.__doc__ = _CLASS[cls.__name__].replace("{parameters}", parameters)
         for name, doc in METHODS.items():
             owner, method = name.split(".")
-            if owner == cls.__name__:
+            if owner == cls.__name__ and not getattr(cls, method).__doc__:  # one written in sklearn.py stands
                 getattr(cls, method).__doc__ = doc

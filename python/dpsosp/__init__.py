@@ -37,12 +37,14 @@ TypeError (an unknown keyword, a value of the wrong type), with one line.
 from ._api import PrivacyLeakWarning, RunWarning, certify, encode_table, run
 from ._budget import Budget
 from ._caller import run_gradients
-from ._model import Model, load, predict, predict_proba, save
+from ._model import Model, predict, predict_proba
+from ._model_file import load, save
 from ._privacy import calibrate, privacy
 from ._selection import selection_epsilon, selection_mu
-from ._core import (PrivacyLossDistribution, algorithm_table, algorithms, calibrate_poisson, certify_population,
-                    gdp_epsilon, generate_noise_key, models, pld_gaussian, pld_poisson_gaussian, privacy_poisson,
-                    privacy_poisson_pld, privacy_poisson_pld_delta, privacy_tree, synthetic, write_records)
+from ._docs import algorithm_table, algorithms, certify_population, generate_noise_key, models, synthetic, write_records
+from ._docs_accounting import (PrivacyLossDistribution, calibrate_poisson, gdp_epsilon, pld_gaussian,
+                               pld_poisson_gaussian, privacy_poisson, privacy_poisson_pld, privacy_poisson_pld_delta,
+                               privacy_tree)
 
 __version__ = "0.1.0"
 __all__ = ["run", "run_gradients", "Budget", "privacy", "calibrate", "certify", "certify_population", "synthetic", "privacy_tree", "privacy_poisson",

@@ -10,6 +10,7 @@ import numpy as np
 
 from . import _core, _options
 from ._table import _codes, _declared_width, _isna, _show, _table_input, encode_table  # noqa: F401 (encode_table: exported)
+from ._warnings import PrivacyLeakWarning, RunWarning
 
 __all__ = ["RunWarning", "PrivacyLeakWarning", "run", "certify",
            "encode_table"]
@@ -24,14 +25,6 @@ _PRIVACY_KEYS = ("private", "guarantee", "epsilon", "delta", "mu", "sigma", "sen
                  "epsilon_rdp", "zcdp_rho", "depth", "mechanism", "noise", "grid", "accounting", "adjacency",
                  "caveats")
 MODEL_FILE_FORMAT = "dpsosp-model"
-
-
-class RunWarning(UserWarning):
-    """A run that took fewer than 10 steps or used under half its records (the report's 'warnings')."""
-
-
-class PrivacyLeakWarning(UserWarning):
-    """Something computed from the private data that the privacy guarantee does not cover."""
 
 
 def _count(name, value, low, high):
@@ -145,44 +138,107 @@ _OWN = dict(x0=None, classes=None, hidden=None, rank=None, fit_intercept=None, n
 
 
 def run(model, X=None, y=None, **options):
-    """Run an optimizer on the records X (n x p: numpy, pandas or scipy.sparse) with labels y; returns the
-    report as a dict (the keys of `dpsosp run`'s JSON, docs/report.md). Everything but its 'diagnostics' is
-    covered by the privacy guarantee, fixed before the run.
+    """Run a private optimizer on the records X with labels y and return its report.
 
-    Every option of the library's table (listed below, as `dpsosp run --help` lists them) is checked by the
-    library, whose errors name the keyword: options an algorithm does not read are refused
-    (dpsosp.algorithm_table() lists what each reads). The privacy noise is keyed by noise_key (16 secret bytes)
-    or noise_key_file, by default a fresh key from the OS kept nowhere. fit_intercept adds a bias to each margin
-    (docs/models.md); None (the default, as the CLI's): on for logistic, sigmoid, softmax, linear and cauchy.
+    The report is a dict with the keys of `dpsosp run`'s JSON (docs/report.md). Everything in it but its
+    'diagnostics' is covered by the privacy guarantee, fixed before the run. Every option of the library's table
+    (the parameters between y and x0 below, in the order of `dpsosp run --help`; None or absent: the default) is checked
+    by the library, whose errors name the keyword: options an algorithm does not read are refused
+    (dpsosp.algorithm_table() lists what each reads).
 
-    Scale (docs/own-table.md): bounds (one (lo, hi) for every feature or one per feature) and, for linear and
-    cauchy, y_bounds are public bounds: records are clipped into the box and mapped onto [-1, 1]; scale, scale_share
-    and normalize below. The report's 'scaling' holds the map, the estimate's share and noise, and x_user: x in the
-    user's units (Model.predict takes raw X).
-
-    budget: a dpsosp.Budget shared by runs (docs/budget.md): the run is charged by its privacy curve, and refused
-    (ValueError, before it reads a record) where it would take the budget's spending past its epsilon.
-
-    callback(step, info) is called after every step with what the step released (info: x, o1, batch,
-    records_used, release_norm, perturbed); returning False stops the run (termination 'callback'). Ctrl-C stops
-    the run after the current step and raises KeyboardInterrupt with the report so far as its .result (the
-    guarantee covers the shorter run too); an exception in the callback is raised the same way.
-    A run that took fewer than 10 steps or used under half its records warns (RunWarning).
-
-    Instead of X and y, data='FILE' names a record file (write_records, `dpsosp convert`): loaded whole, or with
-    stream=True read once, front to back, in the file's order, a few batches in memory (docs/data-formats.md).
-
-    The public shape (docs/privacy.md): what sizes a private run is declared, never read from the records. softmax
-    and mlp need classes=K (labels 0 .. K-1); a scipy.sparse X needs n_features=D (it is widened to D; an index at
-    or above D is refused); a sparse record file needs the count its header declares (dpsosp convert --features).
-    A dense X (numpy, pandas) has one width for every record; n_features, if given, must be it.
-
-    Tables (a pandas DataFrame, or an array): label names the column of X that holds the labels (y then
-    stays None); classes may list the public class names (labels compared with ==, each mapped to its index;
-    logistic and sigmoid take 2); categorical={column: [categories]} and impute ('zero' or {column: value})
-    as in encode_table, the rules of the CLI's --label, --classes a,b,c, --categorical and --impute.
-
+    Parameters
+    ----------
+    model : str
+        The model's name, one of dpsosp.models() (docs/models.md).
+    X : array-like of shape (n, p), pandas.DataFrame or scipy.sparse matrix, optional
+        The records (numpy, pandas or scipy.sparse); None where data names a record file. A table (a pandas
+        DataFrame, or an array) is encoded as numbers by encode_table's rules (label, categorical, impute below).
+    y : array-like of shape (n,), optional
+        The labels (or targets); None for pca, where label names a column of X, or where data names a record
+        file (which holds its labels).
     {options}
+    x0 : array-like of shape (d,), optional
+        The start point (default: the model's).
+    classes : int or list, optional
+        softmax and mlp need classes=K (labels 0 .. K-1). A list gives the public class names: labels are compared
+        with ==, each mapped to its index (logistic and sigmoid take 2), the rule of the CLI's --classes a,b,c.
+    hidden : int, optional
+        The mlp model's hidden units (default 32).
+    rank : int, optional
+        The pca model's rank (default 1).
+    fit_intercept : bool, optional
+        Add a bias to each margin (docs/models.md); None (the default, as the CLI's): on for logistic, sigmoid,
+        softmax, linear and cauchy.
+    noise_key : bytes, optional
+        16 secret bytes that key the privacy noise (see generate_noise_key); by default, unless noise_key_file
+        is given, a fresh key from the OS kept nowhere. Keep them as secret as the data.
+    callback : callable, optional
+        callback(step, info) is called after every step with what the step released (info: x, o1, batch,
+        records_used, release_norm, perturbed); returning False stops the run (termination 'callback').
+    data : str or os.PathLike, optional
+        Instead of X and y, a record file (write_records, `dpsosp convert`): loaded whole, or with stream=True
+        read once, front to back, in the file's order, a few batches in memory (docs/data-formats.md). A sparse
+        record file needs the feature count its header declares (dpsosp convert --features).
+    stream : bool, default False
+        Read the record file data once, front to back, instead of loading it whole.
+    n_features : int, optional
+        The public feature count D. A scipy.sparse X needs it: it is widened to D, and an index at or above D is
+        refused. A dense X (numpy, pandas) has one width for every record; n_features, if given, must be it.
+    label : str or int, optional
+        The column of X that holds the labels (y then stays None), the rule of the CLI's --label.
+    categorical : dict, optional
+        {column: [public categories]}: those columns one-hot encoded, as in encode_table (the CLI's
+        --categorical).
+    impute : str or dict, optional
+        'zero' or {column: value}: how missing values are filled, as in encode_table (the CLI's --impute).
+    bounds : tuple or array-like, optional
+        Public bounds of the features (docs/own-table.md): one (lo, hi) for every feature or one per feature.
+        Records are clipped into the box and mapped onto [-1, 1]; see also scale, scale_share and normalize.
+        The report's 'scaling' holds the map, the estimate's share and noise, and x_user: x in the user's units
+        (Model.predict takes raw X).
+    y_bounds : tuple, optional
+        linear and cauchy: the target's public bounds (lo, hi), used as bounds are.
+    budget : Budget, optional
+        A budget shared by runs (docs/budget.md): the run is charged by its privacy curve, and refused (ValueError,
+        before it reads a record) where it would take the budget's spending past its epsilon.
+
+    Returns
+    -------
+    dict
+        The report (docs/report.md): among others x (the released point), epsilon, delta, guarantee, steps,
+        termination, warnings, shape and scaling; 'diagnostics' (clipped counts, timings), computed from the data
+        without noise, is the one entry the guarantee does not cover (release_only=True leaves it out).
+
+    Raises
+    ------
+    ValueError
+        A bad value (an option's rule broken, in the words of the CLI; an option the algorithm does not read;
+        a label outside the declared classes; a run the budget refuses), with one line.
+    TypeError
+        An unknown keyword, or a value of the wrong type.
+    KeyboardInterrupt
+        Ctrl-C stops the run after the current step and raises KeyboardInterrupt with the report so far as its
+        .result (the guarantee covers the shorter run too); an exception in the callback is raised the same way.
+
+    Warns
+    -----
+    RunWarning
+        A run that took fewer than 10 steps or used under half its records, or a delta above 1/(10 n).
+
+    Notes
+    -----
+    The public shape (docs/privacy.md): what sizes a private run is declared, never read from the records.
+
+    Examples
+    --------
+    >>> import numpy as np, dpsosp
+    >>> X = np.random.default_rng(0).normal(size=(2000, 3))
+    >>> y = (X[:, 0] > 0).astype(float)
+    >>> r = dpsosp.run("logistic", X, y, epsilon=1, G=1, M=1, seed=1)
+    >>> r["guarantee"]
+    '(1, 1e-06)-DP for replace-one adjacency, fixed before the run...'
+    >>> r["x"].shape                    # three weights and an intercept
+    (4,)
     """
     unknown = [k for k in options if k not in _options.SHARED and k not in _OWN]
     if unknown:
@@ -232,9 +288,51 @@ run.__doc__ = run.__doc__.replace("{options}", _options.docs())
 
 
 def certify(model, X, y=None, x=None, *, rho=1.0, classes=None, hidden=None, rank=None, fit_intercept=False):
-    """Gradient norm, smallest Hessian eigenvalue and SOSP gap of the point x on the records X, y. x may be a run's
-    report: then its x on the records as the run saw them (its scaling applied), with its shape (as `dpsosp certify
-    --point` does)."""
+    """Gradient norm, smallest Hessian eigenvalue and SOSP gap of the point x on the records X, y.
+
+    A non-private check of a point (as `dpsosp certify --point`): it reads the records without noise, so its
+    figures are not covered by any guarantee.
+
+    Parameters
+    ----------
+    model : str
+        The model's name, one of dpsosp.models().
+    X : array-like of shape (n, p), pandas.DataFrame or scipy.sparse matrix
+        The records.
+    y : array-like of shape (n,), optional
+        The labels (None for pca and other models without).
+    x : array-like of shape (d,) or dict
+        The point, or a run's report: then its x on the records as the run saw them (its scaling applied), with
+        its shape (classes, hidden, rank, fit_intercept), as `dpsosp certify --point` does.
+    rho : float, default 1.0
+        The Hessian-Lipschitz constant of the SOSP gap.
+    classes, hidden, rank : int, optional
+        The model's shape, as in dpsosp.run (taken from the report where x is one).
+    fit_intercept : bool, default False
+        Whether x ends with the margins' biases.
+
+    Returns
+    -------
+    dict
+        grad_norm, lambda_min (the smallest Hessian eigenvalue), lambda_converged, lambda_residual and sosp_gap
+        (max(grad_norm, max(0, -lambda_min)^2 / rho): 0 at a second-order stationary point).
+
+    Raises
+    ------
+    ValueError
+        An unknown model, records of the wrong shape, or a model option the model does not read.
+    TypeError
+        No point x, or a model that is not a name.
+
+    Examples
+    --------
+    >>> import numpy as np, dpsosp
+    >>> c = dpsosp.certify("logistic", np.eye(2), [0, 1], np.zeros(3), fit_intercept=True)
+    >>> sorted(c)
+    ['grad_norm', 'lambda_converged', 'lambda_min', 'lambda_residual', 'sosp_gap']
+    >>> round(c["grad_norm"], 4)
+    0.3536
+    """
     _check_model(model)
     if isinstance(x, dict):
         from ._model import Model  # the model file's reader (_model.py imports this module)

@@ -27,13 +27,34 @@ class Budget:
     delta : float
         The delta at which the total is read, in (0, 1).
 
+    Attributes
+    ----------
+    epsilon : float
+        The budget's epsilon.
+    delta : float
+        The delta at which the budget is read.
+    ledger : list of dict
+        What was charged, in order.
+
+    Raises
+    ------
+    TypeError
+        epsilon or delta not a number.
+    ValueError
+        epsilon not finite and > 0, or delta outside (0, 1).
+
     Examples
     --------
+    >>> import numpy as np, dpsosp
+    >>> from dpsosp import DPClassifier
     >>> from sklearn.model_selection import GridSearchCV
+    >>> X = np.random.default_rng(0).normal(size=(3000, 3))
+    >>> y = (X[:, 0] > 0).astype(int)
     >>> budget = dpsosp.Budget(epsilon=8, delta=1e-5)
     >>> search = GridSearchCV(DPClassifier(epsilon=1, classes=[0, 1], budget=budget),
     ...                       {"learning_rate": [0.5, 1]}, cv=3).fit(X, y)
-    >>> budget.spent(), len(budget.ledger)   # 7 fits: 2 settings x 3 folds and the refit
+    >>> len(budget.ledger), budget.spent() < 7      # 7 fits: 2 settings x 3 folds and the refit, composed
+    (7, True)
     """
 
     def __init__(self, epsilon, delta):
@@ -54,12 +75,42 @@ class Budget:
         return self._core.delta
 
     def spent(self):
-        """The epsilon, at the budget's delta, of every charge composed (0 for none)."""
+        """Return the epsilon, at the budget's delta, of every charge composed.
+
+        Returns
+        -------
+        float
+            The composed charges' epsilon (0 for none).
+
+        Examples
+        --------
+        >>> import numpy as np, dpsosp
+        >>> X = np.random.default_rng(0).normal(size=(3000, 3))
+        >>> budget = dpsosp.Budget(epsilon=2, delta=1e-6)
+        >>> budget.spent()
+        0.0
+        >>> r = dpsosp.run("logistic", X, (X[:, 0] > 0) * 1.0, epsilon=1, G=1, M=1, budget=budget)
+        >>> round(budget.spent(), 6)
+        1.0
+        """
         return self._core.spent()
 
     def remaining(self):
-        """The epsilon, at the budget's delta, of the largest Gaussian (mu-GDP) release the budget still admits
-        (0 when none): a yardstick for the next run, which is checked by its own curve."""
+        """Return the epsilon of the largest Gaussian (mu-GDP) release the budget still admits.
+
+        A yardstick for the next run, which is checked by its own curve.
+
+        Returns
+        -------
+        float
+            That release's epsilon at the budget's delta (0 when none).
+
+        Examples
+        --------
+        >>> import dpsosp
+        >>> round(dpsosp.Budget(epsilon=2, delta=1e-6).remaining(), 2)     # to the PLD grid
+        2.0
+        """
         return self._core.remaining()
 
     @property
@@ -69,13 +120,57 @@ class Budget:
         return json.loads(self._core.to_json())["ledger"]
 
     def save(self, path):
-        """Writes the budget and its ledger as JSON (the file `dpsosp run --budget FILE` reads and updates)."""
+        """Write the budget and its ledger as JSON (the file `dpsosp run --budget FILE` reads and updates).
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The file to write.
+
+        Returns
+        -------
+        None
+
+        Examples
+        --------
+        >>> import os, tempfile, dpsosp
+        >>> path = os.path.join(tempfile.mkdtemp(), "budget.json")
+        >>> dpsosp.Budget(epsilon=2, delta=1e-6).save(path)
+        >>> dpsosp.Budget.load(path)
+        Budget(epsilon=2, delta=1e-06): 0 runs charged, epsilon 0 spent
+        """
         with open(os.fspath(path), "w", encoding="utf-8") as f:
             f.write(self._core.to_json() + "\n")
 
     @classmethod
     def load(cls, path):
-        """A budget written by save or `dpsosp budget --new` (its charges recomposed from their curves)."""
+        """Read a budget written by save or `dpsosp budget --new` (its charges recomposed from their curves).
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The budget's file.
+
+        Returns
+        -------
+        Budget
+            The budget, with its ledger; runs charge it as any other (save it again to keep them).
+
+        Raises
+        ------
+        ValueError
+            A file that is not a budget's.
+        OSError
+            A file that cannot be read.
+
+        Examples
+        --------
+        >>> import os, tempfile, dpsosp
+        >>> path = os.path.join(tempfile.mkdtemp(), "budget.json")
+        >>> dpsosp.Budget(epsilon=2, delta=1e-6).save(path)
+        >>> dpsosp.Budget.load(path).epsilon
+        2.0
+        """
         path = os.fspath(path)
         with open(path, encoding="utf-8") as f:
             text = f.read()

@@ -13,16 +13,50 @@ _OWN = dict(x0=None, noise_key=None, callback=None, losses=None, hvp=None, name=
 
 
 def run_gradients(gradients, n, dim, **options):
-    """A private run whose per-example gradients come from the caller; returns the report (docs/report.md).
+    """Run privately a model whose per-example gradients come from the caller; return the report.
 
-    gradients(x, ids) -> array (len(ids) x dim): the gradient at x (dim float64 values) of the loss of each record
-    named in ids (int64, each in 0 .. n - 1), each computed from that record alone: the library clips every row by
-    its rule before it adds it to a release, so whatever the callable returns, the guarantee holds, provided no row
-    depends on another record (a module with batch normalization mixes them). losses(x, ids) -> array and
-    hvp(x, id, v) -> array are optional (the certificate and the G/M estimate; hvp defaults to central differences
-    of gradients). The records are the caller's: n is their public count. The options are dpsosp.run's (the
-    library's table), x0, noise_key, callback and budget as there; the private scale applies to a table the library
-    reads, so it does not apply here (scale your inputs from public knowledge).
+    The library clips every row the callable returns by its rule before it adds it to a release, forms the O2
+    differences, adds its noise with the secret key, calibrates and accounts (docs/torch.md): whatever the
+    callable returns, the guarantee holds, provided no row depends on another record (batch normalization
+    mixes them).
+
+    Parameters
+    ----------
+    gradients : callable
+        gradients(x, ids) -> array of shape (len(ids), dim): the gradient at x (dim float64 values) of the loss of
+        each record named in ids (int64, each in 0 .. n - 1), computed from that record alone.
+    n : int
+        The records' count (public).
+    dim : int
+        The parameter count.
+    **options
+        dpsosp.run's options (the library's table: algo, epsilon, delta, G, M, epochs, seed, ...), and x0,
+        noise_key, callback and budget as there; losses(x, ids) -> array and hvp(x, id, v) -> array (optional:
+        the G/M estimate and the certificate; hvp defaults to central differences of gradients); name (the
+        model's name in the report). The private scale does not apply: scale inputs from public knowledge.
+
+    Returns
+    -------
+    dict
+        The report (docs/report.md), x the released point.
+
+    Raises
+    ------
+    TypeError
+        An unknown keyword, or gradients (losses, hvp, callback) not callable.
+    ValueError
+        An option's rule broken, or a callable's result of the wrong shape, in one line.
+
+    Examples
+    --------
+    >>> import numpy as np, dpsosp
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(5000, 3)); y = X @ [1.0, -1.0, 0.5]
+    >>> def gradients(x, ids):           # least squares, one row per record
+    ...     return X[ids] * (X[ids] @ x - y[ids])[:, None]
+    >>> r = dpsosp.run_gradients(gradients, 5000, 3, epsilon=2, delta=1e-6, G=1, M=1, noise_key=bytes(16), seed=1)
+    >>> r["algo"], round(r["epsilon"], 3)
+    ('spider-mf-adaptive', 2.0)
     """
     unknown = [k for k in options if k not in _options.SHARED and k not in _OWN]
     if unknown:

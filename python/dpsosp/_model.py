@@ -1,5 +1,5 @@
-"""dpsosp.Model: a released point as a model (predict, predict_proba, the model file of save and load)."""
-import json
+"""dpsosp.Model: a released point as a model (predict, predict_proba; the model file of save and load:
+_model_file.py)."""
 import numbers
 
 import numpy as np
@@ -8,14 +8,60 @@ from . import _core
 from ._api import _PRIVACY_KEYS, MODEL_FILE_FORMAT, _check_model, _records
 from ._table import _show
 
-__all__ = ["Model", "predict", "predict_proba", "save", "load"]
+__all__ = ["Model", "predict", "predict_proba"]
 
 
 class Model:
-    """A released point as a model: its name, its shape (features, classes, hidden, rank, fit_intercept), x, and
-    the privacy record of the run that released it. Model.from_result(dpsosp.run(...)), dpsosp.load(path).
-    class_names (a classifier's labels as the user declared them) and feature_names (a DataFrame's columns) are
-    kept where an estimator gave them: predict then answers in those labels."""
+    """A released point as a model: its name, its shape, x, and the privacy record of the run that released it.
+
+    Build one with Model.from_result(dpsosp.run(...)) or dpsosp.load(path). class_names (a classifier's labels as
+    the user declared them) and feature_names (a DataFrame's columns) are kept where an estimator gave them:
+    predict then answers in those labels.
+
+    Parameters
+    ----------
+    model : str
+        The model's name, one of dpsosp.models().
+    x : array-like of shape (d,)
+        The released point.
+    features, classes, hidden, rank : int
+        The shape (classes 0: not a multi-class model); hidden defaults to 32, rank to 1.
+    fit_intercept : bool, default False
+        Whether x ends with the margins' biases.
+    privacy : dict, optional
+        The privacy record of the run (epsilon, delta, guarantee, mechanism, ...).
+    algo : str, optional
+        The algorithm that released x.
+    scaling : dict, optional
+        The run's map of the records onto the unit box (report's 'scaling').
+    class_names, feature_names : list, optional
+        The labels in the order of the class indices, and the features' names.
+
+    Attributes
+    ----------
+    model, x, algo, scaling, class_names, feature_names
+        As given.
+    shape : dict
+        features, classes, hidden, rank and fit_intercept.
+    privacy : dict
+        The privacy record.
+
+    Raises
+    ------
+    ValueError
+        An unknown model, or x, class_names or feature_names of another length than the shape's.
+
+    Examples
+    --------
+    >>> import numpy as np, dpsosp
+    >>> X = np.random.default_rng(0).normal(size=(2000, 3))
+    >>> r = dpsosp.run("logistic", X, (X[:, 0] > 0) * 1.0, G=1, M=1, seed=1)
+    >>> m = dpsosp.Model.from_result(r)
+    >>> m.model, m.shape["features"], m.x.shape
+    ('logistic', 3, (4,))
+    >>> m.predict(X[:4]).shape
+    (4,)
+    """
 
     def __init__(self, model, x, *, features, classes=0, hidden=32, rank=1, fit_intercept=False, privacy=None,
                  algo=None, scaling=None, class_names=None, feature_names=None):
@@ -42,7 +88,31 @@ class Model:
 
     @classmethod
     def from_result(cls, result):
-        """From a report of dpsosp.run or `dpsosp run` (a dict) or a model file's dict."""
+        """Build a Model from a report of dpsosp.run or `dpsosp run` (a dict) or a model file's dict.
+
+        Parameters
+        ----------
+        result : dict
+            The report, or a model file's JSON object.
+
+        Returns
+        -------
+        Model
+            The released point with its shape and privacy record.
+
+        Raises
+        ------
+        ValueError
+            No model, shape or x in result.
+
+        Examples
+        --------
+        >>> import numpy as np, dpsosp
+        >>> X = np.random.default_rng(0).normal(size=(2000, 3))
+        >>> r = dpsosp.run("logistic", X, (X[:, 0] > 0) * 1.0, G=1, M=1, seed=1)
+        >>> dpsosp.Model.from_result(r).privacy["delta"]
+        1e-06
+        """
         for key in ("model", "shape", "x"):
             if key not in result:
                 raise ValueError(f"Model.from_result: no {key!r} (expected a report of dpsosp run or a model file)")
@@ -65,8 +135,32 @@ class Model:
         return _core.scale_records(X, s.get("lower") or [], s.get("upper") or [], bool(s.get("normalize")))
 
     def predict(self, X):
-        """One prediction per record (docs/models.md): a class (its label where class_names are kept, else its
-        index), or a fitted value (in the user's units)."""
+        """Return one prediction per record (docs/models.md).
+
+        Parameters
+        ----------
+        X : array-like of shape (n, p), pandas.DataFrame or scipy.sparse matrix
+            The records, raw: the run's scaling is applied here. A DataFrame's columns must be feature_names.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            A class (its label where class_names are kept, else its index), or a fitted value (in the user's
+            units).
+
+        Raises
+        ------
+        ValueError
+            Records of another width, or a DataFrame's columns other than the model's features.
+
+        Examples
+        --------
+        >>> import numpy as np, dpsosp
+        >>> X = np.random.default_rng(0).normal(size=(2000, 3))
+        >>> r = dpsosp.run("logistic", X, (X[:, 0] > 0) * 1.0, G=1, M=1, seed=1)
+        >>> dpsosp.Model.from_result(r).predict([[3.0, 0.0, 0.0], [-3.0, 0.0, 0.0]])
+        array([1., 0.])
+        """
         p = self._values(X)
         return p if self.class_names is None else self.class_names[p.astype(np.intp)]
 
@@ -79,7 +173,26 @@ class Model:
         return p
 
     def predict_proba(self, X):
-        """A classifier's class probabilities, n x classes."""
+        """Return a classifier's class probabilities.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, p), pandas.DataFrame or scipy.sparse matrix
+            The records, raw.
+
+        Returns
+        -------
+        ndarray of shape (n, classes)
+            Each row sums to 1.
+
+        Examples
+        --------
+        >>> import numpy as np, dpsosp
+        >>> X = np.random.default_rng(0).normal(size=(2000, 3))
+        >>> r = dpsosp.run("logistic", X, (X[:, 0] > 0) * 1.0, G=1, M=1, seed=1)
+        >>> dpsosp.Model.from_result(r).predict_proba(X[:2]).shape
+        (2, 2)
+        """
         return _core.predict(self.model, self._unit(X), self.x, *self._shape_args(), proba=True)
 
     @property
@@ -91,7 +204,23 @@ class Model:
         return None if s.get("x_user") is None else np.asarray(s["x_user"], dtype=np.float64)
 
     def to_dict(self):
-        """The model file (docs/report.md): what `dpsosp predict --point` and dpsosp.load read."""
+        """Return the model file's JSON object (docs/report.md): what `dpsosp predict --point` and dpsosp.load read.
+
+        Returns
+        -------
+        dict
+            format, version, model, shape, d, x, algo, privacy, scaling (and class_names, feature_names where
+            kept): only what the guarantee covers.
+
+        Examples
+        --------
+        >>> import numpy as np, dpsosp
+        >>> X = np.random.default_rng(0).normal(size=(2000, 3))
+        >>> r = dpsosp.run("logistic", X, (X[:, 0] > 0) * 1.0, G=1, M=1, seed=1)
+        >>> d = dpsosp.Model.from_result(r).to_dict()
+        >>> d["format"], d["d"]
+        ('dpsosp-model', 4)
+        """
         d = {"format": MODEL_FILE_FORMAT, "version": 1, "model": self.model, "shape": dict(self.shape),
              "d": int(self.x.size), "x": [float(v) for v in self.x], "algo": self.algo,
              "privacy": _jsonable(self.privacy), "scaling": _jsonable(self.scaling)}
@@ -133,35 +262,57 @@ def _jsonable(value):
 
 
 def predict(result, X):
-    """Predictions of a run's report (or a Model) on the records X."""
+    """Return the predictions of a run's report (or a Model) on the records X.
+
+    Parameters
+    ----------
+    result : dict or Model
+        A report of dpsosp.run (or a model file's dict), or a Model.
+    X : array-like of shape (n, p), pandas.DataFrame or scipy.sparse matrix
+        The records, raw.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        As Model.predict.
+
+    Raises
+    ------
+    ValueError
+        A result that is not a report, or records of another width.
+
+    Examples
+    --------
+    >>> import numpy as np, dpsosp
+    >>> X = np.random.default_rng(0).normal(size=(2000, 3))
+    >>> r = dpsosp.run("logistic", X, (X[:, 0] > 0) * 1.0, G=1, M=1, seed=1)
+    >>> dpsosp.predict(r, [[3.0, 0.0, 0.0]])
+    array([1.])
+    """
     return (result if isinstance(result, Model) else Model.from_result(result)).predict(X)
 
 
 def predict_proba(result, X):
-    """Class probabilities of a classifier's report (or a Model) on the records X."""
+    """Return the class probabilities of a classifier's report (or a Model) on the records X.
+
+    Parameters
+    ----------
+    result : dict or Model
+        A classifier's report of dpsosp.run, or a Model.
+    X : array-like of shape (n, p), pandas.DataFrame or scipy.sparse matrix
+        The records, raw.
+
+    Returns
+    -------
+    ndarray of shape (n, classes)
+        As Model.predict_proba.
+
+    Examples
+    --------
+    >>> import numpy as np, dpsosp
+    >>> X = np.random.default_rng(0).normal(size=(2000, 3))
+    >>> r = dpsosp.run("logistic", X, (X[:, 0] > 0) * 1.0, G=1, M=1, seed=1)
+    >>> float(dpsosp.predict_proba(r, X[:3]).sum(axis=1).round(6).min())
+    1.0
+    """
     return (result if isinstance(result, Model) else Model.from_result(result)).predict_proba(X)
-
-
-def save(path, model):
-    """Writes a model file (JSON: model, shape, x, the privacy record) from a Model, a run's report or a fitted
-    estimator; `dpsosp predict --point PATH` and dpsosp.load read it. It holds only what the guarantee covers."""
-    if hasattr(model, "steps") and hasattr(model, "named_steps"):  # a scikit-learn Pipeline
-        raise ValueError("save: a Pipeline's other steps do not fit in a model file; pickle the fitted pipeline "
-                         "(pickle.dump(pipeline, f), docs/python.md), or save its last step, "
-                         "dpsosp.save(path, pipeline[-1]), for records the steps before it have transformed")
-    if hasattr(model, "model_"):  # a fitted estimator of dpsosp.sklearn
-        model = model.model_
-    if not isinstance(model, Model):
-        model = Model.from_result(model)
-    with open(path, "w") as f:
-        json.dump(model.to_dict(), f, indent=1)
-        f.write("\n")
-
-
-def load(path):
-    """A Model from a model file of dpsosp.save or a report of `dpsosp run --out`."""
-    with open(path) as f:
-        j = json.load(f)
-    if not isinstance(j, dict):
-        raise ValueError(f"load: {path}: expected a JSON object (a model file or a run's report)")
-    return Model.from_result(j)

@@ -104,28 +104,46 @@ def signature(own):
     return inspect.Signature(params)
 
 
+def _numpydoc_type(row):
+    """The numpydoc type of an option: its kind in Python's words."""
+    kind = row["kind"]
+    if kind == "choice":
+        return "{" + ", ".join(repr(c) for c in row["choices"]) + "}"
+    if kind == "constant":
+        return "float or 'auto'"
+    return {"real": "float", "count": "int", "switch": "bool", "flag": "bool", "text": "str or os.PathLike",
+            "overrides": "dict of str to float"}.get(kind, "str")
+
+
+def _entry(key, row, default):
+    """One numpydoc parameter: "key : type, default D" and the table's help and rule, indented below it."""
+    head = f"    {key} : {_numpydoc_type(row)}, default {default!r}"
+    help_text = row["help"].rstrip()
+    body = help_text + ("" if help_text.endswith(".") else ".")
+    if row["kind"] not in ("choice", "flag", "switch"):  # the type names those rules already
+        body += f" Rule: {row['rule']}."
+    return [head] + textwrap.wrap(body, width=112, initial_indent="        ", subsequent_indent="        ",
+                                  break_on_hyphens=False)
+
+
 def docs():
-    """The options' part of run()'s docstring: each as the table gives it."""
-    lines = ["Options (the library's table, the same as `dpsosp run --help`; None or absent: the default):", ""]
+    """The options' entries of run()'s Parameters section (numpydoc): each as the table gives it, with the
+    default run() takes (None: the library's, computed or off)."""
+    lines = []
     for key, row in SHARED.items():
-        default = python_default(row)
-        head = f"{key} ({row['rule']}; default {default!r})" if default is not None else f"{key} ({row['rule']})"
-        lines += textwrap.wrap(f"{head}: {row['help']}", width=112, initial_indent="    ",
-                               subsequent_indent="        ")
-    return "\n".join(lines)
+        lines += _entry(key, row, python_default(row))
+    return "\n".join(lines).lstrip()
 
 
-def estimator_docs(cls):
-    """The Parameters section of an estimator's docstring: each of its parameters that the library's table
-    has, with the estimator's own default and the table's rule and help."""
-    params = inspect.signature(cls.__init__).parameters
-    lines = ["", "    Parameters shared with dpsosp.run and `dpsosp run` (the library's option table; the estimator's",
-             "    defaults):", ""]
-    for key, param in params.items():
+def estimator_docs(cls, own=None):
+    """The entries of an estimator's Parameters section (numpydoc), in the order of its signature: those the
+    library's table has with the estimator's own default and the table's rule and help; the others from own
+    ({name: entry text}, where given)."""
+    lines = []
+    for key, param in inspect.signature(cls.__init__).parameters.items():
         row = SHARED.get(key)
-        if row is None:
-            continue
-        head = f"{key} ({row['rule']}; default {param.default!r})"
-        lines += textwrap.wrap(f"{head}: {row['help']}", width=112, initial_indent="    ",
-                               subsequent_indent="        ", break_on_hyphens=False)
-    return "\n".join(lines) + "\n"
+        if row is not None:
+            lines += _entry(key, row, param.default)
+        elif (own or {}).get(key):
+            lines.append("    " + own[key])
+    return "\n".join(lines).lstrip()

@@ -69,8 +69,41 @@ def selection_rdp(order, mu, eta, gamma):
 
 
 def selection_epsilon(mu, delta, expected_runs, eta=1.0):
-    """The (epsilon, delta) guarantee's epsilon of the search: K ~ D_{eta,gamma} runs of a mu-GDP candidate, the best
-    released; returns (epsilon, order) with the order of the RDP-to-DP conversion that gave it."""
+    """Return the epsilon of a private search: K ~ D_{eta,gamma} runs of a mu-GDP candidate, the best released.
+
+    Papernot and Steinke's Theorem 2, converted from RDP on dp_accounting's order grid (the module's docstring
+    has the formula).
+
+    Parameters
+    ----------
+    mu : float
+        Each candidate run's Gaussian DP parameter, > 0.
+    delta : float
+        The search's delta, in (0, 1).
+    expected_runs : float
+        E[K], the expected number of candidate runs, in (1, 1e9) (DPSearchCV's n_iter).
+    eta : float, default 1.0
+        The stopping rule's shape, > -1 (1: geometric, Liu and Talwar's random stopping).
+
+    Returns
+    -------
+    epsilon : float
+        The search's (epsilon, delta) guarantee's epsilon.
+    order : float
+        The order of the RDP-to-DP conversion that gave it.
+
+    Raises
+    ------
+    ValueError
+        expected_runs or eta out of range.
+
+    Examples
+    --------
+    >>> import dpsosp
+    >>> eps, order = dpsosp.selection_epsilon(0.3, 1e-6, 10)
+    >>> round(eps, 3), order
+    (2.729, 18)
+    """
     gamma = stopping_gamma(expected_runs, eta)
     best = (math.inf, None)
     for a in ORDERS:
@@ -80,8 +113,37 @@ def selection_epsilon(mu, delta, expected_runs, eta=1.0):
 
 
 def selection_mu(epsilon, delta, expected_runs, eta=1.0):
-    """The largest candidate mu (to a relative 1e-9) whose search meets (epsilon, delta). ValueError, one line, where
-    even a candidate with no privacy loss would not (the stopping rule's own cost)."""
+    """Return the largest candidate mu (to a relative 1e-9) whose search meets (epsilon, delta).
+
+    Parameters
+    ----------
+    epsilon : float
+        The search's target epsilon.
+    delta : float
+        The search's delta, in (0, 1).
+    expected_runs : float
+        E[K], the expected number of candidate runs, in (1, 1e9).
+    eta : float, default 1.0
+        The stopping rule's shape, > -1 (1: geometric).
+
+    Returns
+    -------
+    float
+        The candidates' mu: selection_epsilon(mu, delta, expected_runs, eta) is at most epsilon.
+
+    Raises
+    ------
+    ValueError
+        One line, where even a candidate with no privacy loss would not meet the target (the stopping rule's own
+        cost), or expected_runs or eta out of range.
+
+    Examples
+    --------
+    >>> import dpsosp
+    >>> mu = dpsosp.selection_mu(1.0, 1e-6, 10)
+    >>> round(mu, 4), dpsosp.selection_epsilon(mu, 1e-6, 10)[0] <= 1.0
+    (0.1112, True)
+    """
     floor = selection_epsilon(1e-9, delta, expected_runs, eta)[0]
     if not epsilon > floor:
         raise ValueError(f"epsilon={epsilon!r}: too small to run any candidate: with n_iter={expected_runs!r} "

@@ -49,13 +49,47 @@ def _codes(values, names):
 
 
 def encode_table(X, *, categorical=None, impute=None, name="X"):
-    """The records X (a pandas DataFrame, or a 2-d array) as float64 features, by the rules of the CLI's CSV
-    loader (docs/data-formats.md): each column of `categorical` ({column: [public categories]}) one-hot encoded,
-    one feature per category in the order given, a value not among them refused in words that name no record;
-    other columns numeric. A missing value (NaN, None, pandas.NA) is refused, naming its row (0-based) and
-    column, unless `impute` declares how to fill it: "zero" (a numeric column 0, a categorical one no
-    category) or {column: value} (a number, or one of the column's categories). Array columns are named by
-    their 0-based index."""
+    """Return the records X (a pandas DataFrame, or a 2-d array) as float64 features.
+
+    By the rules of the CLI's CSV loader (docs/data-formats.md): each column of `categorical` one-hot encoded, one
+    feature per category in the order given, a value not among them refused in words that name no record; other
+    columns numeric. A missing value (NaN, None, pandas.NA) is refused, naming its row (0-based) and column,
+    unless `impute` declares how to fill it. Array columns are named by their 0-based index.
+
+    Parameters
+    ----------
+    X : pandas.DataFrame or array-like of shape (n, p)
+        The table.
+    categorical : dict, optional
+        {column: [public categories]}: the columns to one-hot encode.
+    impute : str or dict, optional
+        "zero" (a numeric column 0, a categorical one no category) or {column: value} (a number, or one of the
+        column's categories).
+    name : str, default 'X'
+        The table's name in error messages.
+
+    Returns
+    -------
+    ndarray of shape (n, features)
+        float64, C-ordered: the numeric columns as they are, each categorical one as its categories' indicators.
+
+    Raises
+    ------
+    ValueError
+        A missing value without a rule, a value outside its column's categories, a column that is not numeric
+        and not declared categorical, an unknown column, or a bad fill.
+    TypeError
+        impute neither 'zero' nor a dict, or categories that are not a list.
+
+    Examples
+    --------
+    >>> import pandas as pd, dpsosp
+    >>> df = pd.DataFrame({"age": [30, None, 50], "city": ["Oslo", "Rome", "Oslo"]})
+    >>> dpsosp.encode_table(df, categorical={"city": ["Oslo", "Rome"]}, impute={"age": 40})
+    array([[30.,  1.,  0.],
+           [40.,  0.,  1.],
+           [50.,  1.,  0.]])
+    """
     categorical = {} if categorical is None else dict(categorical)
     if impute is None:
         zero, fills = False, {}

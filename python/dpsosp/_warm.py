@@ -49,3 +49,68 @@ def partial_fit(estimator, X, y, classes=None):
     finally:
         for key, value in saved.items():
             setattr(estimator, key, value)
+
+
+# The partial_fit methods' docstrings (_estimator_docs.METHODS takes them).
+PARTIAL_FIT_DOCS = {
+    "DPClassifier.partial_fit": """Fit by one private run on X and y that starts from the last fit (warm_start's rule).
+
+    Parameters
+    ----------
+    X : array-like of shape (n, p) or pandas.DataFrame
+        The records of this call, with the same features as before.
+    y : array-like of shape (n,)
+        Their labels, each one of the classes.
+    classes : array-like, optional
+        The public label set, on the first call where the estimator has none (as scikit-learn's).
+
+    Returns
+    -------
+    DPClassifier
+        The fitted estimator (self).
+
+    Raises
+    ------
+    ValueError
+        Another number of features than the last fit's, no label set declared, or an option's rule broken.
+
+    Examples
+    --------
+    >>> import numpy as np, dpsosp
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(600, 3))
+    >>> est = dpsosp.DPClassifier(noise_key=bytes(16), random_state=0)
+    >>> est = est.partial_fit(X[:300], X[:300, 0] > 0, classes=[False, True]).partial_fit(X[300:], X[300:, 0] > 0)
+    >>> est.report_["scaling"]["features"]
+    'declared'
+    """,
+    "DPRegressor.partial_fit": """Fit by one private run on X and y that starts from the last fit (warm_start's rule).
+
+    Parameters
+    ----------
+    X : array-like of shape (n, p) or pandas.DataFrame
+        The records of this call, with the same features as before.
+    y : array-like of shape (n,)
+        Their targets.
+
+    Returns
+    -------
+    DPRegressor
+        The fitted estimator (self).
+
+    Raises
+    ------
+    ValueError
+        Another number of features than the last fit's, or an option's rule broken.
+
+    Examples
+    --------
+    >>> import numpy as np, dpsosp
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(600, 3))
+    >>> est = dpsosp.DPRegressor(noise_key=bytes(16), random_state=0)
+    >>> est = est.partial_fit(X[:300], X[:300, 0]).partial_fit(X[300:], X[300:, 0])
+    >>> est.report_["scaling"]["features"]
+    'declared'
+    """,
+}

@@ -43,19 +43,66 @@ _NOT_COVERED = ("not covered by the guarantee: K, the number of candidate runs, 
 
 
 class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
-    """Private hyperparameter search over a DPClassifier or DPRegressor with one (epsilon, delta) guarantee, under
-    replace-one adjacency, fixed before the search (docs/selection.md).
+    """Private hyperparameter search over a DPClassifier or DPRegressor with one (epsilon, delta) guarantee.
 
-    estimator: a DPClassifier (classes declared) or DPRegressor, the defaults of every candidate. param_grid: a dict of
-    lists (or a list of such dicts), each candidate run draws one setting uniformly; param_distributions: a dict of
-    lists or scipy.stats distributions, one value drawn per parameter. epsilon, delta: the whole search's guarantee
-    (delta: the estimator's, by default). n_iter: the expected number of candidate runs E[K] (> 1). eta: the stopping
-    rule's shape (1: geometric; > -1). holdout: the fraction of the records held out to score the candidates.
-    score_bound: DPRegressor: the absolute error each held-out record's is clipped to (default: the width of the
-    candidate's target box, private or declared). random_state: the public seed of the split. noise_key: 16 secret
-    bytes that fix every secret draw (K, the settings, each fit's noise, the scores' noise), for tests.
-    Fitted: best_params_, best_estimator_ (fitted on the training part), best_score_ (its noisy held-out score),
-    epsilon_, delta_, guarantee_ (the formula's inputs), report_ (guarantee_ and the best fit's report), diagnostics_.
+    The guarantee is for replace-one adjacency, fixed before the search (docs/selection.md; the module's docstring
+    has the method).
+
+    Parameters
+    ----------
+    estimator : DPClassifier or DPRegressor
+        The defaults of every candidate; a DPClassifier's classes must be declared.
+    param_grid : dict or list of dict, optional
+        A dict of lists (or a list of such dicts): each candidate run draws one setting uniformly. Give it or
+        param_distributions.
+    param_distributions : dict, optional
+        A dict of lists or scipy.stats distributions: one value drawn per parameter.
+    epsilon : float, default 1.0
+        The whole search's epsilon.
+    delta : float, optional
+        The whole search's delta (default: the estimator's).
+    n_iter : float, default 10
+        The expected number of candidate runs E[K] (> 1).
+    eta : float, default 1.0
+        The stopping rule's shape (1: geometric; > -1).
+    holdout : float, default 0.2
+        The fraction of the records held out to score the candidates.
+    score_bound : float, optional
+        DPRegressor: the absolute error each held-out record's is clipped to (default: the width of the
+        candidate's target box, private or declared).
+    random_state : int, optional
+        The public seed of the split.
+    noise_key : bytes, optional
+        16 secret bytes that fix every secret draw (K, the settings, each fit's noise, the scores' noise), for
+        tests.
+
+    Attributes
+    ----------
+    best_params_ : dict
+        The best candidate's setting.
+    best_estimator_ : DPClassifier or DPRegressor
+        The best candidate, fitted on the training part.
+    best_score_ : float
+        Its noisy held-out score.
+    epsilon_, delta_ : float
+        The search's guarantee.
+    guarantee_ : dict
+        The formula's inputs.
+    report_ : dict
+        guarantee_ and the best fit's report.
+    diagnostics_ : dict
+        K, the number of candidate runs: secret, not covered by the guarantee.
+    classes_ : ndarray
+        A classifier's labels.
+
+    Examples
+    --------
+    >>> import numpy as np, dpsosp
+    >>> X = np.random.default_rng(0).normal(size=(3000, 3))
+    >>> search = dpsosp.DPSearchCV(dpsosp.DPClassifier(classes=[0, 1]), {"learning_rate": [0.3, 1, 3]}, n_iter=3,
+    ...                            noise_key=bytes(16), random_state=0).fit(X, (X[:, 0] > 0).astype(int))
+    >>> round(search.epsilon_, 3), search.delta_, search.best_params_["learning_rate"] in (0.3, 1, 3)
+    (1.0, 1e-06, True)
     """
 
     def __init__(self, estimator, param_grid=None, *, param_distributions=None, epsilon=_D["epsilon"], delta=None,
@@ -144,6 +191,38 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
         return hashlib.sha256(bytes(self.noise_key) + b"dpsosp-search-run" + index.to_bytes(8, "big")).digest()[:16]
 
     def fit(self, X, y=None):
+        """Run the private search on X and y and keep the best candidate.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, p) or pandas.DataFrame
+            The records (not a record file: the search splits them).
+        y : array-like of shape (n,)
+            The labels or targets.
+
+        Returns
+        -------
+        DPSearchCV
+            The fitted search (self).
+
+        Raises
+        ------
+        ValueError
+            An estimator whose classes are not declared, a bad grid, epsilon, delta or holdout, a label outside
+            the declared classes, too few records, a target too small for the stopping rule's own cost, or a
+            candidate whose run is not Gaussian DP under replace-one.
+        TypeError
+            An estimator other than DPClassifier or DPRegressor, or a setting that is not a number.
+
+        Examples
+        --------
+        >>> import numpy as np, dpsosp
+        >>> X = np.random.default_rng(0).normal(size=(3000, 3))
+        >>> search = dpsosp.DPSearchCV(dpsosp.DPClassifier(classes=[0, 1]), {"learning_rate": [0.3, 1, 3]}, n_iter=3,
+        ...                            noise_key=bytes(16), random_state=0).fit(X, (X[:, 0] > 0).astype(int))
+        >>> sorted(search.best_params_), search.diagnostics_["runs"] >= 1
+        (['learning_rate'], True)
+        """
         draw, delta, gamma, mu = self._plan()
         if _is_path(X):
             raise ValueError("DPSearchCV: fit takes arrays or a DataFrame (the search splits the records), not a "
@@ -239,13 +318,78 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
         return (total + rnd.gauss(0.0, sensitivity / mu)) / n_held
 
     def predict(self, X):
+        """Predict with the best candidate.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, p) or pandas.DataFrame
+            The records.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            The best estimator's predictions.
+
+        Examples
+        --------
+        >>> import numpy as np, dpsosp
+        >>> X = np.random.default_rng(0).normal(size=(3000, 3))
+        >>> search = dpsosp.DPSearchCV(dpsosp.DPClassifier(classes=[0, 1]), {"learning_rate": [0.3, 1, 3]}, n_iter=3,
+        ...                            noise_key=bytes(16), random_state=0).fit(X, (X[:, 0] > 0).astype(int))
+        >>> search.predict(X[:3]).shape
+        (3,)
+        """
         check_is_fitted(self)
         return self.best_estimator_.predict(X)
 
     def predict_proba(self, X):
+        """Predict class probabilities with the best candidate (a classifier).
+
+        Parameters
+        ----------
+        X : array-like of shape (n, p) or pandas.DataFrame
+            The records.
+
+        Returns
+        -------
+        ndarray of shape (n, classes)
+            The best estimator's probabilities.
+
+        Examples
+        --------
+        >>> import numpy as np, dpsosp
+        >>> X = np.random.default_rng(0).normal(size=(3000, 3))
+        >>> search = dpsosp.DPSearchCV(dpsosp.DPClassifier(classes=[0, 1]), {"learning_rate": [0.3, 1, 3]}, n_iter=3,
+        ...                            noise_key=bytes(16), random_state=0).fit(X, (X[:, 0] > 0).astype(int))
+        >>> search.predict_proba(X[:3]).shape
+        (3, 2)
+        """
         check_is_fitted(self)
         return self.best_estimator_.predict_proba(X)
 
     def score(self, X, y):
+        """Return the best candidate's score on X and y (not private: it reads the records without noise).
+
+        Parameters
+        ----------
+        X : array-like of shape (n, p) or pandas.DataFrame
+            The records.
+        y : array-like of shape (n,)
+            The labels or targets.
+
+        Returns
+        -------
+        float
+            Accuracy (a classifier) or R^2 (a regressor).
+
+        Examples
+        --------
+        >>> import numpy as np, dpsosp
+        >>> X = np.random.default_rng(0).normal(size=(3000, 3))
+        >>> search = dpsosp.DPSearchCV(dpsosp.DPClassifier(classes=[0, 1]), {"learning_rate": [0.3, 1, 3]}, n_iter=3,
+        ...                            noise_key=bytes(16), random_state=0).fit(X, (X[:, 0] > 0).astype(int))
+        >>> 0.0 <= search.score(X, (X[:, 0] > 0).astype(int)) <= 1.0
+        True
+        """
         check_is_fitted(self)
         return self.best_estimator_.score(X, y)

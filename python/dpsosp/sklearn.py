@@ -37,7 +37,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
-from . import _options
+from . import _estimator_docs, _options
 from ._api import PrivacyLeakWarning, encode_table, run
 from ._model import Model
 from ._table import _is_frame
@@ -146,26 +146,7 @@ def _linear_parts(model, n_features, fit_intercept, rows):
 
 
 class DPClassifier(ClassifierMixin, _DPEstimator):
-    """Differentially private classifier: logistic regression (2 classes), softmax regression (more), or the
-    sigmoid-loss or mlp models of dpsosp, fitted by one private run.
-
-    model: "auto" (logistic for 2 classes of classes, else softmax), "logistic", "sigmoid", "softmax" or "mlp"
-    (hidden units: hidden). classes: the labels, public, required ('observed': taken from y, which the guarantee
-    does not cover: a PrivacyLeakWarning and a caveat in report_). n_features: the public feature count, required
-    for a sparse X (which is widened to it).
-    algo, epsilon, delta, G, M, batch_size, epochs, learning_rate, max_steps, noise, bounds, scale, scale_share,
-    normalize, sampling: as dpsosp.run, with its defaults (the CLI's: spider-mf-adaptive, 3 Poisson passes up to 100000 records
-    (dpsosp.run's epochs) at a replace-one target where the records are in memory, G and M estimated privately, the scale estimated
-    privately). random_state: the public seed. budget: a dpsosp.Budget shared by fits (GridSearchCV and
-    cross_val_score charge it for every fit; docs/budget.md). warm_start: a fit starts from the last fit's point
-    and reuses its released scale as declared bounds (no budget spent on the scale); partial_fit(X, y) is such a
-    fit on a batch. Every fit is a private run of its own, charged to budget where one is given.
-    noise_key: 16 secret bytes for a reproducible fit (keep them as secret as the data).
-    fit(X, y): X an array or a pandas DataFrame, or the path of a record file whose labels are the indices of
-    classes (then required); stream: read such a file once, front to back, in its order (True), or load it whole
-    (False). categorical={column: [public categories]} one-hot encodes those columns and impute ('zero' or
-    {column: value}) fills missing values, as dpsosp.encode_table (the same in predict).
-    """
+    """Differentially private classifier fitted by one private run (docstring: _estimator_docs.py)."""
 
     def __init__(self, epsilon=_D["epsilon"], delta=_D["delta"], *, model="auto", algo=_D["algo"],
                  fit_intercept=True, classes=None, hidden=None, G=_D["G"], M=_D["M"], batch_size=None, epochs=None,
@@ -255,9 +236,7 @@ class DPClassifier(ClassifierMixin, _DPEstimator):
             self.coef_, self.intercept_ = _linear_parts(self.model_, self.n_features_in_, self.fit_intercept, rows)
         return self
 
-    def partial_fit(self, X, y, classes=None):
-        """A private fit on the records X, y that starts from the last fit (warm_start's rule), whatever warm_start
-        is: one run of its own, charged to budget if given; classes: as scikit-learn's, on the first call."""
+    def partial_fit(self, X, y, classes=None):  # docstring: _warm.PARTIAL_FIT_DOCS
         return partial_fit(self, X, y, classes)
 
     def predict(self, X):
@@ -291,11 +270,7 @@ class DPClassifier(ClassifierMixin, _DPEstimator):
 
 
 class DPRegressor(RegressorMixin, _DPEstimator):
-    """Differentially private regression: least squares with the Huber loss (model="linear", the default: the
-    target clipped into its bounds, y_bounds or estimated privately, and mapped onto [-1, 1], where the loss is
-    squared and its gradient bounded) or the Cauchy loss log(1 + r^2/2) (model="cauchy"), fitted by one private
-    run; predict gives <x, coef_> + intercept_ in the user's units. The options are DPClassifier's, and
-    y_bounds=(lo, hi): the target's public bounds."""
+    """Differentially private regression fitted by one private run (docstring: _estimator_docs.py)."""
 
     def __init__(self, epsilon=_D["epsilon"], delta=_D["delta"], *, model="linear", algo=_D["algo"],
                  fit_intercept=True, G=_D["G"], M=_D["M"], batch_size=None, epochs=None, learning_rate=None,
@@ -343,9 +318,7 @@ class DPRegressor(RegressorMixin, _DPEstimator):
         self.coef_, self.intercept_ = coef[0], float(intercept[0])
         return self
 
-    def partial_fit(self, X, y):
-        """A private fit on the records X, y that starts from the last fit (warm_start's rule), whatever warm_start
-        is: one run of its own, charged to budget if given."""
+    def partial_fit(self, X, y):  # docstring: _warm.PARTIAL_FIT_DOCS
         return partial_fit(self, X, y)
 
     def predict(self, X):
@@ -354,12 +327,7 @@ class DPRegressor(RegressorMixin, _DPEstimator):
 
 
 class DPPCA(TransformerMixin, _DPEstimator):
-    """Differentially private principal subspace: the matrix-factorisation objective ||U U^T - z z^T||^2 / 4 of
-    dpsosp's pca model, whose zero start is a strict saddle (the noise, or spider-tree-adaptive's perturbations,
-    escape it). Its defaults are the run's but for algo="dpsgd" with G = M = 1: at the zero start every
-    per-example gradient is zero, so the private medians behind the run's G = M = "auto" say nothing. components_ are
-    the orthonormalised columns of the released U (post-processing); transform projects onto them. The data are
-    not centered (their mean would be computed from the private data): center them with public knowledge."""
+    """Differentially private principal subspace (docstring: _estimator_docs.py)."""
 
     def __init__(self, n_components=1, epsilon=_D["epsilon"], delta=_D["delta"], *, algo="dpsgd", G=1.0, M=1.0,
                  batch_size=None, max_steps=_D["max_steps"], noise=_D["noise"], random_state=None, noise_key=None,
@@ -395,5 +363,5 @@ class DPPCA(TransformerMixin, _DPEstimator):
         return np.asarray(self._records(X, reset=False) @ self.components_.T)
 
 
-for _cls in (DPClassifier, DPRegressor, DPPCA):
-    _cls.__doc__ = (_cls.__doc__ or "").rstrip() + "\n" + _options.estimator_docs(_cls)
+# The numpydoc docstrings, their Parameters from the option table (_estimator_docs.py).
+_estimator_docs.document(DPClassifier, DPRegressor, DPPCA)

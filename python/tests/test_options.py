@@ -35,7 +35,7 @@ class OptionTable(unittest.TestCase):
 
     def test_the_docstring_lists_every_option(self):
         for key in _options.SHARED:
-            self.assertRegex(dpsosp.run.__doc__, r"\n    " + re.escape(key) + r" \(", key)
+            self.assertRegex(dpsosp.run.__doc__, r"\n    " + re.escape(key) + r" : ", key)  # numpydoc: "key : type"
 
     @unittest.skipUnless(CLI, "DPSOSP_CLI (the dpsosp binary) not set")
     def test_the_cli_help_is_the_table(self):
@@ -54,8 +54,8 @@ class OptionTable(unittest.TestCase):
             for key, param in inspect.signature(cls.__init__).parameters.items():
                 if key in _options.SHARED:
                     flat = " ".join(cls.__doc__.split())
-                    self.assertRegex(flat, r" " + re.escape(key) + r" \([^:]*; default " +
-                                     re.escape(repr(param.default)) + r"\): ", (cls.__name__, key))
+                    self.assertRegex(flat, r" " + re.escape(key) + r" : [^:]*, default " +
+                                     re.escape(repr(param.default)) + r" ", (cls.__name__, key))
 
     def test_the_docs_page_is_the_table(self):
         sys.path.insert(0, os.path.join(ROOT, "scripts"))

@@ -93,6 +93,40 @@ TEST(CallerModel, RunsAsTheBuiltInModelWithTheSameGuarantee) {
   EXPECT_NEAR(mine->loss(x, ids, 7), builtin->loss(x, records, 7), 1e-12);
 }
 
+// The caller's clipped sums ask for larger blocks (fewer callbacks) and are
+// Model's reference form bit for bit: each row of batch_gradients clipped by
+// clip_to_norm and added in order.
+TEST(CallerModel, LargerBlocksKeepTheReferenceForm) {
+  const Logistic t = table(3000, 40);
+  int calls = 0;
+  const auto m = make_caller_model(logistic_callback(t, &calls));
+  const Dataset ids = caller_records(3000);
+  IndexList idx;
+  for (Index i = 0; i < 3000; i += 2) idx.push_back(i);
+  const Vec x = Vec::LinSpaced(40, -3, 3), x_prev = Vec::LinSpaced(40, 2, -1);
+  RowMatrix rows, prev;
+  m->batch_gradients(x, ids, idx, rows);
+  m->batch_gradients(x_prev, ids, idx, prev);
+  Vec sum = Vec::Zero(40), diff = Vec::Zero(40), consistent = Vec::Zero(40);
+  for (Eigen::Index r = 0; r < rows.rows(); ++r) {
+    Vec g = rows.row(r).transpose(), d = g - prev.row(r).transpose(), p = prev.row(r).transpose(), c = g;
+    clip_to_norm(g, 0.5);
+    sum += g;
+    clip_to_norm(d, 0.5);
+    diff += d;
+    clip_to_norm(c, 0.7);
+    clip_to_norm(p, 0.7);
+    Vec cd = c - p;
+    clip_to_norm(cd, 0.5);
+    consistent += cd;
+  }
+  calls = 0;
+  EXPECT_EQ(m->clipped_gradient_sum(x, ids, idx, 0.5).sum, sum);
+  EXPECT_LE(calls, 6);  // 1500 rows in blocks of at least 256
+  EXPECT_EQ(m->clipped_difference_sum(x, x_prev, ids, idx, 0.5).sum, diff);
+  EXPECT_EQ(m->clipped_consistent_difference_sum(x, x_prev, ids, idx, 0.7, 0.5).sum, consistent);
+}
+
 // Whatever the callback returns (huge rows, NaN), each row is clipped by the
 // library's rule before it reaches a release: the guarantee does not depend on it.
 TEST(CallerModel, TheLibraryClipsWhatTheCallbackReturns) {

@@ -2,14 +2,49 @@
 // the library's clipped sums, noise and accounting over the caller's gradients.
 #include "dpsosp/caller_model.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <mutex>
 
 #include "dpsosp/error.hpp"
+#include "engine/clip_rule.hpp"
+#include "engine/row_workers.hpp"
 
 namespace dpsosp {
 namespace {
+
+// Rows per call of the caller's callback in the clipped sums: at least 256
+// (a callback has a fixed cost: a Python call, a vmap), a multiple of the
+// engine's block rows, so each row keeps the alignment offset it has in the
+// whole batch and the sums are Model's reference form, bit for bit.
+Index caller_block_rows(Index d) {
+  const Index unit = detail::block_rows(d);
+  return unit * ((255 + unit) / unit);
+}
+
+// Model's reference form of a clipped sum (model.cpp) over larger blocks:
+// block_of(part, block) fills the block's rows, each then clipped and added in order.
+template <class BlockOf>
+ClippedSum caller_blocks(Index d, const IndexList& idx, double clip, BlockOf block_of) {
+  ClippedSum result;
+  result.sum = Vec::Zero(static_cast<Eigen::Index>(d));
+  const Index rows = caller_block_rows(d);
+  RowMatrix block;
+  IndexList part;
+  for (Index k0 = 0; k0 < static_cast<Index>(idx.size()); k0 += rows) {
+    const auto end = idx.begin() + static_cast<std::ptrdiff_t>(std::min<Index>(idx.size(), k0 + rows));
+    part.assign(idx.begin() + static_cast<std::ptrdiff_t>(k0), end);
+    block_of(part, block);
+    for (Eigen::Index r = 0; r < block.rows(); ++r) {
+      auto row = block.row(r).transpose();
+      if (clip < std::numeric_limits<double>::infinity())
+        detail::count_clip(result, detail::clip_given_norm(row, row.norm(), clip));
+      result.sum += row;
+    }
+  }
+  return result;
+}
 
 class CallerModel final : public Model {
  public:
@@ -52,6 +87,35 @@ class CallerModel final : public Model {
     if (out.cols() != g_.dim)
       throw Error(g_.name + ": the gradients callback gave rows of " + std::to_string(out.cols()) + " entries for " +
                   std::to_string(g_.dim) + " parameters");
+  }
+
+  ClippedSum clipped_gradient_sum(const Vec& x, const Dataset& data, const IndexList& idx, double clip) const override {
+    return caller_blocks(g_.dim, idx, clip,
+                         [&](const IndexList& part, RowMatrix& block) { batch_gradients(x, data, part, block); });
+  }
+  ClippedSum clipped_difference_sum(const Vec& x, const Vec& x_prev, const Dataset& data, const IndexList& idx,
+                                    double clip) const override {
+    RowMatrix at_prev;
+    return caller_blocks(g_.dim, idx, clip, [&](const IndexList& part, RowMatrix& block) {
+      batch_gradients(x, data, part, block);
+      batch_gradients(x_prev, data, part, at_prev);
+      block -= at_prev;
+    });
+  }
+  ClippedSum clipped_consistent_difference_sum(const Vec& x, const Vec& x_prev, const Dataset& data,
+                                               const IndexList& idx, double inner_clip, double clip) const override {
+    RowMatrix at_prev;
+    return caller_blocks(g_.dim, idx, clip, [&](const IndexList& part, RowMatrix& block) {
+      batch_gradients(x, data, part, block);
+      batch_gradients(x_prev, data, part, at_prev);
+      for (Eigen::Index r = 0; r < block.rows(); ++r) {
+        auto g = block.row(r).transpose();
+        auto g_prev = at_prev.row(r).transpose();
+        clip_to_norm(g, inner_clip);
+        clip_to_norm(g_prev, inner_clip);
+        g -= g_prev;
+      }
+    });
   }
 
   void hvp(const Vec& x, const Dataset& data, Index i, const Vec& v, Eigen::Ref<Vec> out) const override {

@@ -56,6 +56,8 @@ def main():
     ap.add_argument("--epochs", type=int, default=1, help="passes over the records")
     ap.add_argument("--n", type=int, default=60000, help="the first n training records")
     ap.add_argument("--seed", type=int, default=0, help="the public seed (the network's start and the sample order)")
+    ap.add_argument("--certificate", type=int, default=0, metavar="M",
+                    help="also the SOSP certificate of the trained network on the first M test images (rho 1)")
     a = ap.parse_args()
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "build", "python"))
     import dpsosp.torch  # the build tree's module unless dpsosp is installed
@@ -69,6 +71,11 @@ def main():
     with torch.no_grad():
         accuracy = float((net(X_test).argmax(1) == y_test).float().mean())
     print(f"{report['algo']}: {report['guarantee']}; {report['steps']} steps", file=sys.stderr)
+    if a.certificate:
+        c = dpsosp.torch.certify(net, torch.nn.functional.cross_entropy, X_test[: a.certificate],
+                                 y_test[: a.certificate], rho=1.0)
+        print(f"certificate on {a.certificate} test images: grad_norm {c['grad_norm']:.4g} lambda_min "
+              f"{c['lambda_min']:.4g} sosp_gap {c['sosp_gap']:.4g} converged {c['lambda_converged']}", file=sys.stderr)
     print(f"accuracy {accuracy:.4f} epsilon {report['epsilon']:.4g} seconds_per_pass {seconds / a.epochs:.1f}")
 
 

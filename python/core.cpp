@@ -118,6 +118,15 @@ PYBIND11_MODULE(_core, m) {
       "Gradient norm, smallest Hessian eigenvalue and SOSP gap of x on the records X, y.");
 
   m.def(
+      "certify_operator",
+      [](const Vec& gradient, const py::object& hvp, double rho) {
+        const HvpFunction op = [&hvp](const Vec& v, Vec& out) { out = hvp(v).cast<Vec>(); };
+        return to_python(certificate_report(certify_operator(gradient, op, rho)));
+      },
+      py::arg("gradient"), py::arg("hvp"), py::arg("rho") = 1.0,
+      "The certificate of a point from its objective's gradient and Hessian-vector product hvp(v) -> H v.");
+
+  m.def(
       "synthetic",
       [](const std::string& spec) {
         const SyntheticProblem p = make_synthetic(spec);

@@ -78,5 +78,9 @@ Certificate certify_population(const Population& population, const Vec& x, doubl
 /// Certificate of x for the empirical objective of the model on `data` (evaluation data).
 Certificate certify_empirical(const Model& model, const Dataset& data, const Vec& x, double rho,
                               const EigenOptions& options = {});
+/// Certificate of a point whose objective's gradient there is `gradient` and
+/// whose Hessian there is the operator `hvp` (a model of the caller's: a
+/// network's mean loss by double backward, dpsosp.torch.certify).
+Certificate certify_operator(const Vec& gradient, const HvpFunction& hvp, double rho, const EigenOptions& options = {});
 
 }  // namespace dpsosp

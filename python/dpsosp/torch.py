@@ -12,7 +12,7 @@ accountant, the batches and the report. The default algorithm is the run's (spid
 """
 import numpy as np
 
-__all__ = ["fit", "per_example_gradients"]
+__all__ = ["fit", "certify", "per_example_gradients"]
 
 
 def _torch():
@@ -102,3 +102,36 @@ def fit(module, loss, X, y, epsilon, delta=None, **options):
         torch.nn.utils.vector_to_parameters(
             torch.as_tensor(report["x"], dtype=next(module.parameters()).dtype, device=device), module.parameters())
     return report
+
+
+def certify(module, loss, X, y, rho=1.0):
+    """The certificate of the module's parameters on the records X, y (docs/certificate.md): the gradient norm of the
+    mean loss, the smallest eigenvalue of its Hessian (the library's Lanczos on Hessian-vector products by double
+    backward) and the SOSP gap for Hessian-Lipschitz constant rho, as dpsosp.certify gives for the built-in models.
+    Computed from X and y without noise: a diagnostic, not covered by a guarantee unless X, y are public."""
+    torch, functorch = _torch()
+    _check_module(module)
+    from . import _core
+    device = next(module.parameters()).device
+    X, y = torch.as_tensor(X).to(device), torch.as_tensor(y).to(device)
+    if X.is_floating_point():
+        X = X.to(torch.float64)
+    fmodel, params, buffers = functorch.make_functional_with_buffers(module)
+    params = tuple(p.detach().to(torch.float64).requires_grad_(True) for p in params)
+    buffers = tuple(b.to(torch.float64) if b.is_floating_point() else b for b in buffers)
+    shapes = [p.shape for p in params]
+
+    def mean_loss(*p):
+        return loss(fmodel(p, buffers, X), y)
+
+    def flat(ts):
+        return torch.cat([t.reshape(-1) for t in ts]).numpy()
+
+    gradient = flat(torch.autograd.grad(mean_loss(*params), params))
+
+    def hvp(v):
+        parts = torch.split(torch.as_tensor(np.asarray(v)), [int(np.prod(s)) if len(s) else 1 for s in shapes])
+        vs = tuple(t.reshape(s) for t, s in zip(parts, shapes))
+        return flat(torch.autograd.functional.hvp(mean_loss, params, vs)[1])
+
+    return _core.certify_operator(gradient, hvp, float(rho))

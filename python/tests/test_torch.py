@@ -66,6 +66,21 @@ class TorchTest(unittest.TestCase):
         # The guarantee is reproduced by `dpsosp privacy` (the report's own figures): the same as the library's.
         self.assertEqual(mine["guarantee"], own["guarantee"])
 
+    def test_the_certificate_is_the_librarys(self):
+        # dpsosp.torch.certify (double backward, the library's Lanczos) against dpsosp.certify's logistic model.
+        X, y = data(500, 4)
+        torch.manual_seed(2)
+        net = torch.nn.Linear(4, 1)
+
+        def logistic(out, target):
+            return torch.nn.functional.binary_cross_entropy_with_logits(out[:, 0], target.to(out.dtype))
+
+        mine = dptorch.certify(net, logistic, X, y, rho=2)
+        x = torch.nn.utils.parameters_to_vector(net.parameters()).detach().double().numpy()
+        own = dpsosp.certify("logistic", X.double().numpy(), y.double().numpy(), x, rho=2, fit_intercept=True)
+        for key in ("grad_norm", "lambda_min", "sosp_gap"):
+            self.assertAlmostEqual(mine[key], own[key], delta=1e-9, msg=key)
+
     def test_bad_input_is_one_clear_line(self):
         X, y = data(100)
         net = torch.nn.Sequential(torch.nn.Linear(6, 4), torch.nn.BatchNorm1d(4), torch.nn.Linear(4, 2))

@@ -268,6 +268,10 @@ Certificate certify_population(const Population& population, const Vec& x, doubl
   return make_certificate("certify_population", population.gradient(x), hvp, population.dim(), rho, options);
 }
 
+Certificate certify_operator(const Vec& gradient, const HvpFunction& hvp, double rho, const EigenOptions& options) {
+  return make_certificate("certify_operator", gradient, hvp, static_cast<Index>(gradient.size()), rho, options);
+}
+
 Certificate certify_empirical(const Model& model, const Dataset& data, const Vec& x, double rho,
                               const EigenOptions& options) {
   check_rho("certify_empirical", rho);

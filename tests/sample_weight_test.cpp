@@ -209,6 +209,35 @@ TEST(SampleWeight, WeightZeroDropsTheRecordAndEveryPathAgreesWithTheReference) {
   }
 }
 
+// A data-parallel batch (two shares, the second chained from the first's
+// sum) gives the whole weighted batch's values, fused and in the reference form.
+TEST(SampleWeight, ChainedSharesGiveTheWholeWeightedBatch) {
+  constexpr Index n = 200;
+  const double clip = 1.0;
+  const Index cut = 2 * Model::share_unit();
+  for (const Case& c : kCases) {
+    SCOPED_TRACE(std::string(c.model) + (c.sparse ? " sparse" : " dense"));
+    Dataset data = data_with_an_extreme_record(c, n);
+    const auto model = model_for(c, data);
+    data.set_weights(weights_for(n, 0.4));
+    Vec x, x_prev;
+    points(*model, x, x_prev);
+    const IndexList idx = every_record(n);
+    const IndexList first(idx.begin(), idx.begin() + static_cast<std::ptrdiff_t>(cut));
+    const IndexList second(idx.begin() + static_cast<std::ptrdiff_t>(cut), idx.end());
+    for (const bool reference : {false, true}) {
+      const ClippedSum whole = reference ? model->Model::clipped_gradient_sum(x, data, idx, clip)
+                                         : model->clipped_gradient_sum(x, data, idx, clip);
+      const ClippedSum head = reference ? model->Model::clipped_gradient_sum(x, data, first, clip)
+                                        : model->clipped_gradient_sum(x, data, first, clip);
+      const SumStart start = [&](Vec& s) { s = head.sum; };
+      const ClippedSum tail = reference ? model->Model::chained_gradient_sum(x, data, second, clip, start)
+                                        : model->chained_gradient_sum(x, data, second, clip, start);
+      EXPECT_EQ(tail.sum, whole.sum);
+    }
+  }
+}
+
 // The weighted loss (1/m) sum w_i f(x; z_i): its gradient against central
 // differences, the unclipped weighted sum is m times it, and its mean Hessian
 // (the certificate's) against differences of the gradient.

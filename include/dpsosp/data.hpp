@@ -162,6 +162,9 @@ struct LoadOptions {
   bool labeled = true;
   /// CSV: the label column (default: the first, index 0).
   CsvColumn label_column;
+  /// CSV: the column of the records' weights, each in [0, 1] (Dataset::
+  /// set_weights); not a feature. Empty: no weights.
+  CsvColumn weights_column;
   /// CSV: the public class names; each label is one of them (compared as
   /// text) and becomes its index. Empty: numeric labels. A label that is not
   /// one of them is refused in words that do not depend on the record.

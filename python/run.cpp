@@ -180,7 +180,7 @@ void bind_run(py::module_& m) {
          const std::optional<py::bytes>& noise_key, const py::object& callback,
          const std::optional<std::string>& data_file, bool stream, Index n_features,
          const std::vector<std::pair<double, double>>& bounds, const std::optional<std::pair<double, double>>& y_bounds,
-         Budget* budget) {
+         Budget* budget, const std::optional<Vec>& sample_weight) {
         // The options by the library's table and rules, in its words with the
         // keywords' names (options.hpp), before any copy.
         const RunRequest request(options, overrides, FrontEnd::kPython, stream);
@@ -198,6 +198,8 @@ void bind_run(py::module_& m) {
         if (stream && !data_file) throw Error("stream=True reads a record file; give data='FILE'");
         if (budget && stream) throw Error("budget: a streamed run is not charged to a budget; load the records");
         if (data_file && y) throw Error("y: a record file holds its labels; y applies to X");
+        if (data_file && sample_weight)
+          throw Error("sample_weight: applies to X (one weight per record); a record file holds no weights");
         // The public shape (SPEC section 9, docs/privacy.md): what sizes a
         // private run is declared, never read from the records, in the CLI's
         // rules (check_public_shape) and the keywords' names.
@@ -230,6 +232,8 @@ void bind_run(py::module_& m) {
           file.emplace(*data_file);
         else
           data = data_file ? load_record_file(*data_file) : records_of(X, y, o);
+        // Each record's weight in [0, 1] (Dataset::set_weights: refused otherwise, before any noise).
+        if (sample_weight) data.set_weights(*sample_weight);
         const Index n = file ? file->info().rows : data.rows();
         request.check_records(n);
         ModelOptions model_options;
@@ -289,7 +293,7 @@ void bind_run(py::module_& m) {
       py::arg("model"), py::arg("X"), py::arg("y"), py::arg("options"), py::arg("overrides"), py::arg("x0"),
       py::arg("classes"), py::arg("hidden"), py::arg("rank"), py::arg("fit_intercept"), py::arg("noise_key"),
       py::arg("callback"), py::arg("data"), py::arg("stream"), py::arg("n_features"), py::arg("bounds"),
-      py::arg("y_bounds"), py::arg("budget") = nullptr,
+      py::arg("y_bounds"), py::arg("budget") = nullptr, py::arg("sample_weight") = std::nullopt,
       "The run behind dpsosp.run (which checks its keywords and converts X and y first).");
   // A model of the caller's (caller_model.hpp): gradients from Python callables, called with the GIL held,
   // one at a time; the library clips, adds noise and accounts as for its own models.

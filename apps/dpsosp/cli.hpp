@@ -34,6 +34,7 @@ struct DataSource {
   std::string synthetic;
   std::string classes, hidden, rank;             // ModelOptions, as given (empty = default); classes: a count or names
   std::string label;                             // CSV: --label NAME or 0-based index
+  std::string weights_column;                    // CSV: --weights-column NAME or 0-based index (run, certify)
   std::vector<std::string> categorical, impute;  // CSV: --categorical COL=a|b, --impute zero|COL=VALUE
   /// --classes a,b,c: the public class names (empty for a count or none).
   std::vector<std::string> class_names() const;

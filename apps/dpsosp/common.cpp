@@ -125,6 +125,8 @@ Dataset load_file(const DataSource& s, const std::string& path, const std::strin
   for (const char* option : {"--label", "--categorical", "--impute"})
     if (s.given(option) && !format_info(format).csv_options)
       throw Error(std::string(option) + ": applies to CSV files, not " + path);
+  if (!s.weights_column.empty() && !format_info(format).csv_options)
+    throw Error("--weights-column: applies to CSV files, not " + path);
   if (!s.class_names().empty() && !format_info(format).csv_options)
     throw Error("--classes " + s.classes + ": class names map a CSV file's labels; " + path +
                 " holds class indices: give their count (--classes " + std::to_string(s.class_names().size()) + ")");
@@ -166,6 +168,9 @@ void add_data_options(CLI::App& app, DataSource& s) {
                "CSV: the first line is a header (default: detected: a first line with a word in a numeric column, "
                "or a column named by --label/--categorical/--impute)");
   app.add_option("--label", s.label, "CSV: the label column, by header name or 0-based index (default: 0, the first)");
+  app.add_option("--weights-column", s.weights_column,
+                 "CSV: a column of per-record weights in [0, 1], by header name or 0-based index: each record's "
+                 "clipped gradient is multiplied by its weight (the guarantee is unchanged; docs/privacy.md)");
   app.add_option("--categorical", s.categorical,
                  "CSV: COLUMN=a|b|c: a categorical column and its public categories, one-hot encoded (repeatable)");
   app.add_option("--impute", s.impute,
@@ -223,6 +228,8 @@ LoadedProblem load_problem(const DataSource& s, std::optional<std::uint64_t> sam
   for (const char* option : {"--label", "--categorical", "--impute"})
     if (s.given(option) && s.data_path.empty())
       throw Error(std::string(option) + ": applies to --data CSV files, not to --synthetic");
+  if (!s.weights_column.empty() && s.data_path.empty())
+    throw Error("--weights-column: applies to --data CSV files, not to --synthetic");
   if (!s.synthetic.empty() && !s.class_names().empty())
     throw Error("--classes " + s.classes + ": class names map a CSV file's labels, not --synthetic ones");
   if (s.synthetic.empty() && s.data_path.empty()) throw Error("give the records with --data FILE or --synthetic SPEC");

@@ -10,6 +10,8 @@ LoadedProblem open_streamed_problem(const DataSource& s) {
   if (s.given("--synthetic")) throw Error("--stream: streams a --data record file, not --synthetic records");
   if (s.data_path.empty()) throw Error("--stream: give the record file with --data FILE (dpsosp convert writes one)");
   if (s.model.empty()) throw Error("--model is required with --data");
+  if (!s.weights_column.empty())
+    throw Error("--weights-column: applies to CSV files, not to the record file that --stream reads");
   if (s.given("--header") || s.given("--labels"))
     throw Error(std::string(s.given("--header") ? "--header" : "--labels") +
                 ": applies to CSV and IDX files, not to "

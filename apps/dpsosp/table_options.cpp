@@ -32,6 +32,11 @@ void csv_table_options(const DataSource& s, bool labeled, LoadOptions& lo) {
     if (!labeled) throw Error("--label: the pca model takes no labels");
     lo.label_column = s.label;
   }
+  // (run and certify take --weights-column; predict does not)
+  if (s.app != nullptr && s.app->get_option_no_throw("--weights-column") != nullptr && s.given("--weights-column")) {
+    if (s.weights_column.empty()) throw Error("--weights-column: empty (expected a column name or 0-based index)");
+    lo.weights_column = s.weights_column;
+  }
   lo.class_names = s.class_names();
   for (const std::string& item : s.categorical) {
     const std::size_t eq = item.find('=');

@@ -45,6 +45,21 @@ class Dataset {
   /// hold record k, unless store_in_sample_order moved the records: then they
   /// hold the records in that sample order.
   const Vec& labels() const { return records_->labels; }
+
+  /// Per-record weights in [0, 1] (sample_weight, docs/privacy.md "Sample
+  /// weights"): record i adds weight(i) times its clipped per-example vector
+  /// to every clipped sum, so its contribution's norm stays at most the clip
+  /// bound and the sensitivity is unchanged (the weight is part of the
+  /// record); weight 0 adds nothing. Without weights every record weighs 1.
+  bool has_weights() const { return records_->weights.size() > 0; }
+  /// Record i's weight (1 without weights; no range check).
+  double weight(Index i) const { return has_weights() ? records_->weights[static_cast<Eigen::Index>(slot(i))] : 1.0; }
+  /// Sets record i's weight to w[i] (one per record, each in [0, 1]); throws
+  /// Error "sample_weight: ..." naming the first bad index, or the count.
+  /// Empty w, or all ones, stores none: the unweighted path, the same bits.
+  void set_weights(const Vec& w);
+  /// The weights in record order (entry i: record i's); empty without weights.
+  Vec record_weights() const;
   const RowMatrix& dense() const { return records_->dense; }
   const SparseRowMatrix& sparse() const { return records_->sparse; }
   /// Record i's features in dense storage: cols() doubles (no range check).
@@ -83,11 +98,13 @@ class Dataset {
   Index slot(Index i) const { return slot_.empty() ? i : slot_[static_cast<std::size_t>(i)]; }
   Index record_at(Index k) const { return order_.empty() ? k : order_[static_cast<std::size_t>(k)]; }
   Dataset stored_rows() const;
+  Vec weights_of(const IndexList& idx) const;  // the weights of the records idx (empty without weights)
 
   struct Records {
     RowMatrix dense;
     SparseRowMatrix sparse;
     Vec labels;
+    Vec weights;  // empty, or one per stored row (like labels)
     bool is_sparse = false;
   };
   // Never null (an empty dataset shares one empty Records); shared by copies.
@@ -145,6 +162,9 @@ struct LoadOptions {
   bool labeled = true;
   /// CSV: the label column (default: the first, index 0).
   CsvColumn label_column;
+  /// CSV: the column of the records' weights, each in [0, 1] (Dataset::
+  /// set_weights); not a feature. Empty: no weights.
+  CsvColumn weights_column;
   /// CSV: the public class names; each label is one of them (compared as
   /// text) and becomes its index. Empty: numeric labels. A label that is not
   /// one of them is refused in words that do not depend on the record.

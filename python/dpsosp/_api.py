@@ -123,6 +123,16 @@ def _bounds(name, value):
     return [(float(lo), float(hi)) for lo, hi in a]
 
 
+def _sample_weight(w, records):
+    """One weight per record of X, as a float64 vector (the library checks each is in [0, 1])."""
+    if records is None:
+        raise ValueError("sample_weight: applies to X (one weight per record); a record file holds no weights")
+    w = np.asarray(w, dtype=np.float64)
+    if w.ndim != 1 or w.shape[0] != records.shape[0]:
+        raise ValueError(f"sample_weight: expected one weight per record ({records.shape[0]}), got shape {w.shape}")
+    return w
+
+
 def _check_model(model):
     if not isinstance(model, str):
         raise TypeError(f"model: expected a model name, got {model!r}")
@@ -134,7 +144,7 @@ def _check_model(model):
 # run's options are the library's table's (_options.py).
 _OWN = dict(x0=None, classes=None, hidden=None, rank=None, fit_intercept=None, noise_key=None, callback=None,
             data=None, stream=False, n_features=None, label=None, categorical=None, impute=None, bounds=None,
-            y_bounds=None, budget=None)
+            y_bounds=None, budget=None, sample_weight=None)
 
 
 def run(model, X=None, y=None, **options):
@@ -201,6 +211,9 @@ def run(model, X=None, y=None, **options):
     budget : Budget, optional
         A budget shared by runs (docs/budget.md): the run is charged by its privacy curve, and refused (ValueError,
         before it reads a record) where it would take the budget's spending past its epsilon.
+    sample_weight : array-like of shape (n,), optional
+        One weight in [0, 1] per record of X: a record adds its weight times its clipped gradient to every
+        release, so the sensitivity, and the guarantee, are unchanged (docs/privacy.md, "Sample weights").
 
     Returns
     -------
@@ -245,7 +258,7 @@ def run(model, X=None, y=None, **options):
         raise TypeError(f"run() got an unexpected keyword argument '{unknown[0]}'")
     own = {**_OWN, **{k: v for k, v in options.items() if k in _OWN}}
     x0, classes, hidden, rank, fit_intercept, noise_key, callback, data, stream, n_features, label, categorical, \
-        impute, bounds, y_bounds, budget = (own[k] for k in _OWN)
+        impute, bounds, y_bounds, budget, sample_weight = (own[k] for k in _OWN)
     _check_model(model)
     if data is not None and not isinstance(data, (str, os.PathLike)):
         raise TypeError(f"data: expected a record file's path, got {data!r}")
@@ -273,7 +286,8 @@ def run(model, X=None, y=None, **options):
         classes, hidden, rank, None if fit_intercept is None else bool(fit_intercept), noise_key, callback,
         None if data is None else os.fspath(data), stream,
         0 if n_features is None else _count("n_features", n_features, 1, 2147483647), _bounds("bounds", bounds),
-        None if y_bounds is None else _bounds("y_bounds", [y_bounds])[0], budget)
+        None if y_bounds is None else _bounds("y_bounds", [y_bounds])[0], budget,
+        None if sample_weight is None else _sample_weight(sample_weight, records))
     for message in result["warnings"]:
         warnings.warn(message, RunWarning, stacklevel=2)
     if result["private"] and result["n"] > 0 and result["delta"] > 0.1 / result["n"]:  # public: delta and n

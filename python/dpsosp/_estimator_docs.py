@@ -40,6 +40,9 @@ _OWN = {
     "budget": """budget : Budget, optional
         A dpsosp.Budget shared by fits: GridSearchCV and cross_val_score charge it for every fit
         (docs/budget.md).""",
+    "class_weight": """class_weight : dict, optional
+        {label: weight in [0, 1]}, public: each record's weight is its class's times its sample_weight.
+        'balanced' is refused: it would read the class frequencies from the private records.""",
     "warm_start": """warm_start : bool, default False
         A fit starts from the last fit's point and declares the last fit's released scale as its bounds (no
         budget spent on the scale), where the model and its shape are the same; each fit is a private run of its
@@ -168,6 +171,9 @@ METHODS = {
         indices of classes (0 .. K-1, or 0/1 and -1/+1 for two classes), classes then required.
     y : array-like of shape (n,)
         The labels, each one of classes (None for a record file).
+    sample_weight : array-like of shape (n,), optional
+        One weight in [0, 1] per record: a record adds its weight times its clipped gradient to every release,
+        so the sensitivity and the guarantee are unchanged (docs/privacy.md, "Sample weights").
 
     Returns
     -------
@@ -269,6 +275,9 @@ METHODS = {
         The records, or the path of a record file that holds the targets.
     y : array-like of shape (n,)
         The targets (None for a record file).
+    sample_weight : array-like of shape (n,), optional
+        One weight in [0, 1] per record: a record adds its weight times its clipped gradient to every release,
+        so the sensitivity and the guarantee are unchanged (docs/privacy.md, "Sample weights").
 
     Returns
     -------

@@ -42,6 +42,7 @@ from ._api import PrivacyLeakWarning, encode_table, run
 from ._model import Model
 from ._table import _is_frame
 from ._warm import partial_fit, warm_start_options
+from ._weights import XFAIL_WEIGHTS, record_weights
 
 __all__ = ["DPClassifier", "DPRegressor", "DPPCA"]
 
@@ -75,7 +76,7 @@ class _DPEstimator(BaseEstimator):
         # A private fit is randomised; on the checks' tiny data it is noisy.
         fresh = self.noise_key is None
         return {"poor_score": True, "non_deterministic": fresh,
-                "_xfail_checks": {**_XFAIL_SMALL_N, **(_XFAIL_FRESH_NOISE if fresh else {})}}
+                "_xfail_checks": {**_XFAIL_SMALL_N, **XFAIL_WEIGHTS, **(_XFAIL_FRESH_NOISE if fresh else {})}}
 
     def _run(self, model, X, y, **extra):
         from_file = _is_path(X)
@@ -149,7 +150,8 @@ class DPClassifier(ClassifierMixin, _DPEstimator):
     """Differentially private classifier fitted by one private run (docstring: _estimator_docs.py)."""
 
     def __init__(self, epsilon=_D["epsilon"], delta=_D["delta"], *, model="auto", algo=_D["algo"],
-                 fit_intercept=True, classes=None, hidden=None, G=_D["G"], M=_D["M"], batch_size=None, epochs=None,
+                 fit_intercept=True, classes=None, class_weight=None, hidden=None, G=_D["G"], M=_D["M"],
+                 batch_size=None, epochs=None,
                  learning_rate=None, max_steps=_D["max_steps"], noise=_D["noise"], random_state=None, noise_key=None,
                  threads=_D["threads"], stream=True, bounds=None, scale=_D["scale"], scale_share=_D["scale_share"],
                  normalize=_D["normalize"], n_features=None, categorical=None, impute=None, sampling=None,
@@ -165,6 +167,7 @@ class DPClassifier(ClassifierMixin, _DPEstimator):
         self.algo = algo
         self.fit_intercept = fit_intercept
         self.classes = classes
+        self.class_weight = class_weight
         self.hidden = hidden
         self.G = G
         self.M = M
@@ -183,7 +186,7 @@ class DPClassifier(ClassifierMixin, _DPEstimator):
         self.scale_share = scale_share
         self.normalize = normalize
 
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, sample_weight=None):
         from_file = _is_path(X)
         observed = isinstance(self.classes, str) and self.classes == "observed"
         if isinstance(self.classes, str) and not observed:
@@ -227,6 +230,7 @@ class DPClassifier(ClassifierMixin, _DPEstimator):
             raise ValueError(f"hidden: applies to the mlp model, not {model}")
         self.classes_ = classes
         labels = None if from_file else np.searchsorted(classes, y).astype(np.float64)
+        extra["sample_weight"] = record_weights("DPClassifier", X, sample_weight, self.class_weight, labels, classes)
         self._run(model, X, labels, fit_intercept=self.fit_intercept and model != "mlp", **extra)
         self.model_.class_names = classes  # declared or seen, as classes_: save and load keep the labels
         if observed:
@@ -306,14 +310,15 @@ class DPRegressor(RegressorMixin, _DPEstimator):
         self.scale_share = scale_share
         self.normalize = normalize
 
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, sample_weight=None):
         if _is_path(X):
             _file_input("DPRegressor", X, y)
         else:  # y=None is refused here, in scikit-learn's words
             X, y = self._validate_data(self._table(X), y, accept_sparse="csr", dtype=np.float64, y_numeric=True)
         if self.model not in ("linear", "cauchy"):
             raise ValueError(f"DPRegressor: model: expected linear or cauchy, got {self.model!r}")
-        self._run(self.model, X, y, fit_intercept=self.fit_intercept)
+        weights = record_weights("DPRegressor", X, sample_weight)
+        self._run(self.model, X, y, fit_intercept=self.fit_intercept, sample_weight=weights)
         coef, intercept = _linear_parts(self.model_, self.n_features_in_, self.fit_intercept, 1)
         self.coef_, self.intercept_ = coef[0], float(intercept[0])
         return self

@@ -68,6 +68,7 @@ Dataset load_csv(const std::string& path, const LoadOptions& options) {
   LineReader reader(kFn, path);
   DenseRows features;
   std::vector<double> labels;
+  std::vector<double> weights;
   std::vector<std::string_view> fields;
   std::string scratch;
   std::string_view line;
@@ -133,6 +134,9 @@ Dataset load_csv(const std::string& path, const LoadOptions& options) {
           fail(kFn, path, line_at(line_no),
                "missing label (" + what + ") in " + column_text(j, c) +
                    ": labels are never imputed; fill it in or leave the record out");
+        if (c.kind == Kind::kWeight)
+          fail(kFn, path, line_at(line_no),
+               "missing weight (" + what + ") in " + column_text(j, c) + ": weights are never imputed");
         if (!c.impute) {
           const std::string rule = c.name.empty() ? std::to_string(j) : c.name;
           fail(kFn, path, line_at(line_no),
@@ -171,17 +175,25 @@ Dataset load_csv(const std::string& path, const LoadOptions& options) {
       double value = 0.0;
       const ParseStatus status = parse_double(token, value);
       if (status != ParseStatus::kOk) {
-        std::string reason =
-            number_problem(status, token, c.kind == Kind::kLabel ? "label" : "value", "in " + column_text(j, c));
-        if (status == ParseStatus::kNotNumber)
+        const char* what = c.kind == Kind::kLabel ? "label" : (c.kind == Kind::kWeight ? "weight" : "value");
+        std::string reason = number_problem(status, token, what, "in " + column_text(j, c));
+        if (status == ParseStatus::kNotNumber && c.kind != Kind::kWeight)
           reason += c.kind == Kind::kLabel ? " (named classes: declare them, --classes a,b,c)"
                                            : " (a categorical column: declare its categories, --categorical COL=a|b|c)";
         fail(kFn, path, line_at(line_no), reason);
       }
-      if (c.kind == Kind::kLabel)
+      if (c.kind == Kind::kWeight) {
+        if (!(value >= 0.0 && value <= 1.0))
+          fail(kFn, path, line_at(line_no),
+               "weight " + std::string(token) + " in " + column_text(j, c) +
+                   " is outside [0, 1] (a weight above 1 would let one record move a release by more than the "
+                   "clip bound)");
+        weights.push_back(value);
+      } else if (c.kind == Kind::kLabel) {
         labels.push_back(value);
-      else
+      } else {
         features.push(value);
+      }
     }
     ++rows;
   };
@@ -193,7 +205,9 @@ Dataset load_csv(const std::string& path, const LoadOptions& options) {
   if (rows == 0) fail(kFn, path, "", header ? "no records after the header line" : "empty file (no records)");
   Vec label_vec = allocate_labels(static_cast<Index>(labels.size()));
   label_vec = Eigen::Map<const Vec>(labels.data(), static_cast<Eigen::Index>(labels.size()));
-  return Dataset(features.take(rows, static_cast<Index>(cols)), std::move(label_vec));
+  Dataset data(features.take(rows, static_cast<Index>(cols)), std::move(label_vec));
+  if (t.weighted()) data.set_weights(Eigen::Map<const Vec>(weights.data(), static_cast<Eigen::Index>(weights.size())));
+  return data;
 }
 
 FormatInfo csv_format_row() {

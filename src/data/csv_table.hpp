@@ -97,7 +97,7 @@ inline std::string listed(const std::vector<std::string>& items, const char* sep
   return text;
 }
 
-enum class Kind { kNumber, kLabel, kLabelName, kCategorical };
+enum class Kind { kNumber, kLabel, kLabelName, kCategorical, kWeight };
 
 struct Column {
   Kind kind = Kind::kNumber;
@@ -133,11 +133,18 @@ class Table {
         set_values(label, o.class_names, "class");
       }
     }
+    if (!o.weights_column.empty()) {
+      const std::string what = "the weights column (--weights-column)";
+      weights_ = resolve(o.weights_column, what);
+      if (o.labeled && weights_ == label_) fail(kFn, path_, "", what + " is the label column");
+      columns_[weights_].kind = Kind::kWeight;
+    }
     for (const CsvCategorical& c : o.categorical) {
       const std::string what = "the categorical column " + detail::quote(c.column) + " (--categorical)";
       const std::size_t j = resolve(c.column, what);
       if (o.labeled && j == label_)
         fail(kFn, path_, "", what + " is the label column; a label's names are the classes (--classes)");
+      if (j == weights_) fail(kFn, path_, "", what + " is the weights column (--weights-column)");
       if (columns_[j].kind == Kind::kCategorical) fail(kFn, path_, "", what + " is declared twice");
       if (c.categories.empty()) fail(kFn, path_, "", what + " has no categories");
       columns_[j].kind = Kind::kCategorical;
@@ -149,6 +156,7 @@ class Table {
       Column& c = columns_[j];
       if (c.kind == Kind::kLabel || c.kind == Kind::kLabelName)
         fail(kFn, path_, "", what + ": names the label column; labels are never imputed");
+      if (c.kind == Kind::kWeight) fail(kFn, path_, "", what + ": names the weights column; weights are never imputed");
       if (c.impute) fail(kFn, path_, "", what + ": a second rule for " + column_text(j, c));
       c.impute = true;
       if (c.kind == Kind::kCategorical) {
@@ -170,6 +178,7 @@ class Table {
   }
 
   std::size_t size() const { return columns_.size(); }
+  bool weighted() const { return weights_ != kNone; }
   std::size_t features() const { return features_; }
   const Column& operator[](std::size_t j) const { return columns_[j]; }
 
@@ -178,7 +187,9 @@ class Table {
   bool looks_like_header(const std::vector<std::string_view>& fields) const {
     for (std::size_t j = 0; j < fields.size() && j < columns_.size(); ++j) {
       const Kind k = columns_[j].kind;
-      if ((k == Kind::kNumber || k == Kind::kLabel) && !is_missing(fields[j]) && !is_number(fields[j])) return true;
+      if ((k == Kind::kNumber || k == Kind::kLabel || k == Kind::kWeight) && !is_missing(fields[j]) &&
+          !is_number(fields[j]))
+        return true;
     }
     return false;
   }
@@ -220,6 +231,7 @@ class Table {
   std::vector<Column> columns_;
   const std::vector<std::string>* names_ = nullptr;
   std::size_t label_ = kNone;
+  std::size_t weights_ = kNone;
   std::size_t features_ = 0;
 };
 
@@ -230,6 +242,7 @@ inline bool all_numeric(const std::vector<std::string_view>& fields) {
 
 inline bool names_a_column(const LoadOptions& o) {
   if (o.labeled && !o.label_column.empty() && !is_index(o.label_column)) return true;
+  if (!o.weights_column.empty() && !is_index(o.weights_column)) return true;
   for (const auto& c : o.categorical)
     if (!is_index(c.column)) return true;
   for (const auto& r : o.impute)

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -176,6 +177,49 @@ void check_finite(const Dataset& data, const std::string& who) {
   }
 }
 
+void Dataset::set_weights(const Vec& w) {
+  const Index n = rows();
+  if (w.size() == 0) {
+    if (!has_weights()) return;
+  } else if (static_cast<Index>(w.size()) != n) {
+    throw Error("sample_weight: got " + std::to_string(w.size()) + " weights for " + std::to_string(n) +
+                " records, expected one per record");
+  }
+  bool ones = true;
+  for (Eigen::Index i = 0; i < w.size(); ++i) {
+    if (!(w[i] >= 0.0 && w[i] <= 1.0)) {  // NaN fails too
+      std::ostringstream value;
+      value << w[i];
+      throw Error("sample_weight: the weight of record " + std::to_string(i) + " (0-based) is " + value.str() +
+                  ", expected a number in [0, 1]");
+    }
+    ones = ones && w[i] == 1.0;
+  }
+  if (ones && !has_weights()) return;
+  // Copies of this dataset keep their weights.
+  if (records_.use_count() > 1 || records_ == empty_records()) records_ = std::make_shared<Records>(*records_);
+  if (ones) {
+    records_->weights = Vec();
+    return;
+  }
+  records_->weights.resize(w.size());
+  for (Index i = 0; i < n; ++i) records_->weights[static_cast<Eigen::Index>(slot(i))] = w[static_cast<Eigen::Index>(i)];
+}
+
+Vec Dataset::weights_of(const IndexList& idx) const {
+  if (!has_weights()) return Vec();
+  Vec w(static_cast<Eigen::Index>(idx.size()));
+  for (std::size_t k = 0; k < idx.size(); ++k) w[static_cast<Eigen::Index>(k)] = weight(idx[k]);
+  return w;
+}
+
+Vec Dataset::record_weights() const {
+  if (!has_weights()) return Vec();
+  Vec w(static_cast<Eigen::Index>(rows()));
+  for (Index i = 0; i < rows(); ++i) w[static_cast<Eigen::Index>(i)] = weight(i);
+  return w;
+}
+
 Dataset Dataset::subset(const IndexList& idx) const {
   const Index n = rows();
   for (Index i : idx) check_row("subset", i, n);
@@ -188,7 +232,9 @@ Dataset Dataset::subset(const IndexList& idx) const {
   if (!records_->is_sparse) {
     RowMatrix features(m, records_->dense.cols());
     for (Eigen::Index k = 0; k < m; ++k) features.row(k) = records_->dense.row(static_cast<Eigen::Index>(slot(idx[k])));
-    return Dataset(std::move(features), std::move(labels));
+    Dataset out(std::move(features), std::move(labels));
+    out.records_->weights = weights_of(idx);
+    return out;
   }
   // Copy the CSR rows directly: cheaper than triplets and keeps index order.
   std::vector<std::int64_t> outer{0};
@@ -203,7 +249,9 @@ Dataset Dataset::subset(const IndexList& idx) const {
   }
   SparseRowMatrix features = Eigen::Map<const SparseRowMatrix>(
       m, records_->sparse.cols(), static_cast<std::int64_t>(values.size()), outer.data(), inner.data(), values.data());
-  return Dataset(std::move(features), std::move(labels));
+  Dataset out(std::move(features), std::move(labels));
+  out.records_->weights = weights_of(idx);
+  return out;
 }
 
 }  // namespace dpsosp

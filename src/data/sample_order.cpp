@@ -84,6 +84,11 @@ void Dataset::store_in_sample_order(std::uint64_t seed) {
     // Copies of this dataset keep the records where they are.
     if (records_.use_count() > 1) records_ = std::make_shared<Records>(*records_);
     gather_rows_in_place(records_->dense, records_->labels, from);
+    if (has_weights()) {
+      const Vec before = records_->weights;
+      for (std::size_t k = 0; k < from.size(); ++k)
+        records_->weights[static_cast<Eigen::Index>(k)] = before[static_cast<Eigen::Index>(from[k])];
+    }
   }
   detail::DatasetLayout::adopt_sample_order(*this, std::move(order), seed);
 }

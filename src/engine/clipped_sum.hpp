@@ -154,6 +154,9 @@ ClippedSum clipped_sum_with(int kind, const Dataset& data, const IndexList& idx,
   const ThreadChoice choice(kind, max_threads_for(b, d), static_cast<double>(b) * static_cast<double>(d));
   const int threads = choice.threads();
   wide::LinePrefetch lines;
+  // Weighted records (Dataset::weight): each clipped row times its weight.
+  const bool weighted = data.has_weights();
+  Vec scratch;
 
   if (threads == 1 && start == nullptr) {
     auto worker = make_worker(kGroup);
@@ -166,7 +169,11 @@ ClippedSum clipped_sum_with(int kind, const Dataset& data, const IndexList& idx,
       worker.compute(&idx[k], count, k, 0, code, lines);
       for (Index j = 0; j < count; ++j) {
         count_clip(result, code[j]);
-        worker.add(k + j, j, result.sum);
+        if (weighted) {
+          add_weighted_row(worker, k + j, j, data.weight(idx[k + j]), result.sum, scratch);
+        } else {
+          worker.add(k + j, j, result.sum);
+        }
       }
     }
     return result;
@@ -252,7 +259,13 @@ ClippedSum clipped_sum_with(int kind, const Dataset& data, const IndexList& idx,
           break;
         }
       }
-      for (Index r = 0; r < rows; ++r) worker->add(k0 + r, r, sum);
+      if (weighted) {
+        Vec row_scratch;
+        for (Index r = 0; r < rows; ++r)
+          add_weighted_row(*worker, k0 + r, r, data.weight(idx[k0 + r]), sum, row_scratch);
+      } else {
+        for (Index r = 0; r < rows; ++r) worker->add(k0 + r, r, sum);
+      }
       turn.store(s + 1, std::memory_order_release);
     }
   }

@@ -74,6 +74,20 @@ inline void add_row(Vec& sum, const double* row, Index d) {
   }
 }
 
+/// sum += w * (the worker's row in `slot`), for a weighted record (Dataset::
+/// weight, w in [0, 1]). The row is already clipped to norm <= c, so w times
+/// it has norm <= w * c <= c: a record's contribution, and with it the
+/// sensitivity of every release, stays within the bound it has unweighted
+/// (the weight is part of the record under replace-one). Weight 0 adds
+/// nothing. Unweighted data never come here (their bits are unchanged).
+template <class Worker>
+inline void add_weighted_row(Worker& worker, Index batch_row, Index slot, double w, Vec& sum, Vec& scratch) {
+  if (w == 0.0) return;
+  scratch.setZero(sum.size());
+  worker.add(batch_row, slot, scratch);
+  sum += w * scratch;
+}
+
 /// A thread's scratch matrix of at least rows x cols, reused from call to call
 /// (a fresh one would be a new mapping, and page faults, every batch).
 inline RowMatrix& thread_buffer(Index rows, Index cols) {

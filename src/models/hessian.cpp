@@ -34,7 +34,8 @@ namespace detail {
 
 // H v = (1/m) sum_i phi''(z_i) <[a_i, 1], v> [a_i, 1]: A^T (c ⊙ (A w + v_c)).
 HvpFunction MarginModel::mean_hessian(const Vec& x, const Dataset& data, const IndexList& idx) const {
-  if (data.is_sparse() || idx.empty()) return Model::mean_hessian(x, data, idx);
+  // Weighted records (Dataset::weight): the default form, which weighs each record's product.
+  if (data.is_sparse() || idx.empty() || data.has_weights()) return Model::mean_hessian(x, data, idx);
   check_point(*this, x, "mean_hessian");
   check_feature_count(*this, data);
   auto block = std::make_shared<const RecordBlock>(data, idx);

@@ -156,8 +156,11 @@ namespace {
 // row starts at the same offset from an aligned address as the batch row it
 // holds (detail::block_rows is a multiple of the alignment unit), so clipping
 // gives the bits of the whole-batch form without its b x d matrix.
+// A weighted record's row (Dataset::weight) is clipped, then multiplied by its
+// weight in [0, 1]: its norm stays at most the bound (row_workers.hpp,
+// add_weighted_row).
 template <class BlockRows>
-ClippedSum clipped_blocks(Index d, const IndexList& idx, double clip, BlockRows block_rows_of,
+ClippedSum clipped_blocks(const Dataset& data, Index d, const IndexList& idx, double clip, BlockRows block_rows_of,
                           const SumStart* start = nullptr) {
   ClippedSum result;
   result.sum = Vec::Zero(static_cast<Eigen::Index>(d));
@@ -174,7 +177,11 @@ ClippedSum clipped_blocks(Index d, const IndexList& idx, double clip, BlockRows 
       if (clip < std::numeric_limits<double>::infinity()) {
         detail::count_clip(result, detail::clip_given_norm(row, row.norm(), clip));
       }
-      result.sum += row;
+      if (!data.has_weights()) {
+        result.sum += row;
+      } else if (const double w = data.weight(part[static_cast<std::size_t>(r)]); w != 0.0) {
+        result.sum += w * row;
+      }
     }
   }
   return result;
@@ -183,14 +190,14 @@ ClippedSum clipped_blocks(Index d, const IndexList& idx, double clip, BlockRows 
 }  // namespace
 
 ClippedSum Model::clipped_gradient_sum(const Vec& x, const Dataset& data, const IndexList& idx, double clip) const {
-  return clipped_blocks(dim(), idx, clip,
+  return clipped_blocks(data, dim(), idx, clip,
                         [&](const IndexList& part, RowMatrix& block) { batch_gradients(x, data, part, block); });
 }
 
 ClippedSum Model::clipped_difference_sum(const Vec& x, const Vec& x_prev, const Dataset& data, const IndexList& idx,
                                          double clip) const {
   RowMatrix at_prev;
-  return clipped_blocks(dim(), idx, clip, [&](const IndexList& part, RowMatrix& block) {
+  return clipped_blocks(data, dim(), idx, clip, [&](const IndexList& part, RowMatrix& block) {
     batch_gradients(x, data, part, block);
     batch_gradients(x_prev, data, part, at_prev);
     block -= at_prev;
@@ -204,7 +211,7 @@ ClippedSum consistent_blocks(const Model& m, const Vec& x, const Vec& x_prev, co
                              double inner_clip, double clip, const SumStart* start) {
   RowMatrix at_prev;
   return clipped_blocks(
-      m.dim(), idx, clip,
+      data, m.dim(), idx, clip,
       [&](const IndexList& part, RowMatrix& block) {
         m.batch_gradients(x, data, part, block);
         m.batch_gradients(x_prev, data, part, at_prev);
@@ -235,7 +242,7 @@ ClippedSum Model::chained_consistent_difference_sum(const Vec& x, const Vec& x_p
 ClippedSum Model::chained_gradient_sum(const Vec& x, const Dataset& data, const IndexList& idx, double clip,
                                        const SumStart& start) const {
   return clipped_blocks(
-      dim(), idx, clip, [&](const IndexList& part, RowMatrix& block) { batch_gradients(x, data, part, block); },
+      data, dim(), idx, clip, [&](const IndexList& part, RowMatrix& block) { batch_gradients(x, data, part, block); },
       &start);
 }
 
@@ -243,7 +250,7 @@ ClippedSum Model::chained_difference_sum(const Vec& x, const Vec& x_prev, const 
                                          double clip, const SumStart& start) const {
   RowMatrix at_prev;
   return clipped_blocks(
-      dim(), idx, clip,
+      data, dim(), idx, clip,
       [&](const IndexList& part, RowMatrix& block) {
         batch_gradients(x, data, part, block);
         batch_gradients(x_prev, data, part, at_prev);
@@ -257,7 +264,10 @@ Index Model::share_unit() { return detail::kStretchUnit; }
 double Model::mean_loss(const Vec& x, const Dataset& data, const IndexList& idx) const {
   if (idx.empty()) throw Error(name() + "::mean_loss: no records given, expected at least one");
   double sum = 0.0;
-  for (Index i : idx) sum += loss(x, data, i);
+  for (Index i : idx) {
+    const double w = data.weight(i);  // weighted: (1/m) sum w_i f(x; z_i), weight 0 adds nothing
+    if (w != 0.0) sum += w == 1.0 ? loss(x, data, i) : w * loss(x, data, i);
+  }
   return sum / static_cast<double>(idx.size());
 }
 
@@ -266,8 +276,14 @@ Vec Model::mean_gradient(const Vec& x, const Dataset& data, const IndexList& idx
   Vec sum = Vec::Zero(static_cast<Eigen::Index>(dim()));
   Vec g(static_cast<Eigen::Index>(dim()));
   for (Index i : idx) {
+    const double w = data.weight(i);
+    if (w == 0.0) continue;
     gradient(x, data, i, g);
-    sum += g;
+    if (w == 1.0) {
+      sum += g;
+    } else {
+      sum += w * g;
+    }
   }
   return sum / static_cast<double>(idx.size());
 }
@@ -279,8 +295,14 @@ Vec Model::mean_hvp(const Vec& x, const Dataset& data, const IndexList& idx, con
   Vec sum = Vec::Zero(static_cast<Eigen::Index>(dim()));
   Vec h(static_cast<Eigen::Index>(dim()));
   for (Index i : idx) {
+    const double w = data.weight(i);
+    if (w == 0.0) continue;
     hvp(x, data, i, v, h);
-    sum += h;
+    if (w == 1.0) {
+      sum += h;
+    } else {
+      sum += w * h;
+    }
   }
   return sum / static_cast<double>(idx.size());
 }

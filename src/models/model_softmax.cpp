@@ -91,7 +91,8 @@ class SoftmaxModel final : public RowKernelModel<SoftmaxModel, kSoftmaxKernel> {
   /// Dense data: the probabilities at x kept (m x K); a product is then
   /// U = A V^T (+ c), R = P ⊙ (U - rowsum(P ⊙ U)), H v = R^T A / m (rows of W), R's column sums (biases).
   HvpFunction mean_hessian(const Vec& x, const Dataset& data, const IndexList& idx) const override {
-    if (data.is_sparse() || idx.empty()) return Model::mean_hessian(x, data, idx);
+    // Weighted records (Dataset::weight): the default form, which weighs each record's product.
+    if (data.is_sparse() || idx.empty() || data.has_weights()) return Model::mean_hessian(x, data, idx);
     check_point(*this, x, "mean_hessian");
     check_feature_count(*this, data);
     auto block = std::make_shared<const RecordBlock>(data, idx);

@@ -89,7 +89,9 @@ Dataset Scaling::apply(const Dataset& data) const {
       labels[i] = y;
     }
   }
-  return Dataset(std::move(z), std::move(labels));
+  Dataset out(std::move(z), std::move(labels));
+  out.set_weights(data.record_weights());  // a record keeps its weight (sample_weight)
+  return out;
 }
 
 double Scaling::target_to_user(double v) const {

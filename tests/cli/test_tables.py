@@ -157,6 +157,33 @@ class Tables(unittest.TestCase):
                           "--impute", "color=0")
         self.assertEqual(own["x"], plain["x"])
 
+    def test_weights_column(self):
+        # A weights column is not a feature: all-ones weights give the plain file's bits; other weights move x,
+        # not the guarantee; a weight outside [0, 1], a missing one, or the label column are refused in one line.
+        rows = table()
+        plain = self.run_ok("--model", "softmax", "--classes", "3", "--data", self.numeric(rows))
+        ones = self.write("ones.csv", ["y,w,color,a,b"] + [f"{k},1,{c},{a},{b}" for k, c, a, b in rows])
+        same = self.run_ok("--model", "softmax", "--classes", "3", "--data", ones, "--weights-column", "w")
+        self.assertEqual(same["x"], plain["x"])
+        by_index = self.run_ok("--model", "softmax", "--classes", "3", "--data", ones, "--weights-column", "1")
+        self.assertEqual(by_index["x"], plain["x"])
+        lines = ["y,w,color,a,b"] + [f"{k},{0.25 if k == 2 else 1},{c},{a},{b}" for k, c, a, b in rows]
+        weighted = self.run_ok("--model", "softmax", "--classes", "3", "--data", self.write("w.csv", lines),
+                               "--weights-column", "w")
+        self.assertNotEqual(weighted["x"], plain["x"])
+        self.assertEqual(weighted["epsilon"], plain["epsilon"])
+        for bad, words in (("1.5", "weight 1.5 in column 'w' is outside [0, 1]"),
+                           ("", "missing weight (an empty field) in column 'w': weights are never imputed")):
+            lines = ["y,w,color,a,b"] + [f"{k},1,{c},{a},{b}" for k, c, a, b in rows]
+            lines[5] = lines[5].replace(",1,", f",{bad},", 1)
+            r = dpsosp("run", "--model", "softmax", "--classes", "3", "--data", self.write("bad.csv", lines),
+                       "--weights-column", "w", *FIXED)
+            self.assertEqual(r.returncode, 1)
+            self.assertIn(words, r.stderr)
+            self.assertEqual(r.stderr.strip().count("\n"), 0, r.stderr)
+        r = dpsosp("run", "--model", "softmax", "--classes", "3", "--data", ones, "--weights-column", "y", *FIXED)
+        self.assertIn("the weights column (--weights-column) is the label column", r.stderr)
+
     def test_delta_rule(self):
         path = self.numeric(table(200))
         r = dpsosp("run", "--model", "softmax", "--classes", "3", "--data", path, "--delta", "0.005", *FIXED)

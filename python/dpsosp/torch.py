@@ -69,7 +69,30 @@ def per_example_gradients(module, loss, X, y):
     return gradients, losses, sum(sizes)
 
 
-def fit(module, loss, X, y, epsilon, delta=None, **options):
+class _Progress:
+    """One line on stderr, rewritten at most twice a second: steps and records read (a caller's callback too)."""
+
+    def __init__(self, n, show, user):
+        import sys
+        import time
+        self.n, self.show, self.user, self.stream, self.clock = n, show, user, sys.stderr, time.monotonic
+        self.last = self.clock()
+        self.shown = False
+
+    def __call__(self, step, info):
+        if self.show and self.clock() - self.last >= 0.5:
+            self.last = self.clock()
+            self.shown = True
+            self.stream.write(f"\rdpsosp.torch: step {step}, {info['records_used'] / self.n:.2f} passes of records")
+            self.stream.flush()
+        return None if self.user is None else self.user(step, info)
+
+    def end(self):
+        if self.shown:
+            self.stream.write("\n")
+
+
+def fit(module, loss, X, y, epsilon, delta=None, progress=True, **options):
     """Trains `module` privately on the records X (first dimension: the records) with targets y, minimizing the
     mean of loss(module(x_i), y_i) (loss takes a batch of outputs and targets and returns their mean, as
     torch.nn.functional's losses do); leaves the released parameters in the module and returns the report
@@ -78,6 +101,7 @@ def fit(module, loss, X, y, epsilon, delta=None, **options):
     options: dpsosp.run's (algo, G, M, epochs, learning_rate, seed, noise_key, budget, ...), the run's defaults
     otherwise. X and y stay where they are (a CUDA device when the module is there); the parameters travel as
     float64 between the library and torch. A module with batch normalization is refused (it mixes records).
+    progress: a line on stderr with the steps and passes so far (from what each step released).
     """
     torch, _ = _torch()
     _check_module(module)
@@ -94,10 +118,15 @@ def fit(module, loss, X, y, epsilon, delta=None, **options):
     gradients, losses, dim = per_example_gradients(module, loss, X, y)
     x0 = torch.nn.utils.parameters_to_vector(module.parameters()).detach().to("cpu", torch.float64).numpy()
     from ._caller import run_gradients
-    kwargs = dict(options, epsilon=epsilon, losses=losses, x0=x0, name=f"torch:{type(module).__name__}")
+    line = _Progress(int(X.shape[0]), bool(progress), options.pop("callback", None))
+    kwargs = dict(options, epsilon=epsilon, losses=losses, x0=x0, name=f"torch:{type(module).__name__}",
+                  callback=line)
     if delta is not None:
         kwargs["delta"] = delta
-    report = run_gradients(gradients, int(X.shape[0]), dim, **kwargs)
+    try:
+        report = run_gradients(gradients, int(X.shape[0]), dim, **kwargs)
+    finally:
+        line.end()
     with torch.no_grad():
         torch.nn.utils.vector_to_parameters(
             torch.as_tensor(report["x"], dtype=next(module.parameters()).dtype, device=device), module.parameters())

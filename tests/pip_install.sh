@@ -12,8 +12,12 @@ work=$build/pip-test
 rm -rf "$work"
 mkdir -p "$work/tmp"
 /usr/bin/python3 -m venv --system-site-packages "$work/venv"
-# Every path under the source folder but .git and the build directory (when it is inside).
-source_paths() { find "$src" \( -path "$src/.git" -o -path "$build" \) -prune -o -print | sort; }
+# Every path under the source folder but .git, the build directory (when it is inside) and what other tests
+# running beside this one write there (the experiments' outputs, ctest's Testing/).
+source_paths() {
+  find "$src" \( -path "$src/.git" -o -path "$build" -o -path "$src/experiments/out" -o -path "$src/Testing" \) \
+    -prune -o -print | sort
+}
 source_paths > "$work/source-before.txt"
 fit() {
   (cd "$work" && "$work/venv/bin/python" - "$work/venv") <<'PY'

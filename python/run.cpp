@@ -125,6 +125,20 @@ struct StepHooks {
   }
 };
 
+// Ctrl-C (KeyboardInterrupt) or the callback's exception is raised with the
+// report of the steps taken so far attached (the guarantee fixed before the
+// run covers the shorter run too); otherwise the report is returned.
+py::dict raise_or_return(StepHooks& hooks, py::dict result) {
+  if (hooks.error) {
+    try {
+      hooks.error->value().attr("result") = result;
+    } catch (const py::error_already_set&) {
+    }
+    throw *hooks.error;
+  }
+  return result;
+}
+
 }  // namespace
 
 void bind_run(py::module_& m) {
@@ -278,17 +292,7 @@ void bind_run(py::module_& m) {
         py::dict result = to_python(run_report(scaled, *model, n, request, so.any()));
         result["x"] = s.x;
         if (so.any() && scaled.x_user) result["scaling"].cast<py::dict>()["x_user"] = *scaled.x_user;
-        if (hooks.error) {
-          // Ctrl-C (KeyboardInterrupt) or the callback's exception, with the
-          // report of the steps taken so far (the guarantee fixed before the
-          // run covers the shorter run too).
-          try {
-            hooks.error->value().attr("result") = result;
-          } catch (const py::error_already_set&) {
-          }
-          throw *hooks.error;
-        }
-        return result;
+        return raise_or_return(hooks, result);
       },
       py::arg("model"), py::arg("X"), py::arg("y"), py::arg("options"), py::arg("overrides"), py::arg("x0"),
       py::arg("classes"), py::arg("hidden"), py::arg("rank"), py::arg("fit_intercept"), py::arg("noise_key"),
@@ -347,14 +351,7 @@ void bind_run(py::module_& m) {
         if (hooks.interrupted) scaled.summary.termination = Termination::kInterrupted;
         py::dict result = to_python(run_report(scaled, *model, n, request, false));
         result["x"] = scaled.summary.x;
-        if (hooks.error) {
-          try {
-            hooks.error->value().attr("result") = result;
-          } catch (const py::error_already_set&) {
-          }
-          throw *hooks.error;
-        }
-        return result;
+        return raise_or_return(hooks, result);
       },
       py::arg("gradients"), py::arg("n"), py::arg("dim"), py::arg("options"), py::arg("overrides"), py::arg("x0"),
       py::arg("noise_key"), py::arg("callback"), py::arg("losses"), py::arg("hvp"), py::arg("name"),

@@ -1,5 +1,5 @@
 // dpsosp._core's parts (core.cpp: the module and the small functions; run.cpp:
-// run), and what they share: the report as Python values and the records' copy.
+// run; audit.cpp: audit), and what they share: the report as Python values and the records' copy.
 #pragma once
 #include <pybind11/pybind11.h>
 
@@ -17,5 +17,7 @@ Dataset make_dataset(const Eigen::Ref<const RowMatrix>& X, const std::optional<E
 py::object to_python(const nlohmann::json& j);
 /// Defines _core.run (run.cpp).
 void bind_run(py::module_& m);
+/// Defines _core.audit (audit.cpp).
+void bind_audit(py::module_& m);
 
 }  // namespace dpsosp::python

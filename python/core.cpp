@@ -62,6 +62,7 @@ PYBIND11_MODULE(_core, m) {
   m.doc() = "dpsosp: differentially private second-order stationary points";
 
   dpsosp::python::bind_run(m);
+  dpsosp::python::bind_audit(m);
 
   m.def(
       "write_records",

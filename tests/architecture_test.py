@@ -24,7 +24,7 @@ MAY_INCLUDE = {
     "optimizers": {"data", "engine", "mechanisms", "models", "privacy", "random"},
     "certify": {"data", "models"},
     "audit": {"mechanisms", "models", "optimizers", "privacy", "random"},
-    "report": {"certify", "data", "engine", "mechanisms", "models", "optimizers", "privacy", "random"},
+    "report": {"audit", "certify", "data", "engine", "mechanisms", "models", "optimizers", "privacy", "random"},
 }
 # Each public header's part (None: below every part). A new header is added here.
 HEADER_PART = {

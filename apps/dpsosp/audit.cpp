@@ -4,6 +4,7 @@
 
 #include "cli.hpp"
 #include "dpsosp/audit.hpp"
+#include "dpsosp/report.hpp"
 
 namespace dpsosp::cli {
 
@@ -100,60 +101,7 @@ void setup_audit(CLI::App& app) {
     const bool to_file = cmd->count("--out") > 0;
     if (to_file) check_writable(args->out);
     const audit::AuditResult r = audit::run_audit(o);
-    nlohmann::json j;
-    j["algo"] = r.algorithm;
-    j["tampering"] = r.tampering;
-    j["canary"] = r.canary;
-    j["adjacency"] = r.adjacency;
-    j["claimed_epsilon"] = number(r.claimed_epsilon);
-    j["reported_epsilon"] = number(r.reported_epsilon);
-    j["delta"] = r.delta;
-    j["claimed_mu"] = number(r.claimed_mu);
-    j["epsilon_lower_bound"] = number(r.epsilon_lower_bound);
-    j["confidence"] = r.confidence;
-    j["violation"] = r.violation;
-    j["violation_by"] = r.violation_by;
-    j["false_alarm"] = r.false_alarm;
-    j["noise"] = noise_mode_name(o.privacy.noise);
-    j["empirical_mu"] = number(r.empirical_mu);
-    j["mu_lower_bound"] = number(r.mu_lower_bound);
-    if (r.tradeoff) {
-      const audit::AuditResult::TradeOff& t = *r.tradeoff;
-      j["tradeoff"] = {{"canaries", t.canaries},
-                       {"samples", t.samples},
-                       {"threshold", number(t.threshold)},
-                       {"true_positives", t.true_positives},
-                       {"false_positives", t.false_positives},
-                       {"tpr_lower", t.tpr_lower},
-                       {"fpr_upper", t.fpr_upper},
-                       {"claimed_tpr_max", t.claimed_tpr_max},
-                       {"sampling_rate", t.sampling_rate},
-                       {"noise_multiplier", t.noise_multiplier},
-                       {"steps", t.steps}};
-    }
-    const std::string rule = r.reject_high ? "score > threshold" : "score <= threshold";
-    j["test"] = {{"score", r.score},
-                 {"threshold", number(r.threshold)},
-                 {"positive", r.positive_is_canary ? "D' (canary)" : "D"},
-                 {"if", rule},
-                 // the key of earlier versions, kept: what the test says, when
-                 {"canary_if", r.positive_is_canary ? rule : "not (" + rule + ")"},
-                 {"measure_runs", r.measure_runs},
-                 {"true_positives", r.true_positives},
-                 {"false_positives", r.false_positives},
-                 {"tpr_lower", r.tpr_lower},
-                 {"fpr_upper", r.fpr_upper}};
-    j["scores"] = r.scores;
-    j["failures"] = {
-        {"without_canary", r.failures_without}, {"with_canary", r.failures_with}, {"first", r.first_failure}};
-    j["runs"] = o.runs;
-    j["n"] = r.n;
-    j["d"] = r.dim;
-    j["steps"] = r.steps;
-    j["phase_length"] = r.phase_length;
-    j["epochs"] = r.epochs;
-    if (o.sampling) j["sampling"] = sampling_name(*o.sampling);
-    j["seconds"] = r.seconds;
+    const nlohmann::json j = audit_report(o, r);
     write_text(to_file ? args->out : "-", j.dump(2) + "\n");
   });
 }

@@ -12,11 +12,13 @@
 // AuditResult::false_alarm (docs/privacy.md says why and what it covers).
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "dpsosp/caller_model.hpp"
 #include "dpsosp/noise.hpp"
 #include "dpsosp/optimizer.hpp"
 #include "dpsosp/params.hpp"
@@ -115,6 +117,15 @@ struct AuditOptions {
   std::uint64_t seed = 1;  ///< run i on dataset k uses a seed and key derived from (seed, k, i)
   int threads = 0;         ///< runs in parallel (0 = all cores); never changes results
   Tampering tampering = Tampering::kNone;
+  /// The canary's gradients from the caller instead of the audit's own model
+  /// (a model of the caller's, caller_model.hpp; dpsosp.torch.audit): given
+  /// one run's records (n x dim, record i's z_i in row i: zero but the
+  /// canaries'), the callbacks of a model whose loss of record i is <z_i, x>,
+  /// so that its per-example gradient is z_i. Every run (the claim's
+  /// reference too) then trains make_caller_model(caller(records)) on
+  /// caller_records(n), the rest as for the audit's own model; the runs are
+  /// serial (no callback is called by two threads at once). Linear canary only.
+  std::function<CallerGradients(const RowMatrix& records)> caller;
   /// Throws Error naming the field, or the combination that does not apply.
   void Validate() const;
 };

@@ -6,6 +6,7 @@
 #pragma once
 #include <nlohmann/json.hpp>
 
+#include "dpsosp/audit.hpp"
 #include "dpsosp/certify.hpp"
 #include "dpsosp/model.hpp"
 #include "dpsosp/optimizer.hpp"
@@ -26,6 +27,9 @@ nlohmann::json diagnostics_report(const Summary& s, FrontEnd front_end);
 /// with "model" and "x", what rebuilds it.
 nlohmann::json shape_report(const Model& model);
 nlohmann::json certificate_report(const Certificate& c);
+/// An empirical privacy audit's result (audit.hpp, docs/privacy.md) with the
+/// options that shaped it: what `dpsosp audit` writes and dpsosp.audit returns.
+nlohmann::json audit_report(const audit::AuditOptions& o, const audit::AuditResult& r);
 /// The scale of a run (scaling.hpp): the map, the estimate's share and noise, x_user.
 nlohmann::json scaling_report(const ScaledSummary& r);
 /// The report of a run of `model` on n records as `request` asked it: the

@@ -28,12 +28,16 @@ pld_poisson_gaussian build privacy-loss distributions that compose.
 Budget(epsilon, delta) is a budget shared by runs (budget= in run and the estimators): each run is charged by
 its exact privacy curve, and one that would overrun it is refused before it reads a record (docs/budget.md).
 
+audit(algo=..., runs=...) is the empirical privacy audit of `dpsosp audit`; dpsosp.torch.audit runs it through
+a PyTorch module's per-example gradients (docs/privacy.md).
+
 Records too large for memory go to a record file (write_records, or `dpsosp
 convert`); run(model, data=path, stream=True) reads it once, front to back.
 
 Bad options raise ValueError (a bad value, in the words of the CLI) or
 TypeError (an unknown keyword, a value of the wrong type), with one line.
 """
+from ._audit import audit
 from ._api import PrivacyLeakWarning, RunWarning, certify, encode_table, run
 from ._budget import Budget
 from ._caller import run_gradients
@@ -47,7 +51,7 @@ from ._docs_accounting import (PrivacyLossDistribution, calibrate_poisson, gdp_e
                                privacy_tree)
 
 __version__ = "0.1.0"
-__all__ = ["run", "run_gradients", "Budget", "privacy", "calibrate", "certify", "certify_population", "synthetic", "privacy_tree", "privacy_poisson",
+__all__ = ["run", "run_gradients", "audit", "Budget", "privacy", "calibrate", "certify", "certify_population", "synthetic", "privacy_tree", "privacy_poisson",
            "privacy_poisson_pld", "privacy_poisson_pld_delta", "calibrate_poisson", "pld_gaussian",
            "pld_poisson_gaussian", "PrivacyLossDistribution", "gdp_epsilon", "generate_noise_key", "algorithms",
            "algorithm_table", "models", "write_records", "Model", "predict", "predict_proba", "save", "load", "encode_table",

@@ -12,7 +12,7 @@ accountant, the batches and the report. The default algorithm is the run's (spid
 """
 import numpy as np
 
-__all__ = ["fit", "certify", "per_example_gradients"]
+__all__ = ["fit", "certify", "audit", "per_example_gradients"]
 
 
 def _torch():
@@ -164,3 +164,63 @@ def certify(module, loss, X, y, rho=1.0):
         return flat(torch.autograd.functional.hvp(mean_loss, params, vs)[1])
 
     return _core.certify_operator(gradient, hvp, float(rho))
+
+
+def audit(algo="spider-mf-adaptive", epsilon=1.0, delta=1e-5, runs=1000, device=None, **options):
+    """The empirical privacy audit (dpsosp.audit, docs/privacy.md) of the path a PyTorch module trains on: every run
+    takes its per-example gradients from functorch, as dpsosp.torch.fit does, through the library's model of the
+    caller (clipping, O2 differences, noise, accounting).
+
+    The canary model is a torch.nn.Linear(dim, 1, bias=False) in float64 whose loss on record z is its output
+    <w, z>; on the two neighbouring datasets every record is zero but the canary (docs/privacy.md, "linear").
+    Its gradients are the records themselves, so the result equals dpsosp.audit's with the same options bit for bit
+    (an honest torch path releases what the library's own model releases), and a tampered run is caught as there.
+
+    Parameters
+    ----------
+    algo : str
+        The private algorithm (default spider-mf-adaptive, as dpsosp.torch.fit's).
+    epsilon, delta : float
+        The target of the audited runs: the claim under test.
+    runs : int
+        Runs on each dataset; the runs are serial (Python callbacks).
+    device : str or torch.device or None
+        Where the module and the records live (None: CPU).
+    **options
+        dpsosp.audit's other options (batch, steps, dim, epochs, sampling, bands, canary_norm, G, confidence,
+        test_level, canaries, seed, tamper, noise); the canary is the linear one.
+
+    Returns
+    -------
+    dict
+        dpsosp.audit's result, with model "caller".
+
+    Raises
+    ------
+    ValueError
+        An option out of its range or a combination that does not apply (a canary other than linear), in one line.
+
+    Examples
+    --------
+    >>> import dpsosp, dpsosp.torch
+    >>> r = dpsosp.torch.audit(algo="dpsgd", runs=200, seed=3)
+    >>> r["model"], r["violation"], r["epsilon_lower_bound"] <= r["claimed_epsilon"]
+    ('caller', False, True)
+    """
+    torch, _ = _torch()
+    from ._audit import audit as library_audit
+    if options.get("canary", "linear") != "linear":
+        raise ValueError(f"canary: the torch path is audited with the linear canary only, got {options['canary']!r}")
+    options.pop("canary", None)
+    if "caller" in options:
+        raise TypeError("audit() got an unexpected keyword argument 'caller' (dpsosp.torch.audit supplies it)")
+    where = torch.device("cpu" if device is None else device)
+
+    def caller(records):
+        module = torch.nn.Linear(records.shape[1], 1, bias=False).to(device=where, dtype=torch.float64)
+        X = torch.as_tensor(records, dtype=torch.float64, device=where)
+        y = torch.zeros(records.shape[0], dtype=torch.float64, device=where)
+        gradients, _, _ = per_example_gradients(module, lambda out, target: out.sum(), X, y)
+        return gradients
+
+    return library_audit(algo=algo, epsilon=epsilon, delta=delta, runs=runs, caller=caller, **options)

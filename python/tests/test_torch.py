@@ -110,6 +110,47 @@ class TorchTest(unittest.TestCase):
         self.assertTrue(np.all(np.isfinite(r["x"])))
         self.assertGreater(r["diagnostics"]["nonfinite"]["total"], 0)
 
+    def test_the_audit_of_the_torch_path_is_the_librarys(self):
+        # The torch path's runs release what the library's own canary model releases, bit for bit: the same
+        # result, honest (no violation) and tampered (noise / 10 caught), on one pass of dpsgd, passes of
+        # spider-mf-adaptive over the order and its Poisson passes (the default of dpsosp.torch.fit).
+        cases = [dict(algo="dpsgd"), dict(algo="spider-mf-adaptive", steps=5, epochs=2, sampling="order"),
+                 dict(algo="spider-mf-adaptive", steps=5, epochs=2, canaries=8)]
+        for case in cases:
+            for tamper in ("none", "noise-div-10"):
+                with self.subTest(**case, tamper=tamper):
+                    own = dpsosp.audit(runs=200, seed=3, tamper=tamper, **case)
+                    theirs = dptorch.audit(runs=200, seed=3, tamper=tamper, **case)
+                    self.assertEqual(own["model"], "audit")
+                    self.assertEqual(theirs["model"], "caller")
+                    for key in own:
+                        if key not in ("model", "seconds"):
+                            self.assertEqual(theirs[key], own[key], key)
+                    self.assertEqual(theirs["violation"], tamper != "none", theirs["violation_by"])
+                    self.assertEqual(theirs["failures"]["with_canary"] + theirs["failures"]["without_canary"], 0)
+
+    def test_the_torch_path_audit_has_teeth_and_stays_under_the_claim(self):
+        # 2 x 1000 runs of one spider-mf-adaptive pass of 10 steps through functorch: the honest claim holds (the
+        # 95% lower bound stays under epsilon 1; a false failure has probability at most 6%, false_alarm, and the
+        # seed is fixed) and the canary is as loud as claimed (mu estimated to about +-0.05, so 0.2 is >= 4 sd).
+        r = dptorch.audit(steps=10, runs=1000, seed=5)
+        self.assertFalse(r["violation"], r["violation_by"])
+        self.assertLessEqual(r["epsilon_lower_bound"], r["claimed_epsilon"])
+        self.assertAlmostEqual(r["claimed_epsilon"], 1.0, places=6)
+        self.assertLess(abs(r["empirical_mu"] - r["claimed_mu"]), 0.2)
+        self.assertLessEqual(r["false_alarm"], 0.06 + 1e-12)
+
+    def test_the_torch_audit_refuses_what_does_not_apply(self):
+        with self.assertRaisesRegex(ValueError, "linear canary only"):
+            dptorch.audit(canary="quadratic-o2", runs=10)
+        with self.assertRaisesRegex(TypeError, "caller"):
+            dptorch.audit(caller=lambda records: None, runs=10)
+        with self.assertRaisesRegex(ValueError, "runs must be at least 4"):
+            dptorch.audit(runs=2)
+        # A caller whose gradients are of the wrong shape fails the claim's reference run, in one line.
+        with self.assertRaisesRegex(ValueError, "gradients returned"):
+            dpsosp.audit(algo="dpsgd", runs=10, caller=lambda records: (lambda x, ids: np.zeros((len(ids), 3))))
+
 
 if __name__ == "__main__":
     unittest.main()

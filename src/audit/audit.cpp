@@ -164,6 +164,9 @@ void AuditOptions::Validate() const {
     os << "tampering sensitivity-half raises the O1 clip to 2G: it needs a linear or extreme canary with "
           "canary_norm >= 2, got canary "
        << canary_name(canary) << " with canary_norm " << canary_norm;
+  else if (caller && canary != Canary::kLinear)
+    os << "caller: the caller's model is audited with the linear canary only (its loss <z, x>), got canary "
+       << canary_name(canary);
   else if (records > 1e8)
     os << "batch * steps * dim must be at most 1e8 (the records are stored densely), got " << batch << " * " << s
        << " * " << dim;
@@ -199,7 +202,8 @@ AuditResult run_audit(const AuditOptions& options) {
   const bool curve = setup.poisson || setup.banded;
   const std::size_t m = curve ? static_cast<std::size_t>(a.canaries) : 0;
   std::vector<double> lr[2] = {std::vector<double>(runs * m), std::vector<double>(runs * m)};
-  const int threads = a.threads > 0 ? a.threads : omp_get_max_threads();
+  // A caller's callbacks are never called by two threads at once.
+  const int threads = a.caller ? 1 : a.threads > 0 ? a.threads : omp_get_max_threads();
   // The failure message of the smallest (run, dataset), whatever the thread count.
   std::string first_failure;
   Index first_failure_at = std::numeric_limits<Index>::max();

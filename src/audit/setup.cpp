@@ -144,7 +144,7 @@ Setup::Setup(const AuditOptions& options) : a(options) {
     canary_steps = {2};
   }
   const Vec x0 = Vec::Zero(static_cast<Eigen::Index>(d));
-  reference = minimize(*model, data(false, 0, true), x0, honest);
+  reference = train(records(false, 0, true), x0, honest);
   // The noise knob of every private algorithm: its z (the tree's node sigma is z s).
   const double honest_z = reference.privacy.noise_multiplier;
   if (mf) mf_score = MfScore(reference.privacy.horizon, canary_steps);
@@ -248,7 +248,18 @@ void Setup::measure_signal() {
   if (!(signal > 0)) throw Error("audit: the canary was never sampled in 64 probe runs (raise the sampling rate)");
 }
 
-Dataset Setup::data(bool with_canary, std::uint64_t seed, bool null) const {
+Summary Setup::train(RowMatrix z, const Vec& x0, const RunOptions& config) const {
+  if (!a.caller) return minimize(*model, Dataset(std::move(z), Vec()), x0, config);
+  const Index rows = static_cast<Index>(z.rows());
+  CallerGradients g = a.caller(z);
+  if (g.dim != a.dim)
+    throw Error("AuditOptions: caller: its model has " + std::to_string(g.dim) +
+                " parameters, expected dim = " + std::to_string(a.dim));
+  const std::unique_ptr<Model> caller_model = make_caller_model(std::move(g));
+  return minimize(*caller_model, caller_records(rows), x0, config);
+}
+
+RowMatrix Setup::records(bool with_canary, std::uint64_t seed, bool null) const {
   const Index d = a.dim;
   RowMatrix z = RowMatrix::Zero(static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(d));
   if (!null) {
@@ -269,14 +280,14 @@ Dataset Setup::data(bool with_canary, std::uint64_t seed, bool null) const {
       z(static_cast<Eigen::Index>(row), static_cast<Eigen::Index>(j)) = value;
     }
   }
-  return Dataset(std::move(z), Vec());
+  return z;
 }
 
 Summary Setup::run_with(const RunOptions& config, bool with_canary, const RunRandomness& r) const {
   RunOptions o = config;
   o.seed = r.seed;
   o.noise_key = r.key;
-  return minimize(*model, data(with_canary, r.seed), Vec::Zero(static_cast<Eigen::Index>(a.dim)), o);
+  return train(records(with_canary, r.seed), Vec::Zero(static_cast<Eigen::Index>(a.dim)), o);
 }
 
 // The attacker's scores of one report (docs/privacy.md), in the order of

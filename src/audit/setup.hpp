@@ -73,7 +73,9 @@ struct Setup {
   explicit Setup(const AuditOptions& options);
   // D (with_canary = false) or D' for a run whose public seed is `seed`;
   // null = every record zero (the reference).
-  Dataset data(bool with_canary, std::uint64_t seed, bool null = false) const;
+  RowMatrix records(bool with_canary, std::uint64_t seed, bool null = false) const;
+  // One run on those records: the audit's model, or the caller's (AuditOptions::caller).
+  Summary train(RowMatrix records, const Vec& x0, const RunOptions& config) const;
   Summary run(bool with_canary, const RunRandomness& r) const { return run_with(audited, with_canary, r); }
   Summary run_with(const RunOptions& config, bool with_canary, const RunRandomness& r) const;
   std::vector<double> scores(const Summary& s) const;

@@ -9,10 +9,14 @@ python3-torch, torch >= 1.13 with functorch) when first used.
 Per-example gradients come from functorch (vmap of grad over the records); dpsosp.run_gradients does the rest as
 for its own models: the clipping by the library's rule, the O2 differences, the noise with the secret key, the
 accountant, the batches and the report. The default algorithm is the run's (spider-mf-adaptive).
+
+An Opacus user's module, optimizer and DataLoader go through make_private, which returns a PrivateTraining whose
+fit(loss) runs the same fit on the loader's dataset (the optimizer's step rule is not used: dpsosp runs its own).
 """
 import numpy as np
 
-__all__ = ["fit", "certify", "audit", "per_example_gradients"]
+__all__ = ["fit", "certify", "audit", "per_example_gradients", "make_private", "make_private_with_epsilon",
+           "PrivateTraining"]
 
 
 def _torch():
@@ -224,3 +228,6 @@ def audit(algo="spider-mf-adaptive", epsilon=1.0, delta=1e-5, runs=1000, device=
         return gradients
 
     return library_audit(algo=algo, epsilon=epsilon, delta=delta, runs=runs, caller=caller, **options)
+
+
+from ._torch_private import PrivateTraining, make_private, make_private_with_epsilon  # noqa: E402 (uses fit)

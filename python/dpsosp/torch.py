@@ -10,6 +10,10 @@ Per-example gradients come from functorch (vmap of grad over the records); dpsos
 for its own models: the clipping by the library's rule, the O2 differences, the noise with the secret key, the
 accountant, the batches and the report. The default algorithm is the run's (spider-mf-adaptive).
 
+Only the parameters that require a gradient are trained: a frozen one (requires_grad=False, e.g. a pretrained
+body under a new head) is held fixed inside the functional call, and the flat vector the library sees (its
+dimension d, its noise, x0 and the released x) is the trainable parameters in module.parameters() order.
+
 An Opacus user's module, optimizer and DataLoader go through make_private, which returns a PrivateTraining whose
 fit(loss) runs the same fit on the loader's dataset (the optimizer's step rule is not used: dpsosp runs its own).
 """
@@ -40,22 +44,50 @@ def _check_module(module):
         raise ValueError("module: has no parameter that requires a gradient")
 
 
+def _trainable_parameters(module):
+    """The parameters dpsosp trains: module.parameters() (in its order, each once) that require a gradient."""
+    return [p for p in module.parameters() if p.requires_grad]
+
+
+def _functional(module):
+    """functorch's (fmodel, params, buffers) of the module (params: all of module.parameters(), in order) and the
+    mask of those that require a gradient, for _splice."""
+    _, functorch = _torch()
+    fmodel, params, buffers = functorch.make_functional_with_buffers(module)
+    mask = [p.requires_grad for p in module.parameters()]
+    if len(mask) != len(params):  # pragma: no cover - functorch lists module.parameters() (a deep copy's)
+        raise RuntimeError(f"module: functorch gives {len(params)} parameters for its {len(mask)}")
+    return fmodel, params, buffers, mask
+
+
+def _splice(params, mask, trainable):
+    """The full parameter tuple for fmodel: the trainable tensors where mask is True, params' (frozen) elsewhere."""
+    it = iter(trainable)
+    full = tuple(next(it) if m else p for p, m in zip(params, mask))
+    assert next(it, None) is None
+    return full
+
+
 def per_example_gradients(module, loss, X, y):
     """The function gradients(x, ids) that dpsosp.run_gradients calls: the gradient of loss(module(X[i]), y[i]) at
-    the flat parameter vector x (float64, the module's parameters in order) for each id i, by functorch's vmap over
-    grad, one record per row (float64, len(ids) x d). Also returns d and the parameters' shapes."""
+    the flat parameter vector x (float64, the module's trainable parameters, those with requires_grad, in
+    module.parameters() order) for each id i, by functorch's vmap over grad, one record per row (float64,
+    len(ids) x d). Frozen parameters (requires_grad=False) are held fixed at their values now and have no
+    coordinates. Also returns losses(x, ids), each record's loss at x, and d."""
     torch, functorch = _torch()
-    fmodel, params, buffers = functorch.make_functional_with_buffers(module)
-    shapes = [p.shape for p in params]
+    fmodel, params, buffers, mask = _functional(module)
+    held = tuple(p if m else p.detach() for p, m in zip(params, mask))  # the frozen ones, constants
+    trainable = [p for p, m in zip(params, mask) if m]
+    shapes = [p.shape for p in trainable]
     sizes = [int(np.prod(s)) if len(s) else 1 for s in shapes]
-    dtype, device = params[0].dtype, params[0].device
+    dtype, device = trainable[0].dtype, trainable[0].device
 
     def unflat(x):
         flat = torch.as_tensor(np.asarray(x), dtype=dtype, device=device)
         return tuple(t.reshape(s) for t, s in zip(torch.split(flat, sizes), shapes))
 
     def one(p, xb, yb):
-        return loss(fmodel(p, buffers, xb.unsqueeze(0)), yb.unsqueeze(0))
+        return loss(fmodel(_splice(held, mask, p), buffers, xb.unsqueeze(0)), yb.unsqueeze(0))
 
     batched = functorch.vmap(functorch.grad(one), in_dims=(None, 0, 0), randomness="different")
     batched_loss = functorch.vmap(one, in_dims=(None, 0, 0), randomness="different")
@@ -105,6 +137,9 @@ def fit(module, loss, X, y, epsilon, delta=None, progress=True, **options):
     options: dpsosp.run's (algo, G, M, epochs, learning_rate, seed, noise_key, budget, ...), the run's defaults
     otherwise. X and y stay where they are (a CUDA device when the module is there); the parameters travel as
     float64 between the library and torch. A module with batch normalization is refused (it mixes records).
+    Only the parameters with requires_grad are trained (report["d"] counts them, report["x"] is them in
+    module.parameters() order); frozen ones are held fixed, bit for bit, and cost no noise. A module with no
+    parameter that requires a gradient is refused.
     progress: a line on stderr with the steps and passes so far (from what each step released).
     """
     torch, _ = _torch()
@@ -120,7 +155,8 @@ def fit(module, loss, X, y, epsilon, delta=None, progress=True, **options):
     if X.is_floating_point():
         X = X.to(next(module.parameters()).dtype)
     gradients, losses, dim = per_example_gradients(module, loss, X, y)
-    x0 = torch.nn.utils.parameters_to_vector(module.parameters()).detach().to("cpu", torch.float64).numpy()
+    trainable = _trainable_parameters(module)
+    x0 = torch.nn.utils.parameters_to_vector(trainable).detach().to("cpu", torch.float64).numpy()
     from ._caller import run_gradients
     line = _Progress(int(X.shape[0]), bool(progress), options.pop("callback", None))
     kwargs = dict(options, epsilon=epsilon, losses=losses, x0=x0, name=f"torch:{type(module).__name__}",
@@ -133,7 +169,7 @@ def fit(module, loss, X, y, epsilon, delta=None, progress=True, **options):
         line.end()
     with torch.no_grad():
         torch.nn.utils.vector_to_parameters(
-            torch.as_tensor(report["x"], dtype=next(module.parameters()).dtype, device=device), module.parameters())
+            torch.as_tensor(report["x"], dtype=trainable[0].dtype, device=device), trainable)
     return report
 
 
@@ -141,21 +177,24 @@ def certify(module, loss, X, y, rho=1.0):
     """The certificate of the module's parameters on the records X, y (docs/certificate.md): the gradient norm of the
     mean loss, the smallest eigenvalue of its Hessian (the library's Lanczos on Hessian-vector products by double
     backward) and the SOSP gap for Hessian-Lipschitz constant rho, as dpsosp.certify gives for the built-in models.
-    Computed from X and y without noise: a diagnostic, not covered by a guarantee unless X, y are public."""
-    torch, functorch = _torch()
+    Computed from X and y without noise: a diagnostic, not covered by a guarantee unless X, y are public.
+    As fit trains: with respect to the parameters that require a gradient (the gradient and the Hessian are those
+    of the trainable coordinates, d of them); frozen parameters are held fixed at their values."""
+    torch, _ = _torch()
     _check_module(module)
     from . import _core
     device = next(module.parameters()).device
     X, y = torch.as_tensor(X).to(device), torch.as_tensor(y).to(device)
     if X.is_floating_point():
         X = X.to(torch.float64)
-    fmodel, params, buffers = functorch.make_functional_with_buffers(module)
-    params = tuple(p.detach().to(torch.float64).requires_grad_(True) for p in params)
+    fmodel, params, buffers, mask = _functional(module)
+    held = tuple(p.detach().to(torch.float64) for p in params)  # the frozen ones, constants
+    params = tuple(p.detach().to(torch.float64).requires_grad_(True) for p, m in zip(params, mask) if m)
     buffers = tuple(b.to(torch.float64) if b.is_floating_point() else b for b in buffers)
     shapes = [p.shape for p in params]
 
     def mean_loss(*p):
-        return loss(fmodel(p, buffers, X), y)
+        return loss(fmodel(_splice(held, mask, p), buffers, X), y)
 
     def flat(ts):
         return torch.cat([t.reshape(-1) for t in ts]).numpy()

@@ -85,6 +85,87 @@ class TorchTest(unittest.TestCase):
         for key in ("grad_norm", "lambda_min", "sosp_gap"):
             self.assertAlmostEqual(mine[key], own[key], delta=1e-9, msg=key)
 
+    def test_a_frozen_layer_is_held_fixed_and_not_counted(self):
+        # A Sequential whose first Linear is frozen (requires_grad=False): the library's vector is the head's 18
+        # parameters; the per-example gradients are single-record backward passes restricted to them; fit leaves
+        # the frozen weights bit for bit, and its run is run_gradients on a hand-built gradient of the head (the
+        # same bits of x for the same seed and noise key); the head trains (the loss falls).
+        X, y = data(600)
+        loss = torch.nn.functional.cross_entropy
+        net = frozen_net()
+        frozen = [p.detach().clone() for p in net[0].parameters()]
+        head = torch.nn.utils.parameters_to_vector(net[2].parameters()).detach().double().numpy()
+        gradients, losses, dim = dptorch.per_example_gradients(net, loss, X, y)
+        self.assertEqual(dim, 8 * 2 + 2)
+        ids = np.array([5, 0, 599, 17], dtype=np.int64)
+        rows = gradients(head, ids)
+        self.assertEqual(rows.shape, (4, dim))
+        for k, i in enumerate(ids):
+            net.zero_grad()
+            value = loss(net(X[i:i + 1]), y[i:i + 1])
+            value.backward()
+            self.assertTrue(all(p.grad is None for p in net[0].parameters()))
+            expected = torch.cat([p.grad.reshape(-1) for p in net.parameters() if p.requires_grad]).double().numpy()
+            np.testing.assert_allclose(rows[k], expected, rtol=1e-5, atol=1e-7)
+            self.assertAlmostEqual(losses(head, ids)[k], value.item(), places=5)
+
+        W0, b0 = frozen
+
+        def by_hand(x, ids):  # the head's cross-entropy gradient, written in torch's order of operations
+            ids = torch.as_tensor(np.asarray(ids), dtype=torch.long)
+            W1 = torch.as_tensor(x[:16], dtype=torch.float32).reshape(2, 8)
+            b1 = torch.as_tensor(x[16:], dtype=torch.float32)
+            h = torch.tanh(torch.nn.functional.linear(X[ids], W0, b0))
+            g = torch.exp(torch.log_softmax(torch.nn.functional.linear(h, W1, b1), dim=1))
+            g = g - torch.nn.functional.one_hot(y[ids], 2).float()
+            return torch.cat([(g[:, :, None] * h[:, None, :]).reshape(len(ids), -1), g], 1).double().numpy()
+
+        np.testing.assert_array_equal(by_hand(head, np.arange(600)), gradients(head, np.arange(600)))
+        before = loss(net(X), y).item()
+        options = dict(epsilon=4, delta=1e-5, seed=3, noise_key=KEY, G=1, M=1, epochs=2)
+        mine = dptorch.fit(net, loss, X, y, progress=False, **options)
+        for p, q in zip(net[0].parameters(), frozen):
+            self.assertTrue(torch.equal(p, q))
+            self.assertFalse(p.requires_grad)
+        self.assertEqual(mine["d"], 18)
+        released = torch.nn.utils.parameters_to_vector(net[2].parameters()).detach().double().numpy()
+        np.testing.assert_allclose(released, mine["x"], rtol=1e-6)
+        own = dpsosp.run_gradients(by_hand, 600, 18, x0=head, **options)
+        for key in ("d", "epsilon", "delta", "noise_multiplier", "steps", "mechanism", "curve"):
+            self.assertEqual(mine[key], own[key], key)
+        self.assertTrue(np.array_equal(mine["x"], own["x"]))
+        self.assertLess(loss(net(X), y).item(), before - 0.05)
+        for p in net.parameters():
+            p.requires_grad_(False)
+        with self.assertRaisesRegex(ValueError, "^module: has no parameter that requires a gradient$"):
+            dptorch.fit(net, loss, X, y, epsilon=1)
+
+    def test_the_certificate_of_a_partly_frozen_module_is_the_heads(self):
+        # With the body frozen, certify is the certificate of the trainable head (d = 18) on the body's features:
+        # the same figures as certify of the head alone on those features, and a gradient of 18 coordinates.
+        from unittest import mock
+        X, y = data(300)
+        loss = torch.nn.functional.cross_entropy
+        net = frozen_net()
+        head = torch.nn.Linear(8, 2)
+        head.load_state_dict(net[2].state_dict())
+        with torch.no_grad():
+            features = torch.tanh(torch.nn.functional.linear(X.double(), net[0].weight.double(), net[0].bias.double()))
+        seen = []
+        real = dpsosp._core.certify_operator
+
+        def spy(gradient, hvp, rho):
+            seen.append((len(gradient), len(hvp(np.ones(len(gradient))))))
+            return real(gradient, hvp, rho)
+
+        with mock.patch.object(dpsosp._core, "certify_operator", spy):
+            mine = dptorch.certify(net, loss, X, y, rho=2)
+        self.assertEqual(seen, [(18, 18)])
+        own = dptorch.certify(head, loss, features, y, rho=2)
+        for key in ("grad_norm", "lambda_min", "sosp_gap"):
+            self.assertAlmostEqual(mine[key], own[key], delta=1e-9, msg=key)
+        self.assertGreater(mine["lambda_min"], -1e-9)  # convex in the head
+
     def test_bad_input_is_one_clear_line(self):
         X, y = data(100)
         net = torch.nn.Sequential(torch.nn.Linear(6, 4), torch.nn.BatchNorm1d(4), torch.nn.Linear(4, 2))
@@ -154,6 +235,13 @@ class TorchTest(unittest.TestCase):
         # A caller whose gradients are of the wrong shape fails the claim's reference run, in one line.
         with self.assertRaisesRegex(ValueError, "gradients returned"):
             dpsosp.audit(algo="dpsgd", runs=10, caller=lambda records: (lambda x, ids: np.zeros((len(ids), 3))))
+
+
+def frozen_net(seed=0):
+    """tiny_net with its first Linear frozen (requires_grad=False): only the head, 8 x 2 + 2 parameters, trains."""
+    net = tiny_net(seed)
+    net[0].requires_grad_(False)
+    return net
 
 
 def tiny_net(seed=0):

@@ -28,16 +28,19 @@ _OPACUS_NAMES = {"epsilon": "target_epsilon", "delta": "target_delta", "G": "max
 
 
 def _check_optimizer(torch, module, optimizer):
-    """None, or a torch optimizer over exactly the module's parameters (by identity)."""
+    """None, or a torch optimizer over the module's trainable parameters (by identity): all of those that require a
+    gradient, and no parameter outside the module (frozen ones of the module it may hold or not, as in torch)."""
     if optimizer is None:
         return
     if not isinstance(optimizer, torch.optim.Optimizer):
         raise TypeError(f"optimizer: expected a torch.optim.Optimizer or None, got {optimizer!r}")
-    mine = {id(p) for p in module.parameters()}
+    every = {id(p) for p in module.parameters()}
+    mine = {id(p) for p in module.parameters() if p.requires_grad}
     theirs = {id(p) for group in optimizer.param_groups for p in group["params"]}
-    if mine != theirs:
-        raise ValueError(f"optimizer: its {len(theirs)} parameters are not the module's {len(mine)} (dpsosp trains "
-                         "every parameter of the module): build it on module.parameters(), or pass None")
+    if not mine <= theirs or not theirs <= every:
+        raise ValueError(f"optimizer: its {len(theirs)} parameters are not the module's {len(mine)} trainable ones "
+                         "(dpsosp trains every parameter of the module that requires a gradient and holds the "
+                         "others fixed): build it on module.parameters(), or pass None")
     warnings.warn(f"optimizer: dpsosp runs its own optimizer; this {type(optimizer).__name__}'s step rule and "
                   "learning rate are not used (learning_rate= sets dpsosp's step; pass optimizer=None to silence)",
                   UserWarning, stacklevel=3)
@@ -94,10 +97,13 @@ def make_private(module, optimizer, data_loader, target_epsilon, target_delta=No
     Parameters
     ----------
     module : torch.nn.Module
-        The network, as for dpsosp.torch.fit; it holds the released parameters after fit.
+        The network, as for dpsosp.torch.fit; it holds the released parameters after fit (its parameters with
+        requires_grad=False are held fixed and not counted in d).
     optimizer : torch.optim.Optimizer or None
-        None, or the optimizer an Opacus loop would step: only checked to hold exactly the module's parameters
-        (dpsosp trains all of them), and a UserWarning says its step rule and learning rate are not used.
+        None, or the optimizer an Opacus loop would step: only checked to hold the module's trainable parameters
+        (dpsosp trains those that require a gradient and holds frozen ones fixed; the optimizer may hold the
+        frozen ones too, nothing outside the module), and a UserWarning says its step rule and learning rate are
+        not used.
     data_loader : torch.utils.data.DataLoader
         A loader over a map-style dataset of (x, y) pairs (a TensorDataset of two tensors, or any dataset whose
         items are pairs that torch's default_collate stacks), with the default collate_fn and a sequential or
@@ -127,7 +133,8 @@ def make_private(module, optimizer, data_loader, target_epsilon, target_delta=No
         A module, optimizer or loader of the wrong type, an unknown keyword, epsilon, delta or G among the
         options, or an option's value of the wrong type.
     ValueError
-        Batch normalization in the module, an optimizer over other parameters, an IterableDataset, a sampler
+        Batch normalization in the module, no parameter that requires a gradient, an optimizer that misses a
+        trainable parameter or holds one outside the module, an IterableDataset, a sampler
         that chooses records, a collate_fn of the loader's own, or items that are not (x, y) pairs; one line.
 
     Warns

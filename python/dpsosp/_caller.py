@@ -32,8 +32,9 @@ def run_gradients(gradients, n, dim, **options):
     **options
         dpsosp.run's options (the library's table: algo, epsilon, delta, G, M, epochs, seed, ...), and x0,
         noise_key, callback and budget as there; losses(x, ids) -> array and hvp(x, id, v) -> array (optional:
-        the G/M estimate and the certificate; hvp defaults to central differences of gradients); name (the
-        model's name in the report). The private scale does not apply: scale inputs from public knowledge.
+        the model's per-record losses and Hessian-vector products for a caller of Model::loss and Model::hvp, such
+        as a certificate; no run calls them: its steps, saddle escape and G/M estimate read gradients only; hvp
+        defaults to central differences of gradients); name (the model's name in the report). The private scale does not apply: scale inputs from public knowledge.
 
     Returns
     -------

@@ -192,6 +192,21 @@ class TorchTest(unittest.TestCase):
         self.assertTrue(np.all(np.isfinite(r["x"])))
         self.assertGreater(r["diagnostics"]["nonfinite"]["total"], 0)
 
+    def test_a_run_takes_no_hessian_vector_product(self):
+        # The steps, the saddle escape and the G/M estimate read gradients only (docs/torch.md): an hvp that raises
+        # is never called, whatever the algorithm.
+        rng = np.random.default_rng(0)
+        X = rng.normal(size=(3000, 3))
+        y = X @ [1.0, -1.0, 0.5]
+
+        def hvp(x, i, v):
+            raise AssertionError("hvp called")
+
+        for algo in ("spider-mf-adaptive", "spider-tree-adaptive", "spider-gauss-fixed", "dpsgd"):
+            r = dpsosp.run_gradients(lambda x, ids: X[ids] * (X[ids] @ x - y[ids])[:, None], 3000, 3, algo=algo,
+                                     epsilon=2, delta=1e-6, hvp=hvp, seed=1, noise_key=KEY)
+            self.assertGreater(r["steps"], 0, algo)
+
     def test_the_audit_of_the_torch_path_is_the_librarys(self):
         # The torch path's runs release what the library's own canary model releases, bit for bit: the same
         # result, honest (no violation) and tampered (noise / 10 caught), on one pass of dpsgd, passes of

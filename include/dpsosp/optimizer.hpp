@@ -164,8 +164,9 @@ struct RunOptions {
 /// `dpsosp.run` call it before loading the records; docs/parameters.md
 /// "sampling"): a private single pass of spider-mf-adaptive with float noise,
 /// its records in memory (one process or several), and none of the options that need
-/// the sample order set (sampling, sample_order, bands, accountant, o2,
-/// max_phase_length, overrides.sigma or noise_multiplier, a zero-out target),
+/// the sample order set (sampling, sample_order, accountant, o2,
+/// max_phase_length, overrides.sigma or noise_multiplier, a zero-out target;
+/// bands given keep it, fixing the banded pass's bands),
 /// samples by Poisson at a replace-one target: the same guarantee as the pass
 /// over the sample order, with the amplification by sampling (one pass of
 /// the banded factorization, docs/privacy-accounting.md section 9). Sets

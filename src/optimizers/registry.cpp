@@ -263,7 +263,7 @@ void RunOptions::Validate() const {
   if (bands && !poisson())
     refuse("bands", " = " + std::to_string(*bands) +
                         ": applies to spider-mf-adaptive with sampling = poisson (the "
-                        "default with epochs > 1)");
+                        "default run's where it can, docs/parameters.md \"sampling\", and with epochs > 1)");
   if (learning_rate && !positive(*learning_rate))
     refuse("learning_rate", " = " + shown(*learning_rate) + ": must be positive and finite");
   for (const auto& [value, field] :

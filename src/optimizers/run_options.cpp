@@ -47,7 +47,8 @@ bool choose_default_sampling(RunOptions& o, bool streamed) {
   if (!(info.knobs & kKnobSampling) || o.sampling || !one_pass || !o.is_private_run()) return false;
   const PrivacyTarget& t = *o.privacy;
   if (t.noise != NoiseMode::kFloat || (t.adjacency && *t.adjacency != Adjacency::kReplaceOne)) return false;
-  if (streamed || o.sample_order || o.overrides.sigma || o.overrides.noise_multiplier || o.bands || o.accountant ||
+  // Bands given keep the default: they are the banded Poisson pass's (its report states them).
+  if (streamed || o.sample_order || o.overrides.sigma || o.overrides.noise_multiplier || o.accountant ||
       o.o2.value_or(false) || o.max_phase_length)
     return false;
   o.sampling = Sampling::kPoisson;

@@ -49,6 +49,24 @@ class RunContract(unittest.TestCase):
         self.assertEqual(a["x"], b["x"])
         self.assertEqual(a["epsilon"], b["epsilon"])
 
+    def test_bands_keep_the_default_poisson_pass(self):
+        # The default pass's report states its bands; giving them back fixes them and keeps the pass (Poisson at a
+        # replace-one target), at the same guarantee.
+        common = ["run", "--synthetic", "phase-retrieval:n=20000,d=4,seed=1", "--seed", "1", "--epochs", "1",
+                  "--epsilon", "1", "--no-certificate", *ISSUE, *KEY]
+        auto = json.loads(dpsosp(*common).stdout)
+        r = dpsosp(*common, "--bands", str(int(auto["params"]["bands"])))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        fixed = json.loads(r.stdout)
+        for j in (auto, fixed):
+            self.assertEqual(j["adjacency"], "replace-one")
+            self.assertIn("sampling_rate", j["params"])
+        self.assertEqual(fixed["params"]["bands"], auto["params"]["bands"])
+        self.assertAlmostEqual(fixed["epsilon"], 1.0, places=6)
+        # Calibrated from another start: the same multiplier within the calibration's tolerance (1e-6).
+        z, z_auto = fixed["params"]["noise_multiplier"], auto["params"]["noise_multiplier"]
+        self.assertLess(abs(z - z_auto), 2e-6 * z_auto)
+
     def test_certify_reads_a_result(self):
         with tempfile.TemporaryDirectory() as tmp:
             out = os.path.join(tmp, "r.json")

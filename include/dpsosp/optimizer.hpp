@@ -232,6 +232,9 @@ struct Diagnostics {
   /// out, as for Poisson sampling, whose batch sizes are secret).
   Index gradient_evaluations = 0;
   double seconds = 0;  ///< wall time of the optimization
+  /// Of seconds, the accountant's: the run's parameter rules, the noise
+  /// calibration and the stated guarantee (public quantities only).
+  double accounting_seconds = 0;
 };
 
 /// What a run released, what it guarantees, and apart from both its diagnostics.

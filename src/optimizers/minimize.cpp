@@ -141,7 +141,8 @@ Summary run_checked(const Model& model, const Dataset& records, const Vec& x0, c
   summary.constants = o.constants;
   algorithm_row(options.algorithm).run(model, records, o, key, summary);
   if (summary.estimate && summary.privacy.is_private())
-    state_estimate_relations(*summary.estimate, options.privacy->prior_mu, summary.privacy);
+    timed(summary.diagnostics.accounting_seconds,
+          [&] { state_estimate_relations(*summary.estimate, options.privacy->prior_mu, summary.privacy); });
   summary.diagnostics.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   // Safe to say (SPEC section 8): whether a run took a step, and what the
   // warnings say, are functions of steps, samples_used and termination, which

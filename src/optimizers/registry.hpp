@@ -3,11 +3,24 @@
 // and what the audit needs to set it up; each algorithm's file defines its
 // row, and registry.cpp lists them.
 #pragma once
+#include <chrono>
 #include <limits>
 
 #include "dpsosp/optimizer.hpp"
 
 namespace dpsosp::detail {
+
+/// f(), its wall time added to `seconds` (Diagnostics::accounting_seconds:
+/// the run's parameter rules, the noise calibration, the stated guarantee).
+template <class F>
+auto timed(double& seconds, F&& f) -> decltype(f()) {
+  struct Add {
+    double& total;
+    std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+    ~Add() { total += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); }
+  } add{seconds};
+  return f();
+}
 
 /// Runs the algorithm from summary.x (x0) on the records and fills the
 /// summary: the privacy noise (and Poisson sampling) keyed by `key`, the

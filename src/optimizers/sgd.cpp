@@ -31,26 +31,28 @@ void run(const Model& model, const Dataset& data, const RunOptions& o, const Noi
   PoissonGaussianMechanism* sampler = nullptr;
   double q = 0;
   Index planned_steps = 0;
-  if (poisson) {
-    q = static_cast<double>(batch) / static_cast<double>(n);
-    // Converting a double above 2^64 to an integer is undefined; refuse first.
-    if (!(std::ceil(*o.epochs / q) <= 1e15))
-      throw Error(s.algorithm + ": epochs = " + std::to_string(*o.epochs) + " at sampling rate " + std::to_string(q) +
-                  " means more than 1e15 steps");
-    planned_steps = static_cast<Index>(std::ceil(*o.epochs / q));
-    auto poisson_mechanism =
-        make_poisson_gaussian_mechanism(d, key, clip, q, planned_steps, *o.privacy, o.overrides.noise_multiplier,
-                                        o.accountant.value_or(Accountant::kPld));
-    sampler = poisson_mechanism.get();
-    noise = std::move(poisson_mechanism);
-  } else if (is_private) {
-    // replace-one: the mean of `batch` clipped gradients has sensitivity 2G/batch.
-    noise = make_gaussian_mechanism(d, key, *o.privacy, 2.0 * clip / static_cast<double>(batch),
-                                    o.overrides.noise_multiplier);
-  } else {
-    noise = make_no_mechanism();
-  }
-  const PrivacyRecord record = noise->account();
+  const PrivacyRecord record = timed(s.diagnostics.accounting_seconds, [&] {
+    if (poisson) {
+      q = static_cast<double>(batch) / static_cast<double>(n);
+      // Converting a double above 2^64 to an integer is undefined; refuse first.
+      if (!(std::ceil(*o.epochs / q) <= 1e15))
+        throw Error(s.algorithm + ": epochs = " + std::to_string(*o.epochs) + " at sampling rate " + std::to_string(q) +
+                    " means more than 1e15 steps");
+      planned_steps = static_cast<Index>(std::ceil(*o.epochs / q));
+      auto poisson_mechanism =
+          make_poisson_gaussian_mechanism(d, key, clip, q, planned_steps, *o.privacy, o.overrides.noise_multiplier,
+                                          o.accountant.value_or(Accountant::kPld));
+      sampler = poisson_mechanism.get();
+      noise = std::move(poisson_mechanism);
+    } else if (is_private) {
+      // replace-one: the mean of `batch` clipped gradients has sensitivity 2G/batch.
+      noise = make_gaussian_mechanism(d, key, *o.privacy, 2.0 * clip / static_cast<double>(batch),
+                                      o.overrides.noise_multiplier);
+    } else {
+      noise = make_no_mechanism();
+    }
+    return noise->account();
+  });
   s.params["batch_size"] = static_cast<double>(batch);
   s.params["learning_rate"] = lr;
   if (is_private) s.params["noise_multiplier"] = record.noise_multiplier;

@@ -47,9 +47,10 @@ void run(const Model& model, const Dataset& data, const RunOptions& o, const Noi
   }
   // Reported at the O1 release's sensitivity 2G/b; O2 noise scales with the step.
   const double o1_sensitivity = 2.0 * k.G / static_cast<double>(p.b);
-  const std::unique_ptr<Mechanism> noise =
-      make_gaussian_mechanism(model.dim(), key, target, o1_sensitivity, o.overrides.noise_multiplier);
-  const PrivacyRecord record = noise->account();
+  const std::unique_ptr<Mechanism> noise = timed(s.diagnostics.accounting_seconds, [&] {
+    return make_gaussian_mechanism(model.dim(), key, target, o1_sensitivity, o.overrides.noise_multiplier);
+  });
+  const PrivacyRecord record = timed(s.diagnostics.accounting_seconds, [&] { return noise->account(); });
   p.sensitivity = record.sensitivity;
   p.sigma = record.sigma;
   report_spider_params(s, p);

@@ -81,20 +81,27 @@ void report(Summary& s, const MfParameters& p) {
 
 void run(const Model& model, const Dataset& data, const RunOptions& o, const NoiseKey& key, Summary& s) {
   const Index n = data.rows() - s.reserved_records;  // those the optimizer may use
-  const MfParameters p =
-      spider_mf_adaptive_parameters(n, model.dim(), *o.privacy, o.constants, choices_of(o, data.rows()), o.overrides);
+  double& accounting = s.diagnostics.accounting_seconds;
+  const MfParameters p = timed(accounting, [&] {
+    return spider_mf_adaptive_parameters(n, model.dim(), *o.privacy, o.constants, choices_of(o, data.rows()),
+                                         o.overrides);
+  });
   std::unique_ptr<Mechanism> noise;
   SpiderConfig c;
   if (p.sampling == Sampling::kPoisson) {
     // The clipped sums of the sampled records, sensitivity G (zero-out); the
     // core divides each release by the expected batch b1.
-    auto banded = make_poisson_gaussian_mechanism(model.dim(), key, o.constants.G, p.sampling_rate, p.cycles,
-                                                  *o.privacy, p.noise_multiplier, p.accountant, p.bands);
+    auto banded = timed(accounting, [&] {
+      return make_poisson_gaussian_mechanism(model.dim(), key, o.constants.G, p.sampling_rate, p.cycles, *o.privacy,
+                                             p.noise_multiplier, p.accountant, p.bands);
+    });
     c.sampler = banded.get();
     noise = std::move(banded);
   } else {
-    noise = make_mf_mechanism(model.dim(), key, p.sensitivity, p.horizon, *o.privacy, p.sigma,
-                              p.epochs > 1 ? p.steps_per_epoch : 0);
+    noise = timed(accounting, [&] {
+      return make_mf_mechanism(model.dim(), key, p.sensitivity, p.horizon, *o.privacy, p.sigma,
+                               p.epochs > 1 ? p.steps_per_epoch : 0);
+    });
   }
   report(s, p);
   c.b1 = p.b1;
@@ -122,7 +129,7 @@ void run(const Model& model, const Dataset& data, const RunOptions& o, const Noi
   c.tail_from =
       p.tail > 0 ? static_cast<Index>(std::floor((1.0 - p.tail) * records)) : std::numeric_limits<Index>::max();
   run_spider(model, data, c, *noise, o, s);
-  s.privacy = noise->account();
+  s.privacy = timed(accounting, [&] { return noise->account(); });
 }
 
 // The audit's linear canary (docs/privacy.md): every step an O1 on `batch`

@@ -17,9 +17,11 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 void run(const Model& model, const Dataset& data, const RunOptions& o, const NoiseKey& key, Summary& s) {
   const bool is_private = o.is_private_run();
   const PrivacyTarget target = is_private ? *o.privacy : PrivacyTarget{kInf, 1e-6};
-  SpiderParameters p =
-      spider_tree_adaptive_parameters(data.rows() - s.reserved_records, model.dim(), target, o.constants,
-                                      o.alpha_scale_or_default(), o.overrides, o.max_phase_length.value_or(0));
+  double& accounting = s.diagnostics.accounting_seconds;
+  SpiderParameters p = timed(accounting, [&] {
+    return spider_tree_adaptive_parameters(data.rows() - s.reserved_records, model.dim(), target, o.constants,
+                                           o.alpha_scale_or_default(), o.overrides, o.max_phase_length.value_or(0));
+  });
   SpiderConfig c = spider_config(o, p, is_private);
   c.restart = {RestartRule::Kind::kDriftNorm, p.kappa, 0};
   if (is_private || !o.batch_size) {
@@ -31,13 +33,14 @@ void run(const Model& model, const Dataset& data, const RunOptions& o, const Noi
   }
   // Every node's sensitivity is at most s = max(2G/b, 2/bt_slope) (SPEC 2.3);
   // the mechanism checks each release against it.
-  const std::unique_ptr<Mechanism> noise =
-      is_private ? make_tree_mechanism(model.dim(), key, p.sensitivity, p.max_phase_length, target,
-                                       tree_sigma_override(o.overrides, p.sensitivity))
-                 : make_no_mechanism();
+  const std::unique_ptr<Mechanism> noise = timed(accounting, [&] {
+    return is_private ? make_tree_mechanism(model.dim(), key, p.sensitivity, p.max_phase_length, target,
+                                            tree_sigma_override(o.overrides, p.sensitivity))
+                      : make_no_mechanism();
+  });
   report_spider_params(s, p);
   run_spider(model, data, c, *noise, o, s);
-  s.privacy = noise->account();
+  s.privacy = timed(accounting, [&] { return noise->account(); });
 }
 
 // The audit's linear canary: one O1 per step, s = max(2G/b, 2/bt_slope) = 2G/b

@@ -17,9 +17,11 @@ void run(const Model& model, const Dataset& data, const RunOptions& o, const Noi
   const PrivacyTarget& target = *o.privacy;
   const double sd = std::sqrt(static_cast<double>(model.dim()));
   const double eps = target.epsilon;
-  SpiderParameters p =
-      spider_tree_adaptive_parameters(data.rows() - s.reserved_records, model.dim(), target, k,
-                                      o.alpha_scale_or_default(), o.overrides, o.max_phase_length.value_or(0));
+  double& accounting = s.diagnostics.accounting_seconds;
+  SpiderParameters p = timed(accounting, [&] {
+    return spider_tree_adaptive_parameters(data.rows() - s.reserved_records, model.dim(), target, k,
+                                           o.alpha_scale_or_default(), o.overrides, o.max_phase_length.value_or(0));
+  });
   const double a = p.alpha;
   const double max_step = 2.0 * k.G / k.M;
   const Index q = o.period ? *o.period : batch_count(std::sqrt(static_cast<double>(p.b)) * a / (2.0 * k.G));
@@ -29,9 +31,11 @@ void run(const Model& model, const Dataset& data, const RunOptions& o, const Noi
                        ? *o.batch_size
                        : batch_count(4.0 * k.G * sd / (a * eps) + 4.0 * static_cast<double>(q) * k.G * k.G / (a * a));
   p.sensitivity = std::max(2.0 * k.G / static_cast<double>(p.b), 2.0 * k.M * max_step / static_cast<double>(b2));
-  const std::unique_ptr<Mechanism> noise =
-      make_tree_mechanism(model.dim(), key, p.sensitivity, q, target, tree_sigma_override(o.overrides, p.sensitivity));
-  p.sigma = noise->account().sigma;
+  const std::unique_ptr<Mechanism> noise = timed(accounting, [&] {
+    return make_tree_mechanism(model.dim(), key, p.sensitivity, q, target,
+                               tree_sigma_override(o.overrides, p.sensitivity));
+  });
+  p.sigma = timed(accounting, [&] { return noise->account().sigma; });
   report_spider_params(s, p);
   s.params["q"] = static_cast<double>(q);
   s.params["b2"] = static_cast<double>(b2);
@@ -42,7 +46,7 @@ void run(const Model& model, const Dataset& data, const RunOptions& o, const Noi
   c.batch.fixed = b2;
   c.perturbation.enabled = false;
   run_spider(model, data, c, *noise, o, s);
-  s.privacy = noise->account();
+  s.privacy = timed(accounting, [&] { return noise->account(); });
 }
 
 // s = max(2G/b1, 4G/b2) = 2G/b1 with b2 = 2 b1; O1 every phase_length steps.

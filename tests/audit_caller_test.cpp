@@ -5,23 +5,12 @@
 #include <string>
 #include <vector>
 
+#include "audit_options.hpp"
 #include "dpsosp/audit.hpp"
 #include "dpsosp/error.hpp"
 
 namespace dpsosp::audit {
 namespace {
-
-AuditOptions options(Algorithm algorithm, Tampering tampering, Canary canary = Canary::kLinear) {
-  AuditOptions o;
-  o.algorithm = algorithm;
-  o.canary = canary;
-  o.privacy = {1.0, 1e-5};
-  o.batch = 16;
-  o.seed = 20241008;
-  o.threads = 2;
-  o.tampering = tampering;
-  return o;
-}
 
 // The caller's model (AuditOptions::caller, the path of dpsosp.torch.audit):
 // gradients from a callback that returns each record's row z_i give the audit

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "audit_options.hpp"
 #include "dpsosp/error.hpp"
 #include "dpsosp/factorization.hpp"
 #include "test_fixtures.hpp"
@@ -28,19 +29,6 @@ void PrintTo(Algorithm a, std::ostream* os) { *os << algorithm_name(a); }
 
 namespace dpsosp::audit {
 namespace {
-
-AuditOptions options(Algorithm algorithm, Tampering tampering, Canary canary = Canary::kLinear) {
-  AuditOptions o;
-  o.algorithm = algorithm;
-  o.canary = canary;
-  o.privacy = {1.0, 1e-5};
-  o.runs = 2000;
-  o.batch = 16;
-  o.seed = 20241008;
-  o.threads = 2;
-  o.tampering = tampering;
-  return o;
-}
 
 class AuditEveryPrivateAlgorithm : public ::testing::TestWithParam<Algorithm> {};
 

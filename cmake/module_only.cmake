@@ -1,12 +1,11 @@
 # DPSOSP_MODULE_ONLY (pip install; setup.py sets it): the library built for the Python module alone.
 # Included from CMakeLists.txt before the library is added, with DPSOSP_SOURCES relative to the source root.
 
-# The sources that _core does not link (the CLI's file loaders, the audit, the gradient checker; a link map of
+# The sources that _core does not link (the CLI's file loaders, the gradient checker; a link map of
 # the module lists every other object of libdpsosp.a): left out. A module that starts to need one fails to
 # import ("undefined symbol"), which the ctest pip_install shows.
+# The audit stays: dpsosp.audit and dpsosp.torch.audit call it.
 list(REMOVE_ITEM DPSOSP_SOURCES
-  src/audit/audit.cpp src/audit/canaries.cpp src/audit/names.cpp src/audit/setup.cpp src/audit/statistics.cpp
-  src/audit/tradeoff.cpp
   src/data/csv.cpp src/data/file_input.cpp src/data/idx.cpp src/data/libsvm.cpp src/data/loaders.cpp
   src/models/gradient_check.cpp)
 

@@ -84,6 +84,33 @@ TEST(Scaling, HopelessNoiseGivesABoxInsideThePublicRange) {
   }
 }
 
+// The box is centred on the column's median, so that the map onto [-1, 1]
+// sends the bulk near 0. A column of mostly zeros (a dark pixel: 90% at 0,
+// the rest in [0.5, 1]) is centred on exactly 0 (the atom at the domain's
+// edge holds the zeros): a zero stays 0, exactly and with noise; a skewed
+// column (10 + Exp(1), median 10.69) is centred within a bin (S = 16, bins of
+// 1) of its median.
+TEST(Scaling, BoxesAreCentredOnTheMedian) {
+  const Index n = 10000;
+  std::mt19937_64 g(4);
+  std::uniform_real_distribution<double> lit(0.5, 1.0);
+  std::exponential_distribution<double> e(1.0);
+  RowMatrix m(n, 2);
+  for (Index i = 0; i < n; ++i) m.row(i) << (i % 10 == 0 ? lit(g) : 0.0), 10 + e(g);
+  for (double sigma : {0.0, 2 * std::sqrt(2.0) / 0.5}) {
+    const std::vector<ColumnBox> b = estimate_boxes(m, sigma, false, 0, test_noise_key());
+    EXPECT_EQ(b[0].lower, -b[0].upper) << sigma;
+    EXPECT_GT(b[0].upper, 0) << sigma;
+    EXPECT_NEAR(0.5 * (b[1].lower + b[1].upper), 10 + std::log(2.0), 1.0) << sigma;
+    EXPECT_GT(b[1].upper, 13) << sigma;  // the 98% point, 13.9, within a bin
+    Scaling s;
+    s.lower = {b[0].lower, b[1].lower};
+    s.upper = {b[0].upper, b[1].upper};
+    const Dataset unit = s.apply(Dataset(RowMatrix(m.topRows(2)), Vec()));
+    EXPECT_EQ(unit.dense()(1, 0), 0.0) << sigma;  // record 1's zero
+  }
+}
+
 // The unit map round trip: x_user on raw records inside the box gives the
 // predictions of x on their unit records, mapped back to the user's units.
 TEST(Scaling, UserUnitsPointReproducesThePredictions) {

@@ -20,19 +20,23 @@
 //     count is above it, the pair of adjacent octaves (on either side) with
 //     the largest noisy count gives S_c and the side.
 //  2. location and spread: a histogram of x_c clipped into [a, b] (the sides
-//     found: [0, S_c], [-S_c, 0] or [-S_c, S_c]) on 16 equal bins with the same
-//     noise; [lower_c, upper_c] = the 2% and 98% points (linear within a bin)
-//     of the counts above 2.5 sigma ([a, b] where those hold under half of the
-//     n records, n public), at least a bin wide.
+//     found: [0, S_c], [-S_c, 0] or [-S_c, S_c]) on 16 equal bins and an atom
+//     at each end (x_c <= a, x_c >= b: the zeros of a non-negative column, the
+//     clamped values) with the same noise; [l_c, u_c] = the 2% and 98% points
+//     (linear within a bin) of the counts above 2.5 sigma, at least a bin wide,
+//     and m_c their median, in [l_c, u_c] ([a, b] and its middle where those
+//     counts hold under half of the n records, n public). The box is centred
+//     on the median: [lower_c, upper_c] = m_c -+ max(u_c - m_c, m_c - l_c)
+//     (within the public range), so that the map onto [-1, 1] sends the bulk
+//     of a skewed column near 0, not to an end (a column of mostly zeros keeps
+//     its zeros at 0).
 // Replacing one record moves one count down and one up in each of the C
-// columns of a histogram: L2 sensitivity sqrt(2C). The two histograms are
-// Gaussian mechanisms of (sqrt(2C) / sigma)-GDP each, (2 sqrt(C) / sigma)-GDP
-// together; sigma = 2 sqrt(C) / mu_s makes the estimate mu_s-GDP.
-// A regression target estimated with features (float mode) takes a larger part
-// of mu_s^2, w = max(1/C, 1/4): its counts' noise is 2 / (sqrt(w) mu_s), the
-// features' 2 sqrt((C - 1) / (1 - w)) / mu_s (one histogram: sqrt(2) in place
-// of 2), and the parts still add up to mu_s^2. A wrong target box misplaces
-// every prediction (they are clamped into it); a wrong feature box one feature.
+// columns of a histogram (every record in exactly one bin, atoms included): L2 sensitivity sqrt(2C). The two histograms
+// are Gaussian mechanisms of (sqrt(2C) / sigma)-GDP each, (2 sqrt(C) / sigma)-GDP together; sigma = 2 sqrt(C) / mu_s
+// makes the estimate mu_s-GDP. A regression target estimated with features (float mode) takes a larger part of mu_s^2,
+// w = max(1/C, 1/4): its counts' noise is 2 / (sqrt(w) mu_s), the features' 2 sqrt((C - 1) / (1 - w)) / mu_s (one
+// histogram: sqrt(2) in place of 2), and the parts still add up to mu_s^2. A wrong target box misplaces every
+// prediction (they are clamped into it); a wrong feature box one feature.
 //
 // Where step 2 could not be read (public: its counts' noise 2.5 sigma of the
 // two-histogram estimate at least n / 4, so that its kept counts would rarely

@@ -12,6 +12,7 @@ namespace {
 constexpr int kLowExponent = -20, kHighExponent = 20;  // the octave grid: public range [-2^20, 2^20]
 constexpr int kOctaveBins = kHighExponent - kLowExponent + 1;
 constexpr int kLinearBins = 16;
+const double kPublicRange = std::ldexp(1.0, kHighExponent);
 constexpr double kQuantile = 0.02;           // the box spans the 2% to 98% points
 constexpr double kMagnitudeThreshold = 4.0;  // counts kept: above 4 sigma (octaves), 2.5 sigma (linear)
 constexpr double kLinearThreshold = 2.5;
@@ -129,25 +130,34 @@ std::vector<ColumnBox> estimate_boxes(const RowMatrix& columns, double count_noi
       boxes[static_cast<std::size_t>(c)] = {a, b, found};
       continue;
     }
-    std::vector<double> edges(kLinearBins + 1);
-    for (int k = 0; k <= kLinearBins; ++k) edges[static_cast<std::size_t>(k)] = a + (b - a) * k / kLinearBins;
-    std::vector<double> linear(kLinearBins, 0.0);
+    // Bins: the atom at a (values <= a, the clamped ones included), the 16
+    // equal bins of [a, b], the atom at b; an atom's two edges are equal.
+    std::vector<double> edges(kLinearBins + 3);
+    for (int k = 0; k <= kLinearBins; ++k) edges[static_cast<std::size_t>(k + 1)] = a + (b - a) * k / kLinearBins;
+    edges.front() = a;
+    edges.back() = b;
+    std::vector<double> linear(kLinearBins + 2, 0.0);
     for (Eigen::Index i = 0; i < n; ++i) {
       const double v = std::clamp(columns(i, c), a, b);
-      const int k = std::clamp(static_cast<int>(std::floor((v - a) / (b - a) * kLinearBins)), 0, kLinearBins - 1);
+      const int k =
+          v <= a   ? 0
+          : v >= b ? kLinearBins + 1
+                   : 1 + std::clamp(static_cast<int>(std::floor((v - a) / (b - a) * kLinearBins)), 0, kLinearBins - 1);
       linear[static_cast<std::size_t>(k)] += 1;
     }
     second.add(linear, sigma);
     bool any = false;
     double lo = kept_quantile(linear, edges, t2, kQuantile, &any);
     double hi = kept_quantile(linear, edges, t2, 1 - kQuantile, &any);
+    double centre = kept_quantile(linear, edges, t2, 0.5, &any);
     // Where the kept counts hold under half of the n (public) records, their
-    // points say little: the whole domain instead.
+    // points say little: the whole domain instead, centred on its middle.
     double kept = 0;
     for (double v : linear) kept += v > t2 ? v : 0.0;
     if (!any || kept < 0.5 * static_cast<double>(n)) {
       lo = a;
       hi = b;
+      centre = 0.5 * (a + b);
     }
     const double width = (b - a) / kLinearBins;
     if (hi - lo < width) {
@@ -155,6 +165,12 @@ std::vector<ColumnBox> estimate_boxes(const RowMatrix& columns, double count_noi
       lo = mid - 0.5 * width;
       hi = mid + 0.5 * width;
     }
+    // The box centred on the median: the map onto [-1, 1] sends the bulk of
+    // the column near 0 (a column of mostly zeros keeps its zeros at 0).
+    centre = std::clamp(centre, lo, hi);
+    const double half = std::max(hi - centre, centre - lo);
+    lo = std::max(centre - half, -kPublicRange);
+    hi = std::min(centre + half, kPublicRange);
     boxes[static_cast<std::size_t>(c)] = {lo, hi, found};
   }
   return boxes;

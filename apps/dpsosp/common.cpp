@@ -127,7 +127,7 @@ Dataset load_file(const DataSource& s, const std::string& path, const std::strin
       throw Error(std::string(option) + ": applies to CSV files, not " + path);
   if (!s.weights_column.empty() && !format_info(format).csv_options)
     throw Error("--weights-column: applies to CSV files, not " + path);
-  if (!s.class_names().empty() && !format_info(format).csv_options)
+  if (s.given("--classes") && !s.class_names().empty() && !format_info(format).csv_options)
     throw Error("--classes " + s.classes + ": class names map a CSV file's labels; " + path +
                 " holds class indices: give their count (--classes " + std::to_string(s.class_names().size()) + ")");
   if (!labels_path.empty() && !format_info(format).labels_file)
@@ -197,7 +197,8 @@ void add_data_options(CLI::App& app, DataSource& s) {
 }
 
 std::vector<std::string> DataSource::class_names() const {
-  if (!given("--classes") || is_count(classes)) return {};
+  if (!given("--classes")) return point_class_names;
+  if (is_count(classes)) return {};
   return split_names(classes, ',', "--classes");
 }
 

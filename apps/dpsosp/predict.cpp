@@ -1,7 +1,9 @@
 // `dpsosp predict`: the predictions of a released point (a run's report or a
 // model file from dpsosp.save) on records, as CSV.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "cli.hpp"
@@ -51,6 +53,16 @@ void setup_predict(CLI::App& app) {
                   ": no \"model\" and \"shape\" (expected a result of dpsosp run or a "
                   "model file of dpsosp.save)");
     default_features_from_point(args->source, point.features);
+    // Labels named by the run (its --classes a,b,c, or an estimator's classes_)
+    // are read through those names, as the run read them.
+    // (Names that are all numbers keep the numeric reading of the labels.)
+    const auto number = [](const std::string& t) {
+      char* end = nullptr;
+      std::strtod(t.c_str(), &end);
+      return !t.empty() && *end == '\0';
+    };
+    if (!args->source.given("--classes") && !std::all_of(point.class_names.begin(), point.class_names.end(), number))
+      args->source.point_class_names = point.class_names;
     const bool labeled = !args->no_labels && model_info(point.model).labeled;
     const Dataset raw = load_data_file(args->source, labeled);
     // A point fitted on the unit scale (scaling.hpp) predicts raw records
@@ -65,13 +77,14 @@ void setup_predict(CLI::App& app) {
     const bool classifier = model->classes() > 0;
     // The labels: --classes a,b,c, else those the model file keeps (dpsosp.save of an estimator).
     std::vector<std::string> names = args->source.class_names();
-    if (names.empty() && !args->source.given("--classes")) {
+    if (!args->source.given("--classes")) {
       names = point.class_names;
       if (!names.empty() && (!classifier || static_cast<Index>(names.size()) != model->classes()))
         throw Error("--point " + args->point + ": \"class_names\" holds " + std::to_string(names.size()) +
                     " labels for a " + point.model + " model of " + std::to_string(model->classes()) + " classes");
     }
-    if (!names.empty() && (!classifier || static_cast<Index>(names.size()) != model->classes()))
+    if (args->source.given("--classes") && !names.empty() &&
+        (!classifier || static_cast<Index>(names.size()) != model->classes()))
       throw Error("--classes " + args->source.classes + ": " + std::to_string(names.size()) + " class names for a " +
                   point.model + " model of " + std::to_string(model->classes()) + " classes");
     if (args->proba && !classifier) throw Error("--proba: " + point.model + " is not a classifier");

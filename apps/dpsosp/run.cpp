@@ -183,6 +183,9 @@ int do_run(const RunArgs& a) {
   nlohmann::json j = run_report(scaled, *p.model, n, request, so.any());
   nlohmann::json diagnostics = j.contains("diagnostics") ? j["diagnostics"] : nlohmann::json::object();
   j.erase("diagnostics");
+  // The declared class names (--classes a,b,c: public, as the labels were
+  // read): dpsosp predict --point reads and answers in them.
+  if (const std::vector<std::string> names = a.source.class_names(); !names.empty()) j["class_names"] = names;
   j["interrupted"] = interrupted;       // a signal too
   if (p.records) j["streamed"] = true;  // once, front to back, in the file's order
   diagnostics["load_seconds"] = p.load_seconds;

@@ -103,6 +103,31 @@ class Tables(unittest.TestCase):
         r = dpsosp("run", "--model", "logistic", "--classes", ",".join(SPECIES), "--data", path)
         self.assertIn("--classes: logistic takes 2 classes", r.stderr)
 
+    def test_predict_reads_and_answers_in_the_runs_class_names(self):
+        rows = table()
+        lines = ["species,color,a,b"] + [f"{SPECIES[k]},{c},{a},{b}" for k, c, a, b in rows]
+        path = self.write("species.csv", lines)
+        named = self.run_ok("--model", "softmax", "--classes", ",".join(SPECIES), "--data", path)
+        self.assertEqual(named["class_names"], SPECIES)  # the declared names, public, in class order
+        point = self.write("point.json", [json.dumps(named)])
+        # No --classes: the point's names read the labels and name the predictions.
+        r = dpsosp("predict", "--point", point, "--data", path)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        given = dpsosp("predict", "--point", point, "--data", path, "--classes", ",".join(SPECIES))
+        self.assertEqual(r.stdout, given.stdout)
+        self.assertEqual(r.stderr, given.stderr)  # the same accuracy line
+        predictions = r.stdout.split()[1:]
+        self.assertEqual(len(predictions), len(rows))
+        self.assertTrue(set(predictions) <= set(SPECIES))
+        self.assertIn("accuracy", r.stderr)
+        # A count of classes still asks for numeric labels.
+        r = dpsosp("predict", "--point", point, "--data", path, "--classes", "3")
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("non-numeric label", r.stderr)
+        # A run on numeric labels keeps no names.
+        plain = self.run_ok("--model", "softmax", "--classes", "3", "--data", self.numeric(rows))
+        self.assertNotIn("class_names", plain)
+
     def test_unknown_label_refused_alike_for_neighbouring_files(self):
         rows = table(300)
         lines = ["species,color,a,b"] + [f"{SPECIES[k]},{c},{a},{b}" for k, c, a, b in rows]

@@ -51,7 +51,12 @@ TEST(RunRequest, TheDefaultsAreTheDefaultRun) {
   EXPECT_EQ(o.sampling, Sampling::kPoisson);  // choose_default_sampling
   EXPECT_TRUE(o.default_passes);
   EXPECT_EQ(r.scale, "auto");
-  EXPECT_EQ(r.scale_share, 0.25);
+  EXPECT_FALSE(r.scale_share.has_value());  // auto: the public rule (automatic_scale_share)
+  EXPECT_TRUE(r.scaling("softmax", 4, true, false, {}, std::nullopt).automatic_share);
+  const RunRequest given({{"scale_share", "0.3"}}, {}, FrontEnd::kCli, false);
+  const ScalingOptions so = given.scaling("softmax", 4, true, false, {}, std::nullopt);
+  EXPECT_FALSE(so.automatic_share);
+  EXPECT_EQ(so.share, 0.3);
   // A non-private algorithm takes no target, and G = M = 1.
   const RunRequest sgd({{"algo", "sgd"}}, {}, FrontEnd::kCli, false);
   EXPECT_FALSE(sgd.options.privacy.has_value());

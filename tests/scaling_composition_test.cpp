@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <random>
 
 #include "dpsosp/dpsosp.hpp"
@@ -18,6 +19,47 @@ using testing::estimate_every_box;
 using testing::private_run;
 using testing::regression;
 using testing::with_intercept;
+
+// scale_share auto (automatic_scale_share): 0.25 where the counts' 2.5 sigma
+// is not under n / 5 at it; else the least share in [0.1, 0.25] that keeps it
+// there; a public function of n, the columns and the target. Known answers
+// from scale_count_noise: sigma = 2 sqrt(C) / (sqrt(s) mu) (single pass).
+TEST(Scaling, AutomaticShareKeepsTheCountsReadable) {
+  const RunOptions run = private_run(1.0);
+  const double mu = privacy::gdp_mu(1.0, 1e-6);
+  const auto sigma = [&](Index C, double s) { return 2 * std::sqrt(static_cast<double>(C)) / (std::sqrt(s) * mu); };
+  // A few hundred records of 30 columns: no room, the full 0.25.
+  EXPECT_EQ(automatic_scale_share(30, 400, run), 0.25);
+  // 8000 records of 784 columns (npm's digits): 2.5 sigma = n / 5 at the share.
+  const double s = automatic_scale_share(784, 8000, run);
+  EXPECT_GT(s, 0.1);
+  EXPECT_LT(s, 0.25);
+  EXPECT_NEAR(2.5 * sigma(784, s), 0.2 * 8000, 1e-6 * 8000);
+  EXPECT_NEAR(s, 0.25 * std::pow(2.5 * sigma(784, 0.25) / (0.2 * 8000), 2), 1e-9);
+  // Many records: the least share, 0.1.
+  EXPECT_EQ(automatic_scale_share(10, 100000, run), 0.1);
+  // A non-private run: nothing to share.
+  RunOptions exact = run;
+  exact.privacy->epsilon = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(automatic_scale_share(784, 8000, exact), 0.25);
+  // A run given it: the share of the report; the rule's where automatic, but
+  // 0.25 where a regression's target is estimated.
+  const Dataset data = regression(20000, 5);
+  const auto model = with_intercept("linear", 2);
+  ScalingOptions so = estimate_every_box();
+  so.automatic_share = true;
+  EXPECT_EQ(minimize_scaled(*model, data, Vec::Zero(3), run, so).scaling.share, 0.25);
+  Vec labels(data.rows());  // a classifier's labels on the same features
+  for (Index i = 0; i < data.rows(); ++i) labels[i] = data.label(i) > 200 ? 1.0 : 0.0;
+  const Dataset classes(RowMatrix(data.dense()), labels);
+  const auto logistic = with_intercept("logistic", 2);
+  so.target = so.estimate_target = false;
+  EXPECT_LT(automatic_scale_share(2, 20000, run), 0.25);
+  EXPECT_EQ(minimize_scaled(*logistic, classes, Vec::Zero(3), run, so).scaling.share,
+            automatic_scale_share(2, 20000, run));
+  so.automatic_share = false;
+  EXPECT_EQ(minimize_scaled(*logistic, classes, Vec::Zero(3), run, so).scaling.share, 0.25);
+}
 
 // The composed guarantee: the estimate at sqrt(share) mu and the run at
 // sqrt(1 - share) mu are mu-GDP together, the target (docs/privacy-accounting.md):

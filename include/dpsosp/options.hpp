@@ -29,7 +29,7 @@ enum class OptionKind {
   kChoice,     ///< one of choices
   kSwitch,     ///< on or off (Python: True or False)
   kFlag,       ///< given or not (Python: a bool)
-  kConstant,   ///< a number > 0, or auto: a private estimate (G, M)
+  kConstant,   ///< a number by value_rule, or auto: a private estimate (G, M) or a public rule (scale_share)
   kText,       ///< a file name
   kOverrides,  ///< name=value settings of computed parameters (CLI: --set, repeated; Python: overrides={...})
   kBounds,     ///< intervals (CLI: LO:HI, one per feature, or a file; Python: (lo, hi) pairs)
@@ -95,7 +95,7 @@ class RunRequest {
   RunOptions options;
   /// The scale options RunRequest reads (bounds and y_bounds are the front end's to parse).
   std::string scale = "auto";
-  double scale_share = 0.25;
+  std::optional<double> scale_share;  ///< unset: auto (ScalingOptions::automatic_share)
   bool normalize = false;
   bool release_only = false;
   /// delta as given (or its default), also for a non-private run's report.

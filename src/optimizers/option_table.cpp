@@ -44,6 +44,14 @@ OptionSpec other(std::string key, std::string flag, std::string field, OptionKin
   return s;
 }
 
+// A number by `rule`, or auto (the default).
+OptionSpec constant(std::string key, std::string flag, std::string field, ValueRule rule, std::string help) {
+  OptionSpec s =
+      other(std::move(key), std::move(flag), std::move(field), OptionKind::kConstant, "auto", 0, std::move(help));
+  s.value_rule = rule;
+  return s;
+}
+
 std::vector<OptionSpec> build_table() {
   std::vector<std::string> algorithms;
   for (const AlgorithmInfo& info : algorithm_table()) algorithms.push_back(info.name);
@@ -71,13 +79,13 @@ std::vector<OptionSpec> build_table() {
       other("noise_key_file", "--noise-key-file", "noise_key", OptionKind::kText, "", 0,
             "File of the secret key of the privacy noise (32 hex digits, from dpsosp keygen), for a reproducible "
             "run; keep it as secret as the data (default: a fresh key from the OS, kept nowhere)"),
-      other("G", "--G", "constants.G", OptionKind::kConstant, "auto", 0,
-            "Lipschitz constant: the per-example gradient clip (> 0), or auto: the private median of the "
-            "per-example gradient norms at x0 on the first min(20000, max(min(500, n/10), n/50)) records, which "
-            "the run then leaves unused (private runs; non-private: 1)"),
-      other("M", "--M", "constants.M", OptionKind::kConstant, "auto", 0,
-            "Smoothness: the O2 clip is M ||x_t - x_{t-1}||, the step 1/M (> 0), or auto: the private median of "
-            "the per-example gradient-difference ratios at x0 (private runs; non-private: 1)"),
+      constant("G", "--G", "constants.G", ValueRule::kPositive,
+               "Lipschitz constant: the per-example gradient clip (> 0), or auto: the private median of the "
+               "per-example gradient norms at x0 on the first min(20000, max(min(500, n/10), n/50)) records, which "
+               "the run then leaves unused (private runs; non-private: 1)"),
+      constant("M", "--M", "constants.M", ValueRule::kPositive,
+               "Smoothness: the O2 clip is M ||x_t - x_{t-1}||, the step 1/M (> 0), or auto: the private median of "
+               "the per-example gradient-difference ratios at x0 (private runs; non-private: 1)"),
       real("rho", "--rho", "constants.rho", "1", ValueRule::kPositive, 0, "Hessian-Lipschitz constant (> 0)"),
       real("B", "--B", "constants.B", "1", ValueRule::kPositive, 0, "Bound on F(x0) - inf F (> 0)"),
       real("alpha_scale", "--alpha-scale", "alpha_scale", "1", ValueRule::kPositive, kKnobAlphaScale,
@@ -137,8 +145,10 @@ std::vector<OptionSpec> build_table() {
              "auto: features (and a regression's target) without bounds are scaled by a private estimate for "
              "loaded tables (CSV, LibSVM, arrays; not IDX or record files) of logistic, sigmoid, softmax, mlp, "
              "linear and cauchy; private: always; none: the records as they are (docs/own-table.md)"),
-      real("scale_share", "--scale-share", "ScalingOptions::share", "0.25", ValueRule::kOpenUnit, 0,
-           "The share of the budget (of mu^2) the private scale estimate takes, in (0, 1)"),
+      constant("scale_share", "--scale-share", "ScalingOptions::share", ValueRule::kOpenUnit,
+               "The share of the budget (of mu^2) the private scale estimate takes, in (0, 1), or auto: 0.25, less "
+               "(down to 0.1) where its counts would stand far out of their noise (public: n, the columns, the "
+               "target; docs/own-table.md)"),
       other("normalize", "--normalize", "ScalingOptions::normalize", OptionKind::kFlag, "", 0,
             "Scale each record (after the box) to norm 1 (a public transform)"),
       other("bounds", "--bounds", "ScalingOptions::bounds", OptionKind::kBounds, "", 0,
@@ -193,7 +203,7 @@ std::string option_rule_text(const OptionSpec& s) {
     }
     case OptionKind::kSwitch: return "on or off";
     case OptionKind::kFlag: return "a flag";
-    case OptionKind::kConstant: return value_rule_text(ValueRule::kPositive) + ", or auto";
+    case OptionKind::kConstant: return value_rule_text(s.value_rule) + ", or auto";
     case OptionKind::kText: return "text";
     case OptionKind::kOverrides: return "name=value";
     case OptionKind::kBounds: return "intervals LO:HI";

@@ -183,7 +183,8 @@ RunRequest::RunRequest(const OptionValues& values, const std::map<std::string, s
   if (given("noise_key_file") && !o.is_private_run())
     throw Error(word("noise_key_file") + ": a non-private run draws no privacy noise");
   scale = choice("scale");
-  scale_share = real("scale_share");
+  if (const std::string t = text("scale_share"); t != "auto")
+    scale_share = parse_option_real(t, word("scale_share"), ValueRule::kOpenUnit, front_end);
   normalize = flag("normalize");
 }
 
@@ -194,7 +195,8 @@ ScalingOptions RunRequest::scaling(const std::string& model, Index features, boo
   so.target = info.regression;
   so.bounds = std::move(bounds);
   so.y_bounds = y_bounds;
-  so.share = scale_share;
+  so.share = scale_share.value_or(so.share);
+  so.automatic_share = !scale_share;
   so.normalize = normalize;
   if (scale == "private" && (streamed || !info.scales_by_default))
     throw Error(word("scale") +

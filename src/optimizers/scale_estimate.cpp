@@ -176,4 +176,17 @@ std::vector<ColumnBox> estimate_boxes(const RowMatrix& columns, double count_noi
   return boxes;
 }
 
+double automatic_scale_share(Index columns, Index n, const RunOptions& run) {
+  constexpr double kMost = 0.25, kLeast = 0.1, kRoom = 0.2;  // 2.5 sigma under kRoom n
+  const auto room = [&](double share) { return 2.5 * scale_count_noise(columns, run, share) <= kRoom * n; };
+  if (columns <= 0 || n <= 0 || !run.is_private_run() || !room(kMost)) return kMost;
+  if (room(kLeast)) return kLeast;
+  double lo = kLeast, hi = kMost;  // room(hi), not room(lo): the noise falls as the share grows
+  for (int i = 0; i < 40; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (room(mid) ? hi : lo) = mid;
+  }
+  return hi;
+}
+
 }  // namespace dpsosp

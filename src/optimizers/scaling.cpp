@@ -207,6 +207,7 @@ ScaledSummary minimize_scaled(const Model& model, const Dataset& data, const Vec
     }
   }
   const Index C = columns_of();
+  const double share = so.automatic_share && !estimate_y ? automatic_scale_share(C, data.rows(), options) : so.share;
   if (C > 0) {
     if (o.process_group && o.process_group->size() > 1)
       throw Error("scaling: the private estimate of the scales runs in one process; give bounds (and y_bounds)");
@@ -227,34 +228,34 @@ ScaledSummary minimize_scaled(const Model& model, const Dataset& data, const Vec
     const bool secure = is_private && o.privacy->noise == NoiseMode::kSecure;
     if (is_private) {
       const PrivacyTarget t = *o.privacy;
-      s.share = so.share;
+      s.share = share;
       if (secure) {
         if (o.poisson()) throw Error("scaling: secure noise with Poisson sampling: give bounds (and y_bounds)");
         const double rho = privacy::zcdp_rho(t.epsilon, t.delta);
-        s.rho = so.share * rho;
+        s.rho = share * rho;
         s.composition = "zcdp";
-        o.privacy->epsilon = privacy::zcdp_to_epsilon((1 - so.share) * rho, t.delta);
+        o.privacy->epsilon = privacy::zcdp_to_epsilon((1 - share) * rho, t.delta);
       } else if (o.poisson() && !basic_composition(o)) {
         // The run's PLD with the estimate's Gaussian composed in, calibrated to
         // the whole target; a G/M estimate takes the GDP remainder.
-        s.mu = std::sqrt(so.share) * privacy::gdp_mu(t.epsilon, t.delta);
+        s.mu = std::sqrt(share) * privacy::gdp_mu(t.epsilon, t.delta);
         s.composition = "pld";
         o.privacy->prior_mu = s.mu;
       } else if (o.poisson()) {
-        s.epsilon = so.share * t.epsilon;
+        s.epsilon = share * t.epsilon;
         s.delta = 0.5 * t.delta;
         s.mu = privacy::gdp_mu(s.epsilon, s.delta);
         s.composition = "basic";
-        o.privacy->epsilon = (1 - so.share) * t.epsilon;
+        o.privacy->epsilon = (1 - share) * t.epsilon;
         o.privacy->delta = 0.5 * t.delta;
       } else {
         const double mu = privacy::gdp_mu(t.epsilon, t.delta);
-        s.mu = std::sqrt(so.share) * mu;
+        s.mu = std::sqrt(share) * mu;
         s.composition = "gdp";
-        o.privacy->epsilon = privacy::gdp_epsilon(std::sqrt(1 - so.share) * mu, t.delta);
+        o.privacy->epsilon = privacy::gdp_epsilon(std::sqrt(1 - share) * mu, t.delta);
       }
       // Two histograms: sigma = 2 sqrt(C) / mu_s (secure: the discrete scale of rho_s = 2C / s^2).
-      sigma = scale_count_noise(C, options, so.share);
+      sigma = scale_count_noise(C, options, share);
       if (secure) {
         if (sigma > static_cast<double>(exact::kMaxDiscreteSigma))
           throw Error("scaling: the count noise would pass 2^28");

@@ -31,12 +31,15 @@
 //     of a skewed column near 0, not to an end (a column of mostly zeros keeps
 //     its zeros at 0).
 // Replacing one record moves one count down and one up in each of the C
-// columns of a histogram (every record in exactly one bin, atoms included): L2 sensitivity sqrt(2C). The two histograms
-// are Gaussian mechanisms of (sqrt(2C) / sigma)-GDP each, (2 sqrt(C) / sigma)-GDP together; sigma = 2 sqrt(C) / mu_s
-// makes the estimate mu_s-GDP. A regression target estimated with features (float mode) takes a larger part of mu_s^2,
-// w = max(1/C, 1/4): its counts' noise is 2 / (sqrt(w) mu_s), the features' 2 sqrt((C - 1) / (1 - w)) / mu_s (one
-// histogram: sqrt(2) in place of 2), and the parts still add up to mu_s^2. A wrong target box misplaces every
-// prediction (they are clamped into it); a wrong feature box one feature.
+// columns of a histogram (every record in exactly one bin, atoms included):
+// L2 sensitivity sqrt(2C). The two histograms are Gaussian mechanisms of
+// (sqrt(2C) / sigma)-GDP each, (2 sqrt(C) / sigma)-GDP together; sigma =
+// 2 sqrt(C) / mu_s makes the estimate mu_s-GDP.
+// A regression target estimated with features (float mode) takes a larger part
+// of mu_s^2, w = max(1/C, 1/4): its counts' noise is 2 / (sqrt(w) mu_s), the
+// features' 2 sqrt((C - 1) / (1 - w)) / mu_s (one histogram: sqrt(2) in place
+// of 2), and the parts still add up to mu_s^2. A wrong target box misplaces
+// every prediction (they are clamped into it); a wrong feature box one feature.
 //
 // Where step 2 could not be read (public: its counts' noise 2.5 sigma of the
 // two-histogram estimate at least n / 4, so that its kept counts would rarely

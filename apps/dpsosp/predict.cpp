@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <string>
 
 #include "cli.hpp"
+#include "dpsosp/text.hpp"
 #include "result_reader.hpp"
 
 namespace dpsosp::cli {
@@ -57,9 +57,8 @@ void setup_predict(CLI::App& app) {
     // are read through those names, as the run read them.
     // (Names that are all numbers keep the numeric reading of the labels.)
     const auto number = [](const std::string& t) {
-      char* end = nullptr;
-      std::strtod(t.c_str(), &end);
-      return !t.empty() && *end == '\0';
+      double v = 0;
+      return parse_strict_double(t, v) == NumberStatus::kOk;
     };
     if (!args->source.given("--classes") && !std::all_of(point.class_names.begin(), point.class_names.end(), number))
       args->source.point_class_names = point.class_names;

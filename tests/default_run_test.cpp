@@ -49,5 +49,41 @@ TEST(DefaultRun, MakesItsDefaultPasses) {
   EXPECT_FALSE(streamed.default_passes);
 }
 
+// A zero-out target given to the default run (Opacus's relation, to compare
+// like with like) keeps its Poisson passes, calibrated to that relation: the
+// report's epsilon is the zero-out figure, the replace-one one above it. Over
+// the sample order zero-out is still refused (every record in every pass:
+// no relation but replace-one is accounted there).
+TEST(DefaultRun, KeepsAZeroOutTargetGiven) {
+  PhaseRetrieval pr(6000, 6);
+  RunOptions o = mf_options(2.0, 7);
+  o.threads = 1;
+  o.epochs = 1;
+  o.bands = 4;  // fixed, so that the two relations' multipliers compare
+  o.privacy->adjacency = Adjacency::kZeroOut;
+  ASSERT_TRUE(choose_default_sampling(o, /*streamed=*/false));
+  EXPECT_EQ(*o.sampling, Sampling::kPoisson);
+  EXPECT_EQ(*o.privacy->adjacency, Adjacency::kZeroOut);
+  const Summary a = minimize(*pr.model, pr.problem.data, pr.problem.saddle, o);
+  EXPECT_EQ(a.privacy.adjacency, Adjacency::kZeroOut);
+  EXPECT_NEAR(a.privacy.epsilon, 2.0, 1e-5);
+  EXPECT_EQ(a.privacy.epsilon, a.privacy.epsilon_zero_out);
+  EXPECT_GT(a.privacy.epsilon_replace_one, 2.2);
+  // The same pass at a replace-one target adds more noise.
+  RunOptions r = mf_options(2.0, 7);
+  r.threads = 1;
+  r.epochs = 1;
+  r.bands = 4;
+  ASSERT_TRUE(choose_default_sampling(r, false));
+  const Summary b = minimize(*pr.model, pr.problem.data, pr.problem.saddle, r);
+  EXPECT_EQ(b.params.at("sampling_rate"), a.params.at("sampling_rate"));
+  EXPECT_GT(b.params.at("noise_multiplier"), 1.02 * a.params.at("noise_multiplier"));
+  RunOptions order = mf_options(2.0, 7);
+  order.sampling = Sampling::kOrder;
+  order.privacy->adjacency = Adjacency::kZeroOut;
+  EXPECT_FALSE(choose_default_sampling(order, false));
+  EXPECT_THROW(minimize(*pr.model, pr.problem.data, pr.problem.saddle, order), Error);
+}
+
 }  // namespace
 }  // namespace dpsosp

@@ -165,12 +165,14 @@ struct RunOptions {
 /// "sampling"): a private single pass of spider-mf-adaptive with float noise,
 /// its records in memory (one process or several), and none of the options that need
 /// the sample order set (sampling, sample_order, accountant, o2,
-/// max_phase_length, overrides.sigma or noise_multiplier, a zero-out target;
-/// bands given keep it, fixing the banded pass's bands),
-/// samples by Poisson at a replace-one target: the same guarantee as the pass
-/// over the sample order, with the amplification by sampling (one pass of
-/// the banded factorization, docs/privacy-accounting.md section 9). Sets
-/// sampling and privacy->adjacency and returns true; otherwise changes nothing.
+/// max_phase_length, overrides.sigma or noise_multiplier; bands given keep
+/// it, fixing the banded pass's bands), samples by Poisson at a replace-one
+/// target: the same guarantee as the pass over the sample order, with the
+/// amplification by sampling (one pass of the banded factorization,
+/// docs/privacy-accounting.md section 9). A zero-out target given (Opacus's
+/// relation) is kept: the same Poisson passes calibrated to it. Sets sampling
+/// (and privacy->adjacency where unset) and returns true; otherwise changes
+/// nothing.
 /// Where epochs is unset it also sets default_passes: the run makes
 /// default_passes(n) passes.
 bool choose_default_sampling(RunOptions& options, bool streamed);

@@ -72,7 +72,8 @@ std::vector<OptionSpec> build_table() {
              "discrete Gaussian noise (closes the floating-point attacks; about 7% more noise, zCDP accounting)"),
       choice("adjacency", "--adjacency", "privacy.adjacency", "", {"replace-one", "zero-out"}, 0,
              "The relation epsilon is for. Poisson-sampled runs take either (default: replace-one for the default "
-             "run, zero-out, as Opacus, for sampling = poisson or dpsgd with epochs); single passes: replace-one"),
+             "run and --epochs 1, zero-out, as Opacus, for sampling = poisson, epochs > 1 or dpsgd with epochs); "
+             "zero-out given to the default run keeps its Poisson passes; passes over the order: replace-one"),
       count("seed", "--seed", "seed", "", 0, kAnyCount, 0,
             "Seed of the public randomness: sample order and saddle perturbations (default: drawn from the OS; "
             "reported)"),

@@ -131,7 +131,7 @@ constexpr KnobName kKnobs[] = {{kKnobBatchSize, "batch_size"},
 
 // Which runs are Poisson-sampled, in the messages that refuse an option for the others.
 std::string poisson_words() {
-  return "dpsgd with epochs > 0, spider-mf-adaptive with sampling = poisson, its default with epochs > 1";
+  return "dpsgd with epochs > 0, spider-mf-adaptive with sampling = poisson, its default sampling";
 }
 
 template <class T>
@@ -248,7 +248,8 @@ void RunOptions::Validate() const {
     if (a == Adjacency::kZeroOut && !poisson())
       refuse("adjacency",
              " = zero-out: applies to Poisson-sampled runs (" + poisson_words() +
-                 "); the single-pass runs hold for replace-one, and their reports state the zero-out figure beside it");
+                 "); passes over the sample order hold for replace-one, and their reports state the zero-out figure "
+                 "beside it");
     if (a == Adjacency::kReplaceOne && poisson() && accountant == Accountant::kRdp)
       refuse("adjacency",
              " = replace-one: a Poisson-sampled run is accounted for replace-one by PLD only; use "

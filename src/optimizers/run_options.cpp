@@ -46,13 +46,15 @@ bool choose_default_sampling(RunOptions& o, bool streamed) {
   const bool one_pass = !o.epochs || *o.epochs == 0.0 || *o.epochs == 1.0;
   if (!(info.knobs & kKnobSampling) || o.sampling || !one_pass || !o.is_private_run()) return false;
   const PrivacyTarget& t = *o.privacy;
-  if (t.noise != NoiseMode::kFloat || (t.adjacency && *t.adjacency != Adjacency::kReplaceOne)) return false;
+  if (t.noise != NoiseMode::kFloat) return false;
   // Bands given keep the default: they are the banded Poisson pass's (its report states them).
   if (streamed || o.sample_order || o.overrides.sigma || o.overrides.noise_multiplier || o.accountant ||
       o.o2.value_or(false) || o.max_phase_length)
     return false;
   o.sampling = Sampling::kPoisson;
-  o.privacy->adjacency = Adjacency::kReplaceOne;
+  // A relation the user named is kept (zero-out: Opacus's, to compare like
+  // with like); the default is replace-one, the pass over the order's.
+  if (!o.privacy->adjacency) o.privacy->adjacency = Adjacency::kReplaceOne;
   o.default_passes = !o.epochs;
   return true;
 }

@@ -211,7 +211,10 @@ class PrivateReport(unittest.TestCase):
         path = self.csv("phase-plain.csv", "phase-retrieval")
         cases = [("spider-mf-adaptive", []), ("spider-mf-adaptive", ["--sampling", "order"]),
                  ("dpsgd", ["--batch-size", "50", "--epochs", "2"]),
-                 ("spider-mf-adaptive", ["--epochs", "3", "--bands", "4"]), ("spider-tree-adaptive", ["--alpha-scale", "3"])]
+                 ("spider-mf-adaptive", ["--epochs", "3", "--bands", "4"]), ("spider-tree-adaptive", ["--alpha-scale", "3"]),
+                 # Opacus's relation named for the default run and its single pass: the same Poisson passes
+                 ("spider-mf-adaptive", ["--adjacency", "zero-out"]),
+                 ("spider-mf-adaptive", ["--epochs", "1", "--adjacency", "zero-out"])]
         for algo, extra in cases:
             with self.subTest(algo=algo, extra=extra):
                 j = run_json("run", "--model", "phase-retrieval", "--data", path, "--algo", algo, "--epsilon", "1",
@@ -220,6 +223,7 @@ class PrivateReport(unittest.TestCase):
                 z = repr(j["noise_multiplier"])
                 if j["adjacency"] == "zero-out":
                     self.assertEqual(j["epsilon_zero_out"], j["epsilon"])
+                    self.assertAlmostEqual(j["epsilon"], 1.0, places=5)
                     q = j["sampling_rate"] if "sampling_rate" in j else j["params"]["sampling_rate"]
                     steps = j["cycles"] if "cycles" in j else int(j["params"]["planned_steps"])
                     # dp_accounting's replace-one convention: z = sigma / 2C.

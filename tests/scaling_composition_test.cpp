@@ -122,16 +122,26 @@ TEST(Scaling, PoissonRunsComposeTheEstimateByPld) {
   const PrivacyRecord& p = r.summary.privacy;
   EXPECT_LE(p.epsilon, 1.0 + 1e-9);
   EXPECT_GT(p.epsilon, 0.999);
+  // The G/M estimate is shared (clip_estimate.hpp): on kSharedRecords times
+  // its records, which the run keeps, at 1 / kSharedRecords of what GDP
+  // composition with the scale's prior leaves, composed into the prior.
+  ASSERT_TRUE(r.summary.estimate.has_value());
+  EXPECT_TRUE(r.summary.estimate->shared);
+  EXPECT_EQ(r.summary.reserved_records, 0);
+  EXPECT_EQ(r.summary.estimate->records, kSharedRecords * estimate_records(3000));
+  EXPECT_NEAR(r.summary.estimate->mu, std::sqrt(mu * mu - r.scaling.mu * r.scaling.mu) / kSharedRecords, 1e-9);
+  const double prior = std::hypot(r.scaling.mu, r.summary.estimate->mu);
+  EXPECT_NEAR(p.prior_mu, prior, 1e-15);
   const double whole = privacy::dpsgd_pld_epsilon(p.sampling_rate, p.noise_multiplier / 2, p.cycles, 1e-6,
-                                                  privacy::Neighbouring::kReplaceOne, {}, r.scaling.mu);
-  EXPECT_LE(whole, p.epsilon);  // the guarantee is the worse of the run (with the prior) and the G/M estimate
+                                                  privacy::Neighbouring::kReplaceOne, {}, prior);
+  EXPECT_NEAR(whole, p.epsilon, 1e-12);  // the whole: the run's steps after both priors
   EXPECT_GT(whole, 0.999);
+  EXPECT_LT(privacy::dpsgd_pld_epsilon(p.sampling_rate, p.noise_multiplier / 2, p.cycles, 1e-6,
+                                       privacy::Neighbouring::kReplaceOne, {}, r.scaling.mu),
+            whole - 1e-3);  // the estimate's share is counted
   EXPECT_GT(whole, privacy::dpsgd_pld_epsilon(p.sampling_rate, p.noise_multiplier / 2, p.cycles, 1e-6,
                                               privacy::Neighbouring::kReplaceOne) +
                        0.05);
-  // The G/M estimate (its own records) within what GDP composition with the prior leaves.
-  ASSERT_TRUE(r.summary.estimate.has_value());
-  EXPECT_NEAR(r.summary.estimate->mu, std::sqrt(mu * mu - r.scaling.mu * r.scaling.mu), 1e-9);
   EXPECT_LE(p.epsilon_replace_one, 1.0 + 1e-9);
   o.privacy->adjacency = Adjacency::kZeroOut;
   o.accountant = Accountant::kRdp;

@@ -7,10 +7,14 @@ not charged). dpsosp runs mnist_npm.py's command (`dpsosp run --model softmax --
 with --threads 1. The seed keys each run's randomness only (the split is fixed). Every run is cached in
 bench/peers/out/npm-runs.jsonl, keyed by its arguments, so a rerun repeats only what is missing; prints the
 markdown table of docs/results-peers.md, "Other data". With --dpsosp-only, Opacus's cells missing from the cache
-come from the medians kept in bench/peers/opacus-npm-medians.json (marked *).
+come from the medians kept in bench/peers/opacus-npm-medians.json (marked *). With --like-with-like each cell
+also runs dpsosp's default at Opacus's relation (`--adjacency zero-out`: the same Poisson passes, calibrated to
+add/remove as Opacus's epsilon is; dpsosp's single pass is otherwise replace-one, the stronger guarantee) and
+prints it beside the default; with more passes the default is zero-out already, and its runs are the column's.
 
     /usr/bin/python3 bench/peers/npm_compare.py --opacus OPACUS_SRC [--eps 1 3 8] [--passes 1 5]
         [--seeds 1 2 3] [--dpsosp build/dpsosp] [--tag NAME] [--jobs 2] [--dpsosp-only] [--extra '...']
+        [--like-with-like]
 
 OPACUS_SRC: a folder holding Opacus v1.4.0's `opacus` package and an `opt_einsum` stand-in
 (bench/peers/README.md). Not part of CI.
@@ -60,6 +64,8 @@ def main():
     ap.add_argument("--cache", default=os.path.join(HERE, "out", "npm-runs.jsonl"))
     ap.add_argument("--tag", default="", help="a name for this dpsosp build in the cache (default: its path)")
     ap.add_argument("--extra", default="", help="further dpsosp run arguments (part of the cache key)")
+    ap.add_argument("--like-with-like", action="store_true",
+                    help="also dpsosp at Opacus's relation (--adjacency zero-out), a column beside the default")
     ap.add_argument("--opacus-medians", default=os.path.join(HERE, "opacus-npm-medians.json"))
     a = ap.parse_args()
     if not a.dpsosp_only and not a.opacus:
@@ -74,6 +80,9 @@ def main():
                 row = json.loads(line)
                 cache[row["key"]] = row["result"]
     tag = (a.tag or os.path.abspath(a.dpsosp)) + (" " + a.extra if a.extra else "")
+    zero_out = ["--adjacency", "zero-out"]
+    tags = [(tag, a.extra.split())] + ([(tag + " " + " ".join(zero_out), a.extra.split() + zero_out)]
+                                       if a.like_with_like else [])
     kept = {}
     if a.dpsosp_only and os.path.exists(a.opacus_medians):
         with open(a.opacus_medians) as f:
@@ -83,8 +92,9 @@ def main():
     for seed in a.seeds:
         for eps in a.eps:
             for passes in a.passes:
-                jobs[json.dumps(["dpsosp", tag, seed, eps, passes])] = (
-                    run_dpsosp, (os.path.abspath(a.dpsosp), paths, seed, eps, passes, a.extra.split()))
+                for t, extra in tags[:1 if passes > 1 else 2]:  # more passes: zero-out already
+                    jobs[json.dumps(["dpsosp", t, seed, eps, passes])] = (
+                        run_dpsosp, (os.path.abspath(a.dpsosp), paths, seed, eps, passes, extra))
                 for lr in ([] if a.dpsosp_only else GRID):
                     jobs[json.dumps(["opacus", seed, eps, passes, lr])] = (
                         run_opacus, (a.opacus, seed, eps, passes, lr))
@@ -102,9 +112,10 @@ def main():
         vals = [cache[key_of(s)][field] for s in a.seeds if key_of(s) in cache]
         return scale * float(np.median(vals)) if len(vals) == len(a.seeds) and None not in vals else float("nan")
 
-    print(f"| passes | eps | dpsosp default (seeds {' / '.join(map(str, a.seeds))}) | Opacus lr 1 | "
-          "Opacus best lr (lr) | default - best |")
-    print("|---:|---:|---:|---:|---:|---:|")
+    lwl = " dpsosp at zero-out (replace-one eps) |" if a.like_with_like else ""
+    print(f"| passes | eps | dpsosp default (seeds {' / '.join(map(str, a.seeds))}) |{lwl} Opacus lr 1 | "
+          "Opacus best lr (lr) | default - best |" + (" zero-out - best |" if a.like_with_like else ""))
+    print("|---:|---:|---:|---:|---:|---:|" + ("---:|---:|" if a.like_with_like else ""))
     for passes in a.passes:
         for eps in a.eps:
             dk = lambda s: json.dumps(["dpsosp", tag, s, eps, passes])  # noqa: E731
@@ -116,8 +127,15 @@ def main():
                 by_lr = {lr: kept[(f"{passes} {eps:g}", lr)] for lr in GRID}
                 star = "*"
             best = max(by_lr, key=lambda lr: -1 if np.isnan(by_lr[lr]) else by_lr[lr])
-            print(f"| {passes} | {eps:g} | {d:.1f} ({seeds}) | {by_lr[1.0]:.1f}{star} | {by_lr[best]:.1f}{star} "
-                  f"({best:g}) | {d - by_lr[best]:+.1f} |")
+            more = last = ""
+            if a.like_with_like:
+                zk = lambda s: json.dumps(["dpsosp", tags[1 if passes == 1 else 0][0], s, eps, passes])  # noqa: E731
+                assert all(cache[zk(s)]["adjacency"] == "zero-out" for s in a.seeds if zk(s) in cache)
+                z = med(zk)
+                more = f" {z:.1f} ({med(zk, 'epsilon_replace_one', 1):.2f}) |"
+                last = f" {z - by_lr[best]:+.1f} |"
+            print(f"| {passes} | {eps:g} | {d:.1f} ({seeds}) |{more} {by_lr[1.0]:.1f}{star} | {by_lr[best]:.1f}{star} "
+                  f"({best:g}) | {d - by_lr[best]:+.1f} |{last}")
     print("\nOpacus's medians at every rate (passes, eps: lr 0.5 / 1 / 2 / 4 / 8):", file=sys.stderr)
     for passes in a.passes:
         for eps in a.eps:

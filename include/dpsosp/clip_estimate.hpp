@@ -24,6 +24,15 @@
 // (parallel composition; the run's noise does not depend on the estimate's
 // values except through G and M, which the run's guarantee holds for any
 // value of). Secure mode: discrete Gaussian noise on the integer counts, zCDP.
+//
+// A shared estimate (Poisson-sampled runs with float noise under the PLD
+// accountant, the default run's): the counts are on kSharedRecords times as
+// many records, the run keeps every record, and the counts, a Gaussian
+// mechanism of mu_e-GDP with mu_e = mu_run / kSharedRecords (the same noise
+// relative to the records counted), are composed into the run's PLD as a
+// prior release (PrivacyTarget::prior_mu becomes hypot(prior_mu, mu_e)):
+// sequential composition, exact for Gaussian counts, at (1 / kSharedRecords)^2
+// of the run's mu^2 instead of the records.
 #pragma once
 #include <cstdint>
 #include <limits>
@@ -45,6 +54,9 @@ struct ConstantsEstimateOptions {
   /// run's records lie in a known box, so G and M have bounds (scaling.hpp).
   double G_cap = std::numeric_limits<double>::infinity();
   double M_cap = std::numeric_limits<double>::infinity();
+  /// > 0: the counts' GDP parameter (a shared estimate, composed into the
+  /// run); 0: the target's (PrivacyTarget::run_gdp_mu, parallel composition).
+  double mu = 0;
   bool any() const { return G || M; }
 };
 
@@ -55,6 +67,9 @@ struct ConstantsEstimate {
   int rounds = 0;          ///< noisy counts released
   double count_noise = 0;  ///< the counts' noise standard deviation
   double mu = 0;           ///< the estimate's GDP parameter (float mode; the target's)
+  /// The run used these records too: mu is composed into the run's own
+  /// figures (a prior release), not in parallel with them.
+  bool shared = false;
 };
 
 /// Rounds of the binary search per constant: [-20, 20] in log2 halved ten
@@ -64,6 +79,10 @@ constexpr int kEstimateRounds = 10;
 /// The records an estimate takes from n: n / 50, at least min(500, n / 10),
 /// at most 20000.
 Index estimate_records(Index n);
+
+/// A shared estimate counts this many times estimate_records(n) (at most n)
+/// at mu_run / kSharedRecords.
+constexpr Index kSharedRecords = 8;
 
 /// The medians above on `records` (indices into data) at x0, with noise keyed
 /// by `key` (the kClipEstimate stream); `seed` is not read (kept for the

@@ -67,7 +67,8 @@ struct RunOptions {
   ProblemConstants constants;
   /// Private runs: estimate G and/or M privately first (--G auto / --M auto,
   /// clip_estimate.hpp) on the first records of the sample order, which the run
-  /// then leaves unused; the estimates replace constants.G / constants.M.
+  /// then leaves unused (Poisson runs under PLD: shared with the run, the
+  /// counts composed into its PLD); the estimates replace constants.G / M.
   ConstantsEstimateOptions estimate;
   /// SPIDER algorithms: multiplies the theory's alpha (default 1).
   std::optional<double> alpha_scale;

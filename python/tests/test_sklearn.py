@@ -94,7 +94,8 @@ class Estimators(unittest.TestCase):
         # 0.88-0.91).
         self.assertGreater(clf.fit(X, y).score(X, y), 0.87)
         self.assertEqual(list(clf.classes_), ["cat", "dog"])
-        self.assertAlmostEqual(clf.epsilon_, 1.0, places=9)
+        self.assertLessEqual(clf.epsilon_, 1.0)  # the target, the PLD calibration within 1e-6 below it
+        self.assertGreater(clf.epsilon_, 1.0 - 1e-6)
         self.assertEqual(clf.report_["algo"], "spider-mf-adaptive")  # the CLI's default
         self.assertEqual(clf.coef_.shape, (1, 4))
         self.assertEqual(clf.intercept_.shape, (1,))

@@ -19,7 +19,7 @@ constexpr double kLow = -20, kHigh = 20;  // log2 of the values searched
 // Gaussian on the integers (secure mode), `total` counts in all.
 class NoisyCounts {
  public:
-  NoisyCounts(const NoiseKey& key, const PrivacyTarget& target, int total)
+  NoisyCounts(const NoiseKey& key, const PrivacyTarget& target, int total, double mu)
       : key_(key), stream_(key, StreamPurpose::kClipEstimate) {
     secure_ = target.noise == NoiseMode::kSecure;
     if (secure_) {
@@ -30,7 +30,7 @@ class NoisyCounts {
       if (scale_ > exact::kMaxDiscreteSigma) throw Error("estimate_constants: the count noise would pass 2^28");
       sigma_ = static_cast<double>(scale_);
     } else {
-      sigma_ = std::sqrt(static_cast<double>(total)) / target.run_gdp_mu();
+      sigma_ = std::sqrt(static_cast<double>(total)) / (mu > 0 ? mu : target.run_gdp_mu());
     }
   }
   double noisy(double count) {
@@ -92,9 +92,12 @@ ConstantsEstimate estimate_constants(const Model& model, const Dataset& data, co
   ConstantsEstimate e;
   e.records = records.size();
   e.rounds = kEstimateRounds * ((what.G ? 1 : 0) + (what.M ? 1 : 0));
-  NoisyCounts counts(key, target, e.rounds);
+  if (what.mu > 0 && target.noise == NoiseMode::kSecure)
+    throw Error("estimate_constants: a shared estimate (mu given) needs float noise");
+  NoisyCounts counts(key, target, e.rounds, what.mu);
   e.count_noise = counts.sigma();
-  e.mu = target.noise == NoiseMode::kSecure ? 0.0 : target.run_gdp_mu();
+  e.mu = target.noise == NoiseMode::kSecure ? 0.0 : what.mu > 0 ? what.mu : target.run_gdp_mu();
+  e.shared = what.mu > 0;
   (void)seed;
   const auto d = static_cast<Eigen::Index>(model.dim());
   Vec g(d), g_moved(d), moved(d);

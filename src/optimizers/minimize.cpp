@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <memory>
 #include <numeric>
 
@@ -101,7 +102,13 @@ Summary run_checked(const Model& model, const Dataset& records, const Vec& x0, c
   // public sample order, which the run then leaves unused (clip_estimate.hpp).
   RunOptions o = options;
   if (options.estimate.any()) {
-    const Index m = estimate_records(records.rows());
+    // Shared (clip_estimate.hpp): where the run composes a prior release
+    // into its PLD, the estimate counts more records and the run keeps them.
+    const bool shared = options.is_private_run() && options.poisson() && !first_records &&
+                        options.privacy->noise == NoiseMode::kFloat &&
+                        options.accountant.value_or(Accountant::kPld) == Accountant::kPld;
+    const Index m = shared ? std::min(records.rows(), kSharedRecords * estimate_records(records.rows()))
+                           : estimate_records(records.rows());
     if (m == 0)
       throw Error("G, M auto: " + std::to_string(records.rows()) +
                   " records are too few to estimate G or M "
@@ -115,7 +122,9 @@ Summary run_checked(const Model& model, const Dataset& records, const Vec& x0, c
       e = estimate_constants(model, first, idx, x0, options.estimate, *options.privacy, key, summary.seed);
     } else {
       SamplePool pool(records, summary.seed);
-      e = estimate_constants(model, records, pool.draw(m), x0, options.estimate, *options.privacy, key, summary.seed);
+      ConstantsEstimateOptions what = options.estimate;
+      if (shared) what.mu = options.privacy->run_gdp_mu() / static_cast<double>(kSharedRecords);
+      e = estimate_constants(model, records, pool.draw(m), x0, what, *options.privacy, key, summary.seed);
     }
     // A classifier fitted by an algorithm whose output is the mean of its last
     // iterates (it reads tail) runs at a quarter of each median: most
@@ -136,11 +145,14 @@ Summary run_checked(const Model& model, const Dataset& records, const Vec& x0, c
       o.constants.M =
           std::min(std::max(fraction * *e.M, o.constants.G / std::max(1.0, x0.norm())), options.estimate.M_cap);
     summary.estimate = e;
-    summary.reserved_records = m;
+    if (e.shared)
+      o.privacy->prior_mu = std::hypot(o.privacy->prior_mu, e.mu);
+    else
+      summary.reserved_records = m;
   }
   summary.constants = o.constants;
   algorithm_row(options.algorithm).run(model, records, o, key, summary);
-  if (summary.estimate && summary.privacy.is_private())
+  if (summary.estimate && !summary.estimate->shared && summary.privacy.is_private())
     timed(summary.diagnostics.accounting_seconds,
           [&] { state_estimate_relations(*summary.estimate, options.privacy->prior_mu, summary.privacy); });
   summary.diagnostics.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -83,7 +83,8 @@ std::vector<OptionSpec> build_table() {
       constant("G", "--G", "constants.G", ValueRule::kPositive,
                "Lipschitz constant: the per-example gradient clip (> 0), or auto: the private median of the "
                "per-example gradient norms at x0 on the first min(20000, max(min(500, n/10), n/50)) records, which "
-               "the run then leaves unused (private runs; non-private: 1)"),
+               "the run then leaves unused (Poisson runs under PLD: on eight times as many, which the run keeps, "
+               "its counts composed into the run's PLD) (private runs; non-private: 1)"),
       constant("M", "--M", "constants.M", ValueRule::kPositive,
                "Smoothness: the O2 clip is M ||x_t - x_{t-1}||, the step 1/M (> 0), or auto: the private median of "
                "the per-example gradient-difference ratios at x0 (private runs; non-private: 1)"),

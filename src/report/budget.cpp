@@ -114,7 +114,9 @@ std::optional<PrivacyCurve> run_privacy_curve(const ScaledSummary& run) {
         "budget: secure noise is accounted by zCDP, which has no privacy curve to compose; give such runs their own "
         "target, or use float noise");
   const Scaling& s = run.scaling;
-  const double estimate = run.summary.estimate ? run.summary.estimate->mu : 0.0;
+  // A shared G/M estimate is in the run's prior (p.prior_mu); a reserved one
+  // saw other records.
+  const double estimate = run.summary.estimate && !run.summary.estimate->shared ? run.summary.estimate->mu : 0.0;
   PrivacyCurve c;
   if (mechanism_info(p.mechanism).poisson) {
     c.form = "poisson";

@@ -153,7 +153,9 @@ nlohmann::json release_report(const Summary& s) {
   j["termination"] = termination_name(s.termination);
   if (s.estimate) {
     const ConstantsEstimate& e = *s.estimate;
-    j["estimate"] = {{"records", e.records}, {"rounds", e.rounds}, {"count_noise", e.count_noise}};
+    j["estimate"] = {
+        {"records", e.records}, {"rounds", e.rounds}, {"count_noise", e.count_noise}, {"shared", e.shared}};
+    if (e.mu > 0) j["estimate"]["mu"] = e.mu;
     if (e.G) j["estimate"]["G"] = *e.G;
     if (e.M) j["estimate"]["M"] = *e.M;
   }

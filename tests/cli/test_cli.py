@@ -157,8 +157,13 @@ class RunContract(unittest.TestCase):
         # The guarantee is reproduced by `dpsosp privacy` from the reported figures.
         p = dpsosp("privacy", "--noise-multiplier", repr(pld["noise_multiplier"]), "--sampling-rate",
                    repr(pld["params"]["sampling_rate"]), "--steps", str(int(pld["params"]["planned_steps"])),
-                   "--delta", "1e-5", "--accountant", "pld")
+                   "--delta", "1e-5", "--accountant", "pld", "--prior-mu", repr(pld["curve"]["prior_mu"]))
         self.assertEqual(json.loads(p.stdout)["epsilon"], pld["epsilon_pld"])
+        # Under PLD the G/M estimate is shared (its counts the prior, the run keeps its records); under RDP
+        # it takes records of its own.
+        self.assertTrue(pld["estimate"]["shared"])
+        self.assertFalse(rdp["estimate"]["shared"])
+        self.assertGreater(pld["curve"]["prior_mu"], 0)
 
     def test_demo_runs_and_reports(self):
         r = dpsosp("demo")

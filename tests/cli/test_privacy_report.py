@@ -184,12 +184,15 @@ class PrivateReport(unittest.TestCase):
                     self.assertEqual(p["column_norm"], j["column_norm"])
                 if j["accounting"] == "pld-banded-mf":
                     # The cycles' Poisson-subsampled Gaussian: the Poisson form reproduces it (replace-one, the
-                    # default single pass: dp_accounting's convention z = sigma / 2C). epsilon is the worse of it
-                    # and the G/M estimate's (the target's own mu).
+                    # default single pass: dp_accounting's convention z = sigma / 2C), after the shared G/M
+                    # estimate's counts (curve.prior_mu, the run's own records).
                     replace = j["adjacency"] == "replace-one"
                     z = j["noise_multiplier"] / 2 if replace else j["noise_multiplier"]
+                    self.assertTrue(j["estimate"]["shared"])
+                    self.assertGreater(j["curve"]["prior_mu"], 0)
                     p = run_json("privacy", "--noise-multiplier", repr(z), "--sampling-rate",
                                  repr(j["sampling_rate"]), "--steps", str(j["cycles"]), "--delta", "1e-6",
+                                 "--prior-mu", repr(j["curve"]["prior_mu"]),
                                  *(["--adjacency", "replace-one", "--accountant", "pld"] if replace else []))
                     self.assertAlmostEqual(p["epsilon_pld"] if not replace else p["epsilon"], j["epsilon_pld"],
                                            places=12)
@@ -271,7 +274,10 @@ class PrivateReport(unittest.TestCase):
         self.assertLessEqual(j["epsilon"], 1.0 + 1e-9)
         poisson = ["--noise-multiplier", repr(j["noise_multiplier"] / 2), "--sampling-rate", repr(j["sampling_rate"]),
                    "--steps", str(j["cycles"]), "--delta", "1e-6", "--adjacency", "replace-one"]
-        p = run_json("privacy", *poisson, "--prior-mu", repr(est["mu"]))
+        # The prior: the scale's histograms and the shared G/M estimate's counts, Gaussian both.
+        self.assertTrue(j["estimate"]["shared"])
+        self.assertAlmostEqual(j["curve"]["prior_mu"], math.hypot(est["mu"], j["estimate"]["mu"]), places=14)
+        p = run_json("privacy", *poisson, "--prior-mu", repr(j["curve"]["prior_mu"]))
         self.assertAlmostEqual(p["epsilon_pld"], j["epsilon"], delta=1e-6)
         self.assertGreater(p["epsilon_pld"], 0.999)
         self.assertLess(run_json("privacy", *poisson)["epsilon_pld"], 0.95)
@@ -358,7 +364,11 @@ class PrivateReport(unittest.TestCase):
                 b = run_json("run", "--data", d1, *common)
                 self.assertEqual(set(a) - KNOWN, set(), "a report key no test classifies")
                 self.assertIn("estimate", a)
-                self.assertEqual(a["estimate"]["records"], 300)  # 2% of 3000, at least 500 or a tenth
+                # 2% of 3000, at least 500 or a tenth, left to the estimate alone; a Poisson run under PLD
+                # shares eight times as many with the estimate (clip_estimate.hpp)
+                shared = a["accounting"].startswith("pld")
+                self.assertEqual(a["estimate"]["shared"], shared)
+                self.assertEqual(a["estimate"]["records"], 2400 if shared else 300)
                 for key in sorted(set(a) - RELEASED - derived - {"diagnostics"}):
                     self.assertEqual(a[key], b[key], "%s differs between neighbouring datasets" % key)
                 # A classifier's averaged run (spider-mf-adaptive) at a quarter of the medians, the others at them.

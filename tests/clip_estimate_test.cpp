@@ -143,6 +143,44 @@ TEST(ClipEstimate, TheRunLeavesTheEstimatesRecordsAlone) {
   EXPECT_EQ(estimate_records(10000000), 20000u);
 }
 
+// A Poisson run under PLD on fewer than 25,000 records shares the estimate's
+// records (8 times the reserved count, at mu_run / 8, composed into the run's
+// prior); from 25,000 the estimate reserves its own; under RDP always.
+TEST(ClipEstimate, PoissonRunsBelowTwentyFiveThousandShareTheRecords) {
+  const auto model = make_model("logistic", 4);
+  for (const Index n : {Index{3000}, Index{24999}, Index{25000}}) {
+    for (const bool rdp : {false, true}) {
+      SCOPED_TRACE(std::to_string(n) + (rdp ? " rdp" : " pld"));
+      const Dataset data = testing::make_test_data(n, 4, testing::Labels::kBinary, false, 3);
+      RunOptions o;
+      o.algorithm = parse_algorithm("dpsgd");
+      o.epochs = 1;
+      o.privacy = PrivacyTarget{2.0, 1e-6};
+      if (rdp) o.accountant = Accountant::kRdp;
+      o.estimate = {true, true};
+      o.seed = 5;
+      o.noise_key = testing::test_noise_key();
+      o.max_steps = 1;
+      const Summary s = minimize(*model, data, Vec::Zero(4), o);
+      ASSERT_TRUE(s.estimate);
+      const bool shared = n < 25000 && !rdp;
+      EXPECT_EQ(s.estimate->shared, shared);
+      const double mu = privacy::gdp_mu(2.0, 1e-6);
+      if (shared) {
+        EXPECT_EQ(s.reserved_records, 0);
+        EXPECT_EQ(s.estimate->records, std::min(n, kSharedRecords * estimate_records(n)));
+        EXPECT_NEAR(s.estimate->mu, mu / kSharedRecords, 1e-12);
+        EXPECT_NEAR(s.privacy.prior_mu, s.estimate->mu, 1e-15);
+      } else {
+        EXPECT_EQ(s.reserved_records, estimate_records(n));
+        EXPECT_EQ(s.estimate->records, estimate_records(n));
+        EXPECT_NEAR(s.estimate->mu, mu, 1e-12);
+        EXPECT_EQ(s.privacy.prior_mu, 0.0);
+      }
+    }
+  }
+}
+
 // Refused for non-private runs.
 TEST(ClipEstimate, OnlyForPrivateRuns) {
   RunOptions o;

@@ -26,7 +26,7 @@
 // value of). Secure mode: discrete Gaussian noise on the integer counts, zCDP.
 //
 // A shared estimate (Poisson-sampled runs with float noise under the PLD
-// accountant, the default run's): the counts are on kSharedRecords times as
+// accountant, the default run's, on fewer than 25,000 records): the counts are on kSharedRecords times as
 // many records, the run keeps every record, and the counts, a Gaussian
 // mechanism of mu_e-GDP with mu_e = mu_run / kSharedRecords (the same noise
 // relative to the records counted), are composed into the run's PLD as a
@@ -83,6 +83,11 @@ Index estimate_records(Index n);
 /// A shared estimate counts this many times estimate_records(n) (at most n)
 /// at mu_run / kSharedRecords.
 constexpr Index kSharedRecords = 8;
+/// ... where the reserved records would be more than n / kSharedAbove (n
+/// below 25,000): beyond, the 2% reserved cost less than the counts' share
+/// of the run and their time (8 times the gradients at x0; a prior in every
+/// PLD of the calibration).
+constexpr Index kSharedAbove = 50;
 
 /// The medians above on `records` (indices into data) at x0, with noise keyed
 /// by `key` (the kClipEstimate stream); `seed` is not read (kept for the

@@ -80,11 +80,12 @@ std::vector<OptionSpec> build_table() {
       other("noise_key_file", "--noise-key-file", "noise_key", OptionKind::kText, "", 0,
             "File of the secret key of the privacy noise (32 hex digits, from dpsosp keygen), for a reproducible "
             "run; keep it as secret as the data (default: a fresh key from the OS, kept nowhere)"),
-      constant("G", "--G", "constants.G", ValueRule::kPositive,
-               "Lipschitz constant: the per-example gradient clip (> 0), or auto: the private median of the "
-               "per-example gradient norms at x0 on the first min(20000, max(min(500, n/10), n/50)) records, which "
-               "the run then leaves unused (Poisson runs under PLD: on eight times as many, which the run keeps, "
-               "its counts composed into the run's PLD) (private runs; non-private: 1)"),
+      constant(
+          "G", "--G", "constants.G", ValueRule::kPositive,
+          "Lipschitz constant: the per-example gradient clip (> 0), or auto: the private median of the "
+          "per-example gradient norms at x0 on the first min(20000, max(min(500, n/10), n/50)) records, which "
+          "the run then leaves unused (Poisson runs under PLD on fewer than 25000 records: on eight times as many, "
+          "which the run keeps, its counts composed into the run's PLD) (private runs; non-private: 1)"),
       constant("M", "--M", "constants.M", ValueRule::kPositive,
                "Smoothness: the O2 clip is M ||x_t - x_{t-1}||, the step 1/M (> 0), or auto: the private median of "
                "the per-example gradient-difference ratios at x0 (private runs; non-private: 1)"),

@@ -28,7 +28,10 @@ def write_split(folder):
     paths = {}
     for name, A, b in [("train", Xtr, ytr), ("test", Xte, yte)]:
         paths[name] = os.path.join(folder, name + ".csv")
-        np.savetxt(paths[name], np.column_stack([b, A]), delimiter=",", fmt="%.6g")
+        # Written aside and renamed: a run of another driver reading the file never sees half of it.
+        part = f"{paths[name]}.{os.getpid()}.part"
+        np.savetxt(part, np.column_stack([b, A]), delimiter=",", fmt="%.6g")
+        os.replace(part, paths[name])
     return paths
 
 

@@ -26,13 +26,13 @@
 // value of). Secure mode: discrete Gaussian noise on the integer counts, zCDP.
 //
 // A shared estimate (Poisson-sampled runs with float noise under the PLD
-// accountant, the default run's, on fewer than 25,000 records): the counts are on kSharedRecords times as
-// many records, the run keeps every record, and the counts, a Gaussian
-// mechanism of mu_e-GDP with mu_e = mu_run / kSharedRecords (the same noise
-// relative to the records counted), are composed into the run's PLD as a
-// prior release (PrivacyTarget::prior_mu becomes hypot(prior_mu, mu_e)):
-// sequential composition, exact for Gaussian counts, at (1 / kSharedRecords)^2
-// of the run's mu^2 instead of the records.
+// accountant, the default run's, on fewer than 25,000 records): the counts
+// are on kSharedRecords times as many records, the run keeps every record,
+// and the counts, a Gaussian mechanism of mu_e-GDP with mu_e = mu_run /
+// kSharedRecords (the same noise relative to the records counted), are
+// composed into the run's PLD as a prior release (PrivacyTarget::prior_mu
+// becomes hypot(prior_mu, mu_e)): sequential composition, exact for Gaussian
+// counts, at (1 / kSharedRecords)^2 of the run's mu^2 instead of the records.
 #pragma once
 #include <cstdint>
 #include <limits>

@@ -92,7 +92,7 @@ def main():
     for seed in a.seeds:
         for eps in a.eps:
             for passes in a.passes:
-                for t, extra in tags[:1 if passes > 1 else 2]:  # more passes: zero-out already
+                for t, extra in (tags if passes == 1 else tags[:1]):  # more passes: zero-out already
                     jobs[json.dumps(["dpsosp", t, seed, eps, passes])] = (
                         run_dpsosp, (os.path.abspath(a.dpsosp), paths, seed, eps, passes, extra))
                 for lr in ([] if a.dpsosp_only else GRID):

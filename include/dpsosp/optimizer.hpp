@@ -152,6 +152,10 @@ struct RunOptions {
   /// Poisson-sampled: dpsgd with epochs > 0, spider-mf-adaptive with sampling
   /// = poisson (given, or by default with epochs > 1).
   bool poisson() const;
+  /// A private Poisson-sampled run with float noise under the PLD accountant:
+  /// the runs that compose a prior Gaussian release (PrivacyTarget::prior_mu:
+  /// the scale estimate, a shared G/M estimate) into their own PLD.
+  bool composes_prior() const;
   /// The batch of dpsgd and sgd on n records: batch_size, or by default n/10
   /// clamped to [1, 256] (ten batches at least, so small data get steps).
   Index sgd_batch_size(Index n) const;

@@ -105,10 +105,7 @@ Summary run_checked(const Model& model, const Dataset& records, const Vec& x0, c
     // Shared (clip_estimate.hpp): where the run composes a prior release
     // into its PLD, the estimate counts more records and the run keeps them.
     const Index reserved = estimate_records(records.rows());
-    const bool shared = options.is_private_run() && options.poisson() && !first_records &&
-                        options.privacy->noise == NoiseMode::kFloat &&
-                        options.accountant.value_or(Accountant::kPld) == Accountant::kPld &&
-                        kSharedAbove * reserved > records.rows();
+    const bool shared = options.composes_prior() && !first_records && kSharedAbove * reserved > records.rows();
     const Index m = shared ? std::min(records.rows(), kSharedRecords * reserved) : reserved;
     if (m == 0)
       throw Error("G, M auto: " + std::to_string(records.rows()) +

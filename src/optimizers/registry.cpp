@@ -180,6 +180,11 @@ bool RunOptions::poisson() const {
   return sampling_or_default(sampling, epochs.value_or(0.0)) == Sampling::kPoisson;
 }
 
+bool RunOptions::composes_prior() const {
+  return is_private_run() && poisson() && privacy->noise == NoiseMode::kFloat &&
+         accountant.value_or(Accountant::kPld) == Accountant::kPld;
+}
+
 bool RunOptions::is_private_run() const { return is_private_algorithm(algorithm) && privacy && privacy->is_private(); }
 
 void RunOptions::Validate() const {
@@ -255,8 +260,7 @@ void RunOptions::Validate() const {
              " = replace-one: a Poisson-sampled run is accounted for replace-one by PLD only; use "
              "accountant = pld, or adjacency = zero-out");
   }
-  if (privacy && privacy->prior_mu > 0 && is_private_run() &&
-      (!poisson() || accountant.value_or(Accountant::kPld) != Accountant::kPld || privacy->noise != NoiseMode::kFloat))
+  if (privacy && privacy->prior_mu > 0 && is_private_run() && !composes_prior())
     refuse("privacy.prior_mu", " = " + shown(privacy->prior_mu) +
                                    ": a prior release is composed into Poisson-sampled "
                                    "runs with float noise under the PLD accountant only");

@@ -9,9 +9,10 @@ _OWN = {
     "model": None,  # each estimator's own, below
     "fit_intercept": """fit_intercept : bool, default True
         Add a bias to each margin (docs/models.md).""",
-    "classes": """classes : array-like or 'observed'
-        The labels, public, required: they size the model. 'observed' takes them from y, which the guarantee does
-        not cover: a PrivacyLeakWarning and a caveat in report_.""",
+    "classes": """classes : array-like or 'observed', optional
+        The labels, public: they size the model. None (the default): 0 and 1 for a binary model (auto, logistic,
+        sigmoid), as the CLI's logistic model reads them; softmax and mlp need them. 'observed' takes them from y,
+        which the guarantee does not cover: a PrivacyLeakWarning and a caveat in report_.""",
     "hidden": """hidden : int, optional
         The mlp model's hidden units (default 32); refused for the other models.""",
     "n_components": """n_components : int, default 1

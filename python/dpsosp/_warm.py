@@ -36,11 +36,9 @@ def partial_fit(estimator, X, y, classes=None):
         if declared is None or isinstance(declared, str):
             if classes is None:
                 classes = getattr(estimator, "classes_", None)
-            if classes is None:
-                raise ValueError("partial_fit: the label set sizes the model and must be the same in every call: "
-                                 "pass classes=[...] (public) to the estimator or to the first partial_fit")
-            saved["classes"] = declared
-            estimator.classes = list(classes)
+            if classes is not None:  # else fit's default: a binary model's 0 and 1, or its refusal
+                saved["classes"] = declared
+                estimator.classes = list(classes)
         elif classes is not None and not np.array_equal(np.unique(np.asarray(classes)), np.unique(declared)):
             raise ValueError("partial_fit: classes differ from the estimator's declared classes")
     estimator.warm_start = True

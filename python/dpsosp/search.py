@@ -29,7 +29,7 @@ from sklearn.utils.validation import _num_samples, check_array, check_is_fitted
 
 from . import _core
 from ._selection import draw_runs, selection_epsilon, selection_mu, stopping_gamma
-from .sklearn import DPClassifier, DPRegressor, _D, _is_path
+from .sklearn import DPClassifier, DPRegressor, _D, _is_path, declared_classes, refuse_labels_outside
 
 __all__ = ["DPSearchCV"]
 
@@ -51,7 +51,7 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
     Parameters
     ----------
     estimator : DPClassifier or DPRegressor
-        The defaults of every candidate; a DPClassifier's classes must be declared.
+        The defaults of every candidate; a DPClassifier's classes must be declared (or the binary default, 0 and 1).
     param_grid : dict or list of dict, optional
         A dict of lists (or a list of such dicts): each candidate run draws one setting uniformly. Give it or
         param_distributions.
@@ -124,7 +124,7 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
         est = self.estimator
         if not isinstance(est, (DPClassifier, DPRegressor)):
             raise TypeError(f"DPSearchCV: estimator: expected a DPClassifier or DPRegressor, got {type(est).__name__}")
-        if isinstance(est, DPClassifier) and isinstance(est.classes, str):
+        if isinstance(est, DPClassifier) and declared_classes(est) is None:
             raise ValueError("DPSearchCV: the estimator's classes must be declared (classes=[...]): "
                              "classes='observed' reads them from y, outside the guarantee")
         draw = self._setting_drawer(est)
@@ -280,9 +280,8 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
         check_array(self.estimator._table(X), accept_sparse="csr", dtype=np.float64)
         if isinstance(self.estimator, DPRegressor):
             check_array(np.asarray(y), ensure_2d=False, dtype=np.float64)
-        elif self.estimator.classes is not None and (~np.isin(np.asarray(y), np.asarray(self.estimator.classes))).any():
-            raise ValueError(f"DPSearchCV: a label of y is not one of the {len(self.estimator.classes)} declared "
-                             "classes; which record is not said, as a refusal must not depend on it")
+        else:
+            refuse_labels_outside("DPSearchCV", self.estimator, y)
 
     @staticmethod
     def _check_candidate(est, setting, mu):

@@ -149,8 +149,10 @@ class BudgetTest(unittest.TestCase):
         self.assertEqual(seen[4]["y_bounds"], (target["lower"], target["upper"]))
         self.assertFalse(reg.warm_start)  # partial_fit leaves the parameter as it was
         self.assertEqual(len(budget.ledger), 5)
-        with self.assertRaisesRegex(ValueError, "partial_fit: the label set"):
-            dpsosp.DPClassifier(epsilon=1).partial_fit(X, y)
+        # No classes anywhere: a binary model's public 0 and 1 (fit's default); softmax is refused by fit.
+        np.testing.assert_array_equal(dpsosp.DPClassifier(epsilon=1).partial_fit(X, y).classes_, [0, 1])
+        with self.assertRaisesRegex(ValueError, "^classes: a softmax model is sized by its class count"):
+            dpsosp.DPClassifier(epsilon=1, model="softmax").partial_fit(X, y)
         late = dpsosp.DPClassifier(epsilon=1).partial_fit(X, y, classes=[0, 1])
         self.assertIsNone(late.classes)  # the parameter is left as given
         late.partial_fit(X, y)  # the last fit's classes

@@ -115,11 +115,42 @@ class Estimators(unittest.TestCase):
         clf.set_params(epsilon=2, algo="spider-tree-adaptive")
         self.assertEqual(clf.fit(X, y).report_["algo"], "spider-tree-adaptive")
 
+    def test_a_binary_model_takes_0_and_1_by_default_as_the_cli_does(self):
+        from dpsosp import DPClassifier, run
+        X, names = blobs()
+        y = (names == "dog").astype(int)
+        clf = DPClassifier(epsilon=1, random_state=1, noise_key=KEY).fit(X, y)  # no classes: [0, 1], public
+        np.testing.assert_array_equal(clf.classes_, [0, 1])
+        self.assertEqual(clf.report_["model"], "logistic")
+        self.assertGreater(clf.score(X, y), 0.87)  # non-private logistic regression: 0.910 on these blobs
+        self.assertNotIn("classes='observed'", " ".join(clf.report_["caveats"]))
+        # The same records through dpsosp.run's logistic model (the CLI's defaults): the same run, bit for bit.
+        same = run("logistic", X, y.astype(float), epsilon=1, seed=clf.report_["seed"], noise_key=KEY)
+        np.testing.assert_array_equal(same["x"], clf.report_["x"])
+        # Booleans are 0 and 1; a label set in other words is refused with one line naming no record.
+        self.assertEqual(list(DPClassifier(noise_key=KEY).fit(X, y == 1).classes_), [0, 1])
+        for labels in (y + 1, 2 * y - 1, names):
+            with self.assertRaisesRegex(ValueError, "^DPClassifier: a label of y is not 0 or 1, the default classes "
+                                                    "of a binary model \\(public\\); declare the label set: "
+                                                    "classes=\\[\\.\\.\\.\\]"):
+                DPClassifier(noise_key=KEY).fit(X, labels)
+        # The refusal reads no noise: it is the same for every record that is out (the public-shape rule).
+        for i in (0, 7, len(y) - 1):
+            out = y.copy()
+            out[i] = 2
+            with self.assertRaisesRegex(ValueError, "^DPClassifier: a label of y is not 0 or 1"):
+                DPClassifier(noise_key=KEY).fit(X, out)
+
     def test_multiclass_softmax_and_the_label_set_warning(self):
         from dpsosp import DPClassifier, PrivacyLeakWarning
         X, y = blobs(classes=4, n=20000)
-        with self.assertRaisesRegex(ValueError, "^classes: the label set sizes the model and must be declared public"):
+        # Four string labels against the binary default (0 and 1): refused, in words that name no record.
+        with self.assertRaisesRegex(ValueError, "^DPClassifier: a label of y is not 0 or 1, the default classes of a "
+                                                "binary model .*which record is not said"):
             DPClassifier(epsilon=2, random_state=0, noise_key=KEY).fit(X, y)
+        with self.assertRaisesRegex(ValueError, "^classes: a softmax model is sized by its class count, which must "
+                                                "be declared public"):
+            DPClassifier(epsilon=2, model="softmax", noise_key=KEY).fit(X, y)
         with self.assertWarnsRegex(PrivacyLeakWarning, "not covered by the privacy guarantee"):
             clf = DPClassifier(epsilon=2, random_state=0, noise_key=KEY, classes="observed").fit(X, y)
         self.assertTrue(any("classes='observed'" in c for c in clf.report_["caveats"]))
@@ -201,8 +232,11 @@ class Estimators(unittest.TestCase):
                 self.assertGreater(reg.score(X, t), 0.5)
                 pca = DPPCA(stream=stream, **same).fit(unlabeled)
                 self.assertEqual(pca.components_.shape, (1, 6))
-            with self.assertRaisesRegex(ValueError, "pass classes"):
-                DPClassifier().fit(labeled)
+            # No classes: the binary model's public 0 and 1, the file's label indices (the CLI's logistic too).
+            np.testing.assert_array_equal(DPClassifier(**same).fit(labeled).classes_, [0, 1])
+            for refused in (DPClassifier(model="softmax"), DPClassifier(classes="observed")):
+                with self.assertRaisesRegex(ValueError, "pass classes"):
+                    refused.fit(labeled)
             with self.assertRaisesRegex(ValueError, "a record file holds its labels"):
                 DPClassifier(classes=classes).fit(labeled, names)
             with self.assertRaisesRegex(ValueError, "^stream: a streamed run reads the file in order; sampling='poisson'"):

@@ -125,9 +125,10 @@ class RunRequest {
 };
 
 /// An option's number: "WORD: expected RULE, got VALUE" otherwise (VALUE
-/// quoted on the command line, as written in Python).
+/// quoted on the command line, as written in Python); `or_auto`: the option
+/// also takes auto, and the words say so ("RULE, or auto").
 double parse_option_real(const std::string& text, const std::string& word, ValueRule rule,
-                         FrontEnd front_end = FrontEnd::kCli);
+                         FrontEnd front_end = FrontEnd::kCli, bool or_auto = false);
 std::uint64_t parse_option_count(const std::string& text, const std::string& word, std::uint64_t min, std::uint64_t max,
                                  FrontEnd front_end = FrontEnd::kCli);
 

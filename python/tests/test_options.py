@@ -9,6 +9,7 @@ import sys
 import unittest
 
 import dpsosp
+import numpy as np
 from dpsosp import _core, _options
 
 CLI = os.environ.get("DPSOSP_CLI")
@@ -139,6 +140,12 @@ class PrivacyFigures(unittest.TestCase):
             dpsosp.calibrate(100, 1, 1e-6, target_epsilon=2)
 
     def test_refusals_name_the_keyword(self):
+        X, y = np.ones((40, 2)), np.arange(40) % 2
+        # An option that also takes auto says so (the CLI's words, with the keyword).
+        with self.assertRaisesRegex(ValueError, r"^G: expected a finite number > 0, or auto, got -1"):
+            dpsosp.run("logistic", X, y, G=-1)
+        with self.assertRaisesRegex(ValueError, r"^scale_share: expected a number in \(0, 1\), or auto, got 2"):
+            dpsosp.run("logistic", X, y, scale_share=2)
         with self.assertRaisesRegex(ValueError, r"^sampling_rate: expected a number in \(0, 1\]"):
             dpsosp.privacy(1, 100, 1e-6, sampling_rate=2)
         with self.assertRaisesRegex(ValueError, r"^period: applies to the mf form \(mechanism mf\)$"):

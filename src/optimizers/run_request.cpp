@@ -22,11 +22,13 @@ std::string shown(const std::string& text, FrontEnd front_end) {
 
 }  // namespace
 
-double parse_option_real(const std::string& text, const std::string& word, ValueRule rule, FrontEnd front_end) {
+double parse_option_real(const std::string& text, const std::string& word, ValueRule rule, FrontEnd front_end,
+                         bool or_auto) {
   double v = 0;
   const NumberStatus status = parse_strict_double(text, v);
   if ((status == NumberStatus::kOk || status == NumberStatus::kNonFinite) && satisfies(v, rule)) return v;
-  std::string message = word + ": expected " + value_rule_text(rule) + ", got " + shown(text, front_end);
+  std::string message =
+      word + ": expected " + value_rule_text(rule) + (or_auto ? ", or auto" : "") + ", got " + shown(text, front_end);
   if (status == NumberStatus::kOutOfRange) message += " (out of the range of a double)";
   throw Error(message);
 }
@@ -85,7 +87,7 @@ RunRequest::RunRequest(const OptionValues& values, const std::map<std::string, s
   // default of a private run; a non-private run takes 1 when not given.
   const auto constant = [&](const std::string& key, bool& estimate) {
     const std::string t = text(key);
-    if (t != "auto") return parse_option_real(t, word(key), ValueRule::kPositive, front_end);
+    if (t != "auto") return parse_option_real(t, word(key), ValueRule::kPositive, front_end, true);
     if (info.is_private && !(o.privacy && !o.privacy->is_private())) {
       estimate = true;
     } else if (given(key)) {
@@ -184,7 +186,7 @@ RunRequest::RunRequest(const OptionValues& values, const std::map<std::string, s
     throw Error(word("noise_key_file") + ": a non-private run draws no privacy noise");
   scale = choice("scale");
   if (const std::string t = text("scale_share"); t != "auto")
-    scale_share = parse_option_real(t, word("scale_share"), ValueRule::kOpenUnit, front_end);
+    scale_share = parse_option_real(t, word("scale_share"), ValueRule::kOpenUnit, front_end, true);
   normalize = flag("normalize");
 }
 

@@ -254,6 +254,8 @@ CASES = [
      "--learning-rate"),
     ("tail out of range", [*LOGISTIC, "--tail", "1"], "--tail = 1: must lie in [0, 1)"),
     ("o2 unknown", [*LOGISTIC, "--o2", "sometimes"], "--o2: expected on or off"),
+    ("G negative", [*LOGISTIC, "--G", "-1"], "--G: expected a finite number > 0, or auto, got '-1'"),
+    ("scale-share above 1", [*LOGISTIC, "--scale-share", "2"], "--scale-share: expected a number in (0, 1), or auto, got '2'"),
     ("privacy mechanism unknown", ["privacy", "--noise-multiplier", "2", "--steps", "10", "--delta", "1e-6",
                                    "--mechanism", "gauss"], "--mechanism: expected tree or mf"),
     ("privacy mf with two horizons", ["privacy", "--noise-multiplier", "2", "--steps", "10,20", "--delta", "1e-6",

@@ -39,19 +39,35 @@ Complex power(Complex base, std::uint64_t exponent) {
   return result;
 }
 
-// The half spectrum (length/2 + 1 entries) of x zero-padded to `length`.
-Spectrum real_forward(const std::vector<double>& x, std::size_t length) {
-  std::vector<double> padded(length, 0.0);
-  std::copy(x.begin(), x.end(), padded.begin());
-  Spectrum out;
-  engine().fwd(out, padded);
-  return out;
+// A thread's buffers, kept across calls: the calibration convolves PLDs of
+// the same few lengths dozens of times, and fresh vectors of 2^16 to 2^20
+// entries cost their zero-fill and page faults each time (a quarter of a
+// calibration's time, measured with perf: docs/performance.md).
+struct Scratch {
+  std::vector<double> real;  // the padded input, then the inverse's output
+  Spectrum a, b;
+};
+Scratch& scratch() {
+  thread_local Scratch s;
+  return s;
 }
 
-// The real sequence of `length` with half spectrum X.
-std::vector<double> real_inverse(const Spectrum& spectrum, std::size_t length) {
-  std::vector<double> x;
-  engine().inv(x, spectrum, static_cast<Eigen::Index>(length));
+// The half spectrum (length/2 + 1 entries) of x zero-padded to `length`, into out.
+void real_forward(const std::vector<double>& x, std::size_t length, Spectrum& out) {
+  std::vector<double>& padded = scratch().real;
+  padded.resize(length);
+  std::copy(x.begin(), x.end(), padded.begin());
+  std::fill(padded.begin() + static_cast<std::ptrdiff_t>(x.size()), padded.end(), 0.0);
+  out.resize(length / 2 + 1);
+  engine().fwd(out.data(), padded.data(), static_cast<Eigen::Index>(length));
+}
+
+// The real sequence of `length` with half spectrum X, in the thread's buffer
+// (valid until the next call here).
+const std::vector<double>& real_inverse(const Spectrum& spectrum, std::size_t length) {
+  std::vector<double>& x = scratch().real;
+  x.resize(length);
+  engine().inv(x.data(), spectrum.data(), static_cast<Eigen::Index>(length));
   return x;
 }
 
@@ -84,19 +100,20 @@ std::vector<double> convolve(const std::vector<double>& a, const std::vector<dou
     return result;
   }
   const std::size_t n = fft_length(out);
-  Spectrum fa = real_forward(a, n);
-  const Spectrum fb = real_forward(b, n);
+  Spectrum &fa = scratch().a, &fb = scratch().b;
+  real_forward(a, n, fa);
+  real_forward(b, n, fb);
   for (std::size_t k = 0; k < fa.size(); ++k) fa[k] = mul(fa[k], fb[k]);
-  std::vector<double> result = real_inverse(fa, n);
-  result.resize(out);
-  return result;
+  const std::vector<double>& cyclic = real_inverse(fa, n);
+  return {cyclic.begin(), cyclic.begin() + static_cast<std::ptrdiff_t>(out)};
 }
 
 std::vector<double> self_convolve(const std::vector<double>& p, std::uint64_t times, std::int64_t window_start,
                                   std::size_t window_length, std::size_t length) {
-  Spectrum f = real_forward(p, length);
+  Spectrum& f = scratch().a;
+  real_forward(p, length, f);
   for (auto& x : f) x = power(x, times);
-  const std::vector<double> cyclic = real_inverse(f, length);
+  const std::vector<double>& cyclic = real_inverse(f, length);
   std::vector<double> window(window_length);
   const auto n = static_cast<std::int64_t>(length);
   for (std::size_t j = 0; j < window_length; ++j) {

@@ -43,13 +43,21 @@ Complex power(Complex base, std::uint64_t exponent) {
 // the same few lengths dozens of times, and fresh vectors of 2^16 to 2^20
 // entries cost their zero-fill and page faults each time (a quarter of a
 // calibration's time, measured with perf: docs/performance.md).
+// Buffers past kKeep entries (a PLD of 2^23 bins would hold 190 MB) are
+// released after their call: a long-lived process (the Python module) keeps
+// at most about 40 MB a thread.
 struct Scratch {
   std::vector<double> real;  // the padded input, then the inverse's output
   Spectrum a, b;
 };
+constexpr std::size_t kKeep = std::size_t{1} << 20;
 Scratch& scratch() {
   thread_local Scratch s;
   return s;
+}
+void release_large() {
+  Scratch& s = scratch();
+  if (s.real.capacity() > kKeep) s = Scratch{};
 }
 
 // The half spectrum (length/2 + 1 entries) of x zero-padded to `length`, into out.
@@ -105,7 +113,9 @@ std::vector<double> convolve(const std::vector<double>& a, const std::vector<dou
   real_forward(b, n, fb);
   for (std::size_t k = 0; k < fa.size(); ++k) fa[k] = mul(fa[k], fb[k]);
   const std::vector<double>& cyclic = real_inverse(fa, n);
-  return {cyclic.begin(), cyclic.begin() + static_cast<std::ptrdiff_t>(out)};
+  std::vector<double> result(cyclic.begin(), cyclic.begin() + static_cast<std::ptrdiff_t>(out));
+  release_large();
+  return result;
 }
 
 std::vector<double> self_convolve(const std::vector<double>& p, std::uint64_t times, std::int64_t window_start,
@@ -120,6 +130,7 @@ std::vector<double> self_convolve(const std::vector<double>& p, std::uint64_t ti
     const std::int64_t index = ((window_start + static_cast<std::int64_t>(j)) % n + n) % n;
     window[j] = cyclic[static_cast<std::size_t>(index)];
   }
+  release_large();
   return window;
 }
 

@@ -43,6 +43,8 @@ def arglist(fm, method, eps, epochs, seed):
     a = fm.args("softmax", "spider-mf-adaptive" if method == "spider-mf-order" else method, eps, order=False)
     if method in ("spider-mf-adaptive", "spider-mf-order"):
         a += ["--epochs", str(epochs)]
+    if method == "spider-mf-adaptive" and epochs > 1:
+        a += ["--adjacency", "zero-out"]  # dpsgd's relation, like with like (the default is replace-one)
     if method == "spider-mf-order":
         a += ["--sampling", "order"]
     return a
@@ -98,7 +100,7 @@ def write_page(fm, cache, evcache):
              "groups of the public sample order, step t an O1 on a Poisson sample (secret key) of group t mod bands "
              "with expected batch b1 = max(0.25 sqrt(n / mu), 16 sqrt(E) / mu), the noise the banded square-root "
              "factorization's; accounted as each record's E / q Poisson-subsampled Gaussian steps by PLD, zero-out "
-             "for E > 1, replace-one for E = 1 "
+             "for E > 1 (`--adjacency zero-out`, dpsgd's relation; the default is replace-one), replace-one for E = 1 "
              "(docs/privacy-accounting.md section 9; the bands by the rule of docs/parameters.md). With "
              "`--sampling order` it makes E passes over the sample order, one square-root factorization over all "
              "E T steps, calibrated with the sensitivity of a record in every pass (replace-one, no amplification). "

@@ -49,6 +49,48 @@ TEST(DefaultRun, MakesItsDefaultPasses) {
   EXPECT_FALSE(streamed.default_passes);
 }
 
+// Writing a default out changes nothing: epochs = 3 (the default's passes at
+// this n), sampling = poisson or accountant = pld give the default run, with
+// its replace-one target and noise multiplier to the bit. Before, epochs > 1
+// or sampling given switched the run to a zero-out target (a weaker guarantee
+// at the same epsilon). Zero-out is taken only where it is named; RDP, which
+// accounts zero-out only, is refused at the replace-one default.
+TEST(DefaultRun, WritingADefaultOutKeepsTheRun) {
+  PhaseRetrieval pr(6000, 6);
+  const auto multiplier = [&](RunOptions o) {
+    o.threads = 1;
+    o.max_steps = 1;
+    choose_default_sampling(o, /*streamed=*/false);
+    EXPECT_EQ(o.sampling, Sampling::kPoisson);
+    EXPECT_EQ(o.privacy->adjacency, Adjacency::kReplaceOne);
+    const Summary s = minimize(*pr.model, pr.problem.data, pr.problem.saddle, o);
+    EXPECT_EQ(s.privacy.adjacency, Adjacency::kReplaceOne);
+    EXPECT_EQ(s.params.at("epochs"), 3.0);
+    return s.params.at("noise_multiplier");
+  };
+  const double z = multiplier(mf_options(2.0, 7));
+  RunOptions epochs = mf_options(2.0, 7);
+  epochs.epochs = 3;
+  EXPECT_EQ(multiplier(epochs), z);
+  RunOptions sampling = mf_options(2.0, 7);
+  sampling.sampling = Sampling::kPoisson;
+  EXPECT_EQ(multiplier(sampling), z);
+  RunOptions pld = mf_options(2.0, 7);
+  pld.accountant = Accountant::kPld;
+  EXPECT_EQ(multiplier(pld), z);
+  RunOptions rdp = mf_options(2.0, 7);
+  rdp.accountant = Accountant::kRdp;
+  choose_default_sampling(rdp, false);
+  try {
+    rdp.Validate();
+    ADD_FAILURE() << "RDP at the replace-one default was accepted";
+  } catch (const OptionError& e) {
+    EXPECT_NE(std::string(e.what()).find("adjacency = zero-out"), std::string::npos) << e.what();
+  }
+  rdp.privacy->adjacency = Adjacency::kZeroOut;
+  EXPECT_NO_THROW(rdp.Validate());
+}
+
 // A zero-out target given to the default run (Opacus's relation, to compare
 // like with like) keeps its Poisson passes, calibrated to that relation: the
 // report's epsilon is the zero-out figure, the replace-one one above it. Over

@@ -86,8 +86,14 @@ void Progress::certificate(const EigenProgress& p) {
 
 std::string guarantee_short(const PrivacyRecord& p) {
   if (!p.is_private()) return "non-private";
-  char text[64];
-  std::snprintf(text, sizeof text, "(%.4g, %.3g)-DP", p.epsilon, p.delta);
+  // The relation is named: the same epsilon under zero-out is a weaker
+  // guarantee than under replace-one (a zero-out run gives its replace-one figure).
+  char text[128];
+  if (p.adjacency == Adjacency::kZeroOut && std::isfinite(p.epsilon_replace_one))
+    std::snprintf(text, sizeof text, "(%.4g, %.3g)-DP zero-out (replace-one: epsilon %.4g)", p.epsilon, p.delta,
+                  p.epsilon_replace_one);
+  else
+    std::snprintf(text, sizeof text, "(%.4g, %.3g)-DP %s", p.epsilon, p.delta, adjacency_name(p.adjacency).c_str());
   return text;
 }
 

@@ -40,6 +40,8 @@ def dpsosp_args(binary, images, eps, passes, out, extra):
          "--no-certificate", "--quiet", "--threads", "1", "--out", out]
     a += [] if "--epsilon" in extra else ["--epsilon", repr(eps)]
     a += [] if "--epochs" in extra or DEFAULT_PASSES in extra else ["--epochs", str(passes)]
+    if "--epochs" not in extra and DEFAULT_PASSES not in extra and passes > 1 and "--adjacency" not in extra:
+        a += ["--adjacency", "zero-out"]  # Opacus's relation for its epochs (dpsosp's default: replace-one)
     return a + [x for x in extra if x != DEFAULT_PASSES]
 
 

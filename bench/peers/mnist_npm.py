@@ -39,7 +39,8 @@ def dpsosp_cmd(binary, paths, eps, seed, passes):
     """One run at the defaults: passes None gives no --epochs (the default's passes)."""
     return [binary, "run", "--model", "softmax", "--classes", "10", "--data", paths["train"], "--eval",
             paths["test"], "--epsilon", repr(eps), "--delta", "1e-5", "--seed", str(seed), "--quiet",
-            "--no-certificate"] + ([] if passes is None else ["--epochs", str(passes)])
+            "--no-certificate"] + ([] if passes is None else ["--epochs", str(passes)]) + (
+                ["--adjacency", "zero-out"] if passes is not None and passes > 1 else [])  # Opacus's relation
 
 
 def main():

@@ -10,7 +10,8 @@ markdown table of docs/results-peers.md, "Other data". With --dpsosp-only, Opacu
 come from the medians kept in bench/peers/opacus-npm-medians.json (marked *). With --like-with-like each cell
 also runs dpsosp's default at Opacus's relation (`--adjacency zero-out`: the same Poisson passes, calibrated to
 add/remove as Opacus's epsilon is; dpsosp's single pass is otherwise replace-one, the stronger guarantee) and
-prints it beside the default; with more passes the default is zero-out already, and its runs are the column's.
+prints it beside the default; with more passes mnist_npm.py's command names zero-out already, and its runs are
+the column's.
 
     /usr/bin/python3 bench/peers/npm_compare.py --opacus OPACUS_SRC [--eps 1 3 8] [--passes 1 5]
         [--seeds 1 2 3] [--dpsosp build/dpsosp] [--tag NAME] [--jobs 2] [--dpsosp-only] [--extra '...']
@@ -92,7 +93,7 @@ def main():
     for seed in a.seeds:
         for eps in a.eps:
             for passes in a.passes:
-                for t, extra in (tags if passes == 1 else tags[:1]):  # more passes: zero-out already
+                for t, extra in (tags if passes == 1 else tags[:1]):  # more passes: zero-out already (mnist_npm.py)
                     jobs[json.dumps(["dpsosp", t, seed, eps, passes])] = (
                         run_dpsosp, (os.path.abspath(a.dpsosp), paths, seed, eps, passes, extra))
                 for lr in ([] if a.dpsosp_only else GRID):

@@ -71,9 +71,9 @@ std::vector<OptionSpec> build_table() {
              "float: Gaussian noise in floating point (exact GDP); secure: every release on a grid plus exact "
              "discrete Gaussian noise (closes the floating-point attacks; about 7% more noise, zCDP accounting)"),
       choice("adjacency", "--adjacency", "privacy.adjacency", "", {"replace-one", "zero-out"}, 0,
-             "The relation epsilon is for. Poisson-sampled runs take either (default: replace-one for the default "
-             "run and --epochs 1, zero-out, as Opacus, for sampling = poisson, epochs > 1 or dpsgd with epochs); "
-             "zero-out given to the default run keeps its Poisson passes; passes over the order: replace-one"),
+             "The relation epsilon is for (default: replace-one; dpsgd with epochs: zero-out, as Opacus). "
+             "Poisson-sampled runs take either (zero-out: Opacus's relation, same passes, less noise); passes "
+             "over the order: replace-one only"),
       count("seed", "--seed", "seed", "", 0, kAnyCount, 0,
             "Seed of the public randomness: sample order and saddle perturbations (default: drawn from the OS; "
             "reported)"),
@@ -105,8 +105,8 @@ std::vector<OptionSpec> build_table() {
            "0 or unset: one pass"),
       choice("sampling", "--sampling", "sampling", "", {"poisson", "order"}, kKnobSampling,
              "spider-mf-adaptive: poisson (cyclic Poisson sampling with the banded square-root factorization, "
-             "amplified; the default where the run can, docs/parameters.md) or order (whole passes over the "
-             "sample order, replace-one; streams)"),
+             "amplified; the default where the run can, docs/parameters.md; replace-one unless adjacency says "
+             "otherwise) or order (whole passes over the sample order, replace-one; streams)"),
       count("bands", "--bands", "bands", "", 1, kBatchMax, kKnobBands,
             "spider-mf-adaptive with sampling = poisson: the bands, groups the steps cycle through (default: "
             "automatic, docs/parameters.md)"),

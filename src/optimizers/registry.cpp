@@ -256,9 +256,10 @@ void RunOptions::Validate() const {
                  "); passes over the sample order hold for replace-one, and their reports state the zero-out figure "
                  "beside it");
     if (a == Adjacency::kReplaceOne && poisson() && accountant == Accountant::kRdp)
-      refuse("adjacency",
-             " = replace-one: a Poisson-sampled run is accounted for replace-one by PLD only; use "
-             "accountant = pld, or adjacency = zero-out");
+      refuse("accountant",
+             " = rdp: accounts Poisson-sampled runs for zero-out only, and this run is for replace-one (the "
+             "relation of spider-mf-adaptive unless adjacency names another); give adjacency = zero-out with it, "
+             "or accountant = pld");
   }
   if (privacy && privacy->prior_mu > 0 && is_private_run() && !composes_prior())
     refuse("privacy.prior_mu", " = " + shown(privacy->prior_mu) +

@@ -43,20 +43,22 @@ void RunOptions::Validate(Index records) const {
 
 bool choose_default_sampling(RunOptions& o, bool streamed) {
   const AlgorithmInfo& info = algorithm_info(o.algorithm);
-  const bool one_pass = !o.epochs || *o.epochs == 0.0 || *o.epochs == 1.0;
-  if (!(info.knobs & kKnobSampling) || o.sampling || !one_pass || !o.is_private_run()) return false;
+  if (!(info.knobs & kKnobSampling) || !o.is_private_run() || o.sampling == Sampling::kOrder) return false;
   const PrivacyTarget& t = *o.privacy;
-  if (t.noise != NoiseMode::kFloat) return false;
-  // Bands given keep the default: they are the banded Poisson pass's (its report states them).
-  if (streamed || o.sample_order || o.overrides.sigma || o.overrides.noise_multiplier || o.accountant ||
-      o.o2.value_or(false) || o.max_phase_length)
-    return false;
-  o.sampling = Sampling::kPoisson;
-  // A relation the user named is kept (zero-out: Opacus's, to compare like
-  // with like); the default is replace-one, the pass over the order's.
-  if (!o.privacy->adjacency) o.privacy->adjacency = Adjacency::kReplaceOne;
-  o.default_passes = !o.epochs;
-  return true;
+  // Bands given keep the default: they are the banded Poisson pass's (its
+  // report states them). So do epochs, sampling = poisson and the PLD
+  // accountant written out: they are the default's own.
+  const bool needs_order = t.noise != NoiseMode::kFloat || streamed || o.sample_order || o.overrides.sigma ||
+                           o.overrides.noise_multiplier || o.o2.value_or(false) || o.max_phase_length;
+  const bool chosen = !o.sampling && !needs_order;
+  if (chosen) o.sampling = Sampling::kPoisson;
+  if (o.sampling == Sampling::kPoisson) o.default_passes = !o.epochs;
+  // Poisson passes of spider-mf-adaptive, chosen or written out, at any number
+  // of passes: a replace-one target unless a relation is named (zero-out:
+  // Opacus's, to compare like with like). Writing a default out never
+  // weakens the guarantee.
+  if (o.poisson() && !o.privacy->adjacency) o.privacy->adjacency = Adjacency::kReplaceOne;
+  return chosen;
 }
 
 Index default_passes(Index n) {

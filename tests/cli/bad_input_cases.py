@@ -243,8 +243,10 @@ CASES = [
     ("Poisson passes with secure noise", [*PR, "--epochs", "2", "--noise", "secure"], "or sampling = order"),
     ("accountant for single-pass dpsgd", [*LOGISTIC, "--algo", "dpsgd", "--accountant", "rdp"],
      "--accountant = rdp: applies to Poisson-sampled runs only"),
-    ("accountant for one pass of spider-mf-adaptive", [*LOGISTIC, "--accountant", "pld"],
-     "--accountant = pld: applies to Poisson-sampled runs only"),
+    # The default run's relation is replace-one at any passes; RDP accounts zero-out only (pld, its
+    # own accountant, written out changes nothing).
+    ("rdp for the default run of spider-mf-adaptive", [*LOGISTIC, "--epochs", "3", "--accountant", "rdp"],
+     "--accountant = rdp: accounts Poisson-sampled runs for zero-out only"),
     ("accountant for spider", [*LOGISTIC, "--algo", "spider-tree-adaptive", "--accountant", "pld"],
      "--accountant: applies to spider-mf-adaptive, dpsgd"),
     ("accountant unknown", [*LOGISTIC, "--algo", "dpsgd", "--epochs", "1", "--accountant", "gdp"],

@@ -233,7 +233,7 @@ class Tables(unittest.TestCase):
             j = json.load(f)
         last = r.stderr.splitlines()[-1]
         accuracy = j["diagnostics"]["eval"]["accuracy"]
-        self.assertRegex(last, r"^dpsosp: done: spider-mf-adaptive, \(1, 1e-06\)-DP, \d+ steps, --eval accuracy "
+        self.assertRegex(last, r"^dpsosp: done: spider-mf-adaptive, \(1, 1e-06\)-DP replace-one, \d+ steps, --eval accuracy "
                                r"[01]\.\d{4}, \d+(\.\d)? s, report in " + re.escape(out) + "$")
         self.assertIn(f"{j['steps']} steps", last)
         self.assertIn(f"accuracy {accuracy:.4f}", last)
@@ -241,7 +241,7 @@ class Tables(unittest.TestCase):
         r = dpsosp(*args, "--epsilon", "0.123456789", "--algo", "dpsgd")
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertTrue(json.loads(r.stdout)["guarantee"].startswith("(0.1235, 1e-06)-DP"))
-        self.assertRegex(r.stderr.splitlines()[-1], r"^dpsosp: done: dpsgd, \(0.1235, 1e-06\)-DP, \d+ steps, \d+(\.\d)? s, "
+        self.assertRegex(r.stderr.splitlines()[-1], r"^dpsosp: done: dpsgd, \(0.1235, 1e-06\)-DP replace-one, \d+ steps, \d+(\.\d)? s, "
                                                      r"report on stdout$")
         r = dpsosp(*args, "--quiet")
         self.assertNotIn("done:", r.stderr)

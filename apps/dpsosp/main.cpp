@@ -64,10 +64,15 @@ int main(int argc, char** argv) {
   } catch (const CLI::RuntimeError& e) {
     return e.get_exit_code();  // a subcommand's own status (run: 130 after an interrupt); its report is written
   } catch (const CLI::ParseError& e) {
-    // The same command line on every rank: rank 0 says it.
-    return processes.fail(std::string(e.what()) + " (see dpsosp " +
-                              (argc > 1 && is_command(argv[1]) ? std::string(argv[1]) + " " : "") + "--help)",
-                          2, true);
+    // The same command line on every rank: rank 0 says it. An option given
+    // twice in our words, not CLI11's ("At Most 1 required but received 2").
+    std::string what = e.what();
+    const std::string twice = ": At Most 1 required but received ";
+    if (const std::size_t at = what.find(twice); at != std::string::npos)
+      what = what.substr(0, at) + ": given " + what.substr(at + twice.size()) + " times; give it once";
+    return processes.fail(
+        what + " (see dpsosp " + (argc > 1 && is_command(argv[1]) ? std::string(argv[1]) + " " : "") + "--help)", 2,
+        true);
   } catch (const dpsosp::cli::QuietExit& e) {
     return e.status;  // another rank printed the line
   } catch (const dpsosp::Error& e) {

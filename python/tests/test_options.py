@@ -92,7 +92,7 @@ class OptionTable(unittest.TestCase):
                  dict(sampling="sometimes"), dict(algo="spider", epsilon=2), dict(overrides={"gamma": 1}),
                  dict(algo="dpsgd", overrides={"sigma": 1}), dict(noise_key_file="/no/such/key"),
                  dict(scale_share=1.0), dict(bounds=[(1, 0)]), dict(o2=True, epochs=2), dict(bands=5000),
-                 dict(batch_size=10 ** 6), dict(fit_intercept=True, classes=None, hidden=None)]
+                 dict(batch_size=10 ** 6), dict(fit_intercept=True, classes=None, hidden=None), dict(epsilon=1000)]
         for kwargs in cases:
             model = "mlp" if "hidden" in kwargs else "logistic"
             with self.assertRaises(ValueError, msg=str(kwargs)) as raised:

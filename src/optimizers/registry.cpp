@@ -141,6 +141,12 @@ std::string shown(const T& v) {
   os << v;
   return os.str();
 }
+std::string shown_short(double v) {  // 4 significant digits: a value given as 1e300 reads back as 1e+300
+  std::ostringstream os;
+  os.precision(4);
+  os << v;
+  return os.str();
+}
 
 }  // namespace
 
@@ -196,6 +202,13 @@ void RunOptions::Validate() const {
     if (!privacy)
       refuse("epsilon", ": " + name + " is a private algorithm and needs a target: give epsilon (and delta)");
     privacy->Validate();
+    // A public ceiling: beyond it a guarantee says nothing (e^100 ~ 3e43) and
+    // the PLD of so little noise outgrows its bins (eps 1000: 1e7 bins).
+    constexpr double kMaxEpsilon = 100;
+    if (privacy->is_private() && privacy->epsilon > kMaxEpsilon)
+      refuse("epsilon", " = " + shown_short(privacy->epsilon) +
+                            ": above 100, where a guarantee says nothing and the accountants cannot calibrate; take "
+                            "epsilon <= 100 (for a non-private run: spider or sgd)");
     if (!privacy->is_private() && !info.allows_infinite_epsilon)
       refuse("epsilon", " = inf: " + name +
                             " is a private algorithm and needs a finite epsilon; for a "

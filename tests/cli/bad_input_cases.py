@@ -149,6 +149,10 @@ CASES = [
     ("epsilon negative", [*LOGISTIC, "--epsilon", "-1"], "--epsilon"),
     ("epsilon nan", [*LOGISTIC, "--epsilon", "nan"], "--epsilon"),
     ("epsilon text", [*LOGISTIC, "--epsilon", "two"], "--epsilon"),
+    # Above the public ceiling: one line naming the rule (before: the PLD's bin count, or "needs 0 bins").
+    ("epsilon 1000", [*LOGISTIC[:-3], "--epsilon", "1000"], "--epsilon = 1000: above 100"),
+    ("epsilon 1e300", [*LOGISTIC[:-3], "--epsilon", "1e300"], "--epsilon = 1e+300: above 100"),
+    ("an option given twice", [*LOGISTIC, "--epsilon", "3"], "--epsilon: given 2 times; give it once"),
     ("delta 0", [*LOGISTIC, "--delta", "0"], "--delta"),
     ("delta 1", [*LOGISTIC, "--delta", "1"], "--delta"),
     ("delta negative", [*LOGISTIC, "--delta", "-1e-6"], "--delta"),

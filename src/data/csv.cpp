@@ -5,6 +5,7 @@
 // through file_input.hpp (plain or gzip).
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <string>
@@ -175,11 +176,20 @@ Dataset load_csv(const std::string& path, const LoadOptions& options) {
       double value = 0.0;
       const ParseStatus status = parse_double(token, value);
       if (status != ParseStatus::kOk) {
-        const char* what = c.kind == Kind::kLabel ? "label" : (c.kind == Kind::kWeight ? "weight" : "value");
+        // A label is refused as a named one outside the classes is: naming no
+        // record, line or value (SPEC section 9).
+        if (c.kind == Kind::kLabel)
+          fail(kFn, path, "",
+               "a label in " + column_text(j, c) + " is not a finite number" +
+                   (status == ParseStatus::kNotNumber
+                        ? "; named classes must be declared (--classes a,b,c), every label then one of them"
+                        : "; every label must be one (labels are never imputed)"));
+        const char* what = c.kind == Kind::kWeight ? "weight" : "value";
         std::string reason = number_problem(status, token, what, "in " + column_text(j, c));
-        if (status == ParseStatus::kNotNumber && c.kind != Kind::kWeight)
-          reason += c.kind == Kind::kLabel ? " (named classes: declare them, --classes a,b,c)"
-                                           : " (a categorical column: declare its categories, --categorical COL=a|b|c)";
+        // Text that does not start as a number might be a category; '12abc' is a typo.
+        const bool numeric_start = !token.empty() && std::strchr("0123456789+-.", token.front()) != nullptr;
+        if (status == ParseStatus::kNotNumber && c.kind != Kind::kWeight && !numeric_start)
+          reason += " (a categorical column: declare its categories, --categorical COL=a|b|c)";
         fail(kFn, path, line_at(line_no), reason);
       }
       if (c.kind == Kind::kWeight) {

@@ -43,7 +43,10 @@ class Edges(unittest.TestCase):
         self.assertEqual(r.stderr.strip(), "dpsosp: error: --format: required when the records come from stdin "
                                            "(- has no name to guess the format from)")
         r = dpsosp("run", "--model", "logistic", "--data", "-", "--format", "csv", stdin="1,2\nx,3\n")
-        self.assertIn("CSV file (stdin) line 2: non-numeric label 'x' in column 0 (0-based)", r.stderr)
+        # A label is refused naming no record: no line, no value (SPEC section 9).
+        self.assertEqual(r.stderr, "dpsosp: error: CSV file (stdin): a label in column 0 (0-based) is not a finite "
+                                   "number; named classes must be declared (--classes a,b,c), every label then one "
+                                   "of them\n")
 
     def test_header_on_a_file_without_one_is_refused(self):
         r = dpsosp("run", "--model", "logistic", "--data", "-", "--format", "csv", "--header", stdin=records(50))

@@ -63,8 +63,8 @@ std::vector<OptionSpec> build_table() {
       choice("algo", "--algo", "algorithm", "spider-mf-adaptive", algorithms, 0,
              "The algorithm (docs/parameters.md has each one's rules)"),
       real("epsilon", "--epsilon", "privacy.epsilon", "1", ValueRule::kPositiveOrInf, 0,
-           "Privacy budget epsilon (> 0, at most 100; inf: non-private); a private algorithm's default is 1, a "
-           "non-private one takes none"),
+           "Privacy budget epsilon (> 0, at most 100 for Poisson-sampled runs such as the default; inf: "
+           "non-private); a private algorithm's default is 1, a non-private one takes none"),
       real("delta", "--delta", "privacy.delta", "1e-6", ValueRule::kOpenUnit, 0,
            "Privacy parameter delta in (0, 1), well below 1/n (a delta not below 1/n is refused)"),
       choice("noise", "--noise", "privacy.noise", "float", {"float", "secure"}, 0,

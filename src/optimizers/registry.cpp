@@ -202,13 +202,14 @@ void RunOptions::Validate() const {
     if (!privacy)
       refuse("epsilon", ": " + name + " is a private algorithm and needs a target: give epsilon (and delta)");
     privacy->Validate();
-    // A public ceiling: beyond it a guarantee says nothing (e^100 ~ 3e43) and
-    // the PLD of so little noise outgrows its bins (eps 1000: 1e7 bins).
+    // A public ceiling for Poisson-sampled runs: beyond it a guarantee says
+    // nothing (e^100 ~ 3e43) and the PLD of so little noise outgrows its bins
+    // (eps 1000: 1e7 bins, after 20 s). GDP-accounted runs calibrate any epsilon.
     constexpr double kMaxEpsilon = 100;
-    if (privacy->is_private() && privacy->epsilon > kMaxEpsilon)
+    if (privacy->is_private() && privacy->epsilon > kMaxEpsilon && poisson())
       refuse("epsilon", " = " + shown_short(privacy->epsilon) +
-                            ": above 100, where a guarantee says nothing and the accountants cannot calibrate; take "
-                            "epsilon <= 100 (for a non-private run: spider or sgd)");
+                            ": above 100, where a guarantee says nothing and the accountants of Poisson sampling "
+                            "cannot calibrate; take epsilon <= 100 (for a non-private run: spider or sgd)");
     if (!privacy->is_private() && !info.allows_infinite_epsilon)
       refuse("epsilon", " = inf: " + name +
                             " is a private algorithm and needs a finite epsilon; for a "

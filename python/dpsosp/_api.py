@@ -9,7 +9,8 @@ import warnings
 import numpy as np
 
 from . import _core, _options
-from ._table import _codes, _declared_width, _isna, _show, _table_input, encode_table  # noqa: F401 (encode_table: exported)
+from ._labels import label_indices, label_numbers
+from ._table import _declared_width, _table_input, encode_table  # noqa: F401 (encode_table: exported)
 from ._warnings import PrivacyLeakWarning, RunWarning
 
 __all__ = ["RunWarning", "PrivacyLeakWarning", "run", "certify",
@@ -82,15 +83,8 @@ def _labels(y, n, names=None):
             values = values[:, 0]
         if values.ndim != 1:
             raise ValueError(f"y: expected one label per record (a 1-d array), got shape {values.shape}")
-        missing = _isna(values)
-        if missing.any():
-            raise ValueError(f"y: row {int(np.argmax(missing))} (0-based): missing label; labels are never imputed")
-        codes = _codes(values, names)
-        if (codes < 0).any():
-            raise ValueError(f"y: a label is not one of the {len(names)} declared classes ({_show(names, ',')}); "
-                             "every label must be one of them")
-        y = codes
-    a = np.asarray(y, dtype=np.float64)
+        y = label_indices(values, names)
+    a = label_numbers(y)
     if a.ndim == 2 and a.shape[1] == 1:
         a = a[:, 0]
     if a.ndim != 1:

@@ -29,7 +29,8 @@ from sklearn.utils.validation import _num_samples, check_array, check_is_fitted
 
 from . import _core
 from ._selection import draw_runs, selection_epsilon, selection_mu, stopping_gamma
-from .sklearn import DPClassifier, DPRegressor, _D, _is_path, declared_classes, refuse_labels_outside
+from ._labels import declared_classes, refuse_labels_outside
+from .sklearn import DPClassifier, DPRegressor, _D, _is_path
 
 __all__ = ["DPSearchCV"]
 

@@ -39,6 +39,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from . import _estimator_docs, _options
 from ._api import PrivacyLeakWarning, encode_table, run
+from ._labels import declared_classes, refuse_labels_outside
 from ._model import Model
 from ._table import _is_frame
 from ._warm import partial_fit, warm_start_options
@@ -58,33 +59,6 @@ _D = {key: _options.python_default(row) for key, row in _options.SHARED.items()}
 _OBSERVED = ("DPClassifier: classes='observed' took the classes from y, so the set of labels present in the data "
              "(and with it the model's shape) is not covered by the privacy guarantee; pass classes=[...] (public) "
              "to avoid it")
-# classes=None: a binary model's public labels, 0 and 1 (the CLI's logistic reads
-# them too, with -1 as 0); softmax and mlp are sized by a declared class count.
-_BINARY_MODELS = ("auto", "logistic", "sigmoid")
-_DEFAULT_CLASSES = np.array([0, 1])
-
-
-def declared_classes(estimator):
-    """The public label set of a DPClassifier: its classes, sorted, or the binary default [0, 1] where classes is
-    None and the model is binary (auto, logistic, sigmoid); None where none is declared."""
-    if estimator.classes is None:
-        return _DEFAULT_CLASSES if estimator.model in _BINARY_MODELS else None
-    return None if isinstance(estimator.classes, str) else np.unique(np.asarray(estimator.classes))
-
-
-def refuse_labels_outside(who, estimator, y):
-    """One line, the same for any record, where a label of y is not one of the declared classes (SPEC section 9)."""
-    classes = declared_classes(estimator)
-    if classes is None or np.isin(np.asarray(y).astype(object), classes.astype(object)).all():
-        return
-    if estimator.classes is None:
-        raise ValueError(f"{who}: a label of y is not 0 or 1, the default classes of a binary model (public); "
-                         "declare the label set: classes=[...] (classes='observed' takes it from y, outside the "
-                         "guarantee); which record is not said, as a refusal must not depend on it")
-    raise ValueError(f"{who}: a label of y is not one of the {classes.size} declared classes; which record is not "
-                     "said, as a refusal must not depend on it")
-
-
 _TWO_FITS = "two fits draw fresh secret noise (DP randomness); with noise_key and random_state fixed it passes"
 _XFAIL_FRESH_NOISE = {name: _TWO_FITS for name in (
     "check_fit_idempotent", "check_classifier_data_not_an_array", "check_regressor_data_not_an_array",
@@ -228,13 +202,13 @@ class DPClassifier(ClassifierMixin, _DPEstimator):
                 raise ValueError("DPClassifier: a record file's labels are class indices; pass classes=[...] (the "
                                  "public labels, in the order of the indices)")
         else:  # y=None is refused here, in scikit-learn's words
+            if not observed and y is not None:  # before scikit-learn's checks, in dpsosp.run's words
+                refuse_labels_outside("DPClassifier", self, y)
             X, y = self._validate_data(self._table(X), y, accept_sparse="csr", dtype=np.float64)
             check_classification_targets(y)
             if observed:
                 warnings.warn(_OBSERVED, PrivacyLeakWarning, stacklevel=2)
                 classes = np.unique(y)
-            else:
-                refuse_labels_outside("DPClassifier", self, y)
         if classes.size < 2:
             raise ValueError(f"DPClassifier: needs 2 classes or more, got 1 class ({classes[0]!r}); pass "
                              "classes=[...] to name the others")

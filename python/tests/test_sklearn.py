@@ -129,11 +129,14 @@ class Estimators(unittest.TestCase):
         np.testing.assert_array_equal(same["x"], clf.report_["x"])
         # Booleans are 0 and 1; a label set in other words is refused with one line naming no record.
         self.assertEqual(list(DPClassifier(noise_key=KEY).fit(X, y == 1).classes_), [0, 1])
-        for labels in (y + 1, 2 * y - 1, names):
+        for labels in (y + 1, 2 * y - 1, y * 0.5):
             with self.assertRaisesRegex(ValueError, "^DPClassifier: a label of y is not 0 or 1, the default classes "
                                                     "of a binary model \\(public\\); declare the label set: "
                                                     "classes=\\[\\.\\.\\.\\]"):
                 DPClassifier(noise_key=KEY).fit(X, labels)
+        # Labels in words need their names declared: dpsosp.run's refusal (_labels.TEXT_LABELS).
+        with self.assertRaisesRegex(ValueError, "^y: a label is not a number; .*classes=\\[\\.\\.\\.\\]"):
+            DPClassifier(noise_key=KEY).fit(X, names)
         # The refusal reads no noise: it is the same for every record that is out (the public-shape rule).
         for i in (0, 7, len(y) - 1):
             out = y.copy()
@@ -144,9 +147,9 @@ class Estimators(unittest.TestCase):
     def test_multiclass_softmax_and_the_label_set_warning(self):
         from dpsosp import DPClassifier, PrivacyLeakWarning
         X, y = blobs(classes=4, n=20000)
-        # Four string labels against the binary default (0 and 1): refused, in words that name no record.
-        with self.assertRaisesRegex(ValueError, "^DPClassifier: a label of y is not 0 or 1, the default classes of a "
-                                                "binary model .*which record is not said"):
+        # Four string labels and no class names: refused, in words that name no record.
+        with self.assertRaisesRegex(ValueError, "^y: a label is not a number; labels that are not numbers need their "
+                                                "public class names: classes=.*which record is not said"):
             DPClassifier(epsilon=2, random_state=0, noise_key=KEY).fit(X, y)
         with self.assertRaisesRegex(ValueError, "^classes: a softmax model is sized by its class count, which must "
                                                 "be declared public"):
@@ -160,8 +163,8 @@ class Estimators(unittest.TestCase):
         np.testing.assert_allclose(proba.sum(axis=1), 1, rtol=1e-12)
         np.testing.assert_array_equal(clf.classes_[proba.argmax(axis=1)], clf.predict(X[:50]))
         self.assertGreater(clf.score(X, y), 0.7)
-        with self.assertRaisesRegex(ValueError,
-                                    "a label of y is not one of the 2 declared classes; which record is not said"):
+        with self.assertRaisesRegex(ValueError, r"^y: a label is not one of the 2 declared classes \(cat,dog\); .*"
+                                                "which record is not said"):
             DPClassifier(classes=["cat", "dog"]).fit(X, y)
         # "auto" picks the model from the declared classes, not from the labels y holds.
         two = DPClassifier(classes=["cat", "dog", "emu", "fox", "gnu"], random_state=0, noise_key=KEY).fit(X, y)

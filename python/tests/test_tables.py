@@ -138,8 +138,8 @@ class Estimators(unittest.TestCase):
         self.assertGreater(np.mean(predicted == y.to_numpy()), 0.5)
         bad = y.copy()
         bad.iloc[3] = "rose"
-        with self.assertRaisesRegex(ValueError, "^DPClassifier: a label of y is not one of the 3 declared classes; "
-                                                "which record is not said"):
+        with self.assertRaisesRegex(ValueError, r"^y: a label is not one of the 3 declared classes "
+                                                r"\(setosa,versicolor,virginica\); .*which record is not said"):
             DPClassifier(classes=SPECIES, categorical={"color": COLORS}).fit(X, bad)
         holes = X.copy()
         holes.iloc[4, holes.columns.get_loc("a")] = np.nan
@@ -148,6 +148,7 @@ class Estimators(unittest.TestCase):
         clf = DPClassifier(epsilon=3, classes=SPECIES, categorical={"color": COLORS}, impute="zero",
                            random_state=0, noise_key=bytes(16)).fit(holes, y)
         self.assertEqual(clf.predict(holes).shape, (len(holes),))
+
 
 
 if __name__ == "__main__":

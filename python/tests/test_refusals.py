@@ -1,0 +1,86 @@
+"""One contract for refusals (SPEC section 9): dpsosp.run and the estimators refuse the same input in the same
+one line, naming the keyword and its rule, and naming no record (nor a value read from one)."""
+import unittest
+
+import numpy as np
+import pandas as pd
+
+import dpsosp
+from dpsosp import _labels
+
+try:
+    import sklearn  # noqa: F401
+except ImportError:  # python3-sklearn (scripts/install-deps.sh)
+    sklearn = None
+
+OUTCOMES = ["approved", "denied"]
+REGIONS = ["north", "south", "east", "west"]
+
+
+def table(n=400, seed=0):
+    rng = np.random.default_rng(seed)
+    income = rng.normal(size=n)
+    return pd.DataFrame({"income": income, "region": [REGIONS[i] for i in rng.integers(0, 4, n)],
+                         "outcome": np.where(income + 0.3 * rng.normal(size=n) > 0, "approved", "denied")})
+
+
+def refusal(test, fit, error=ValueError):
+    """The one line a call is refused with."""
+    with test.assertRaises(error) as raised:
+        fit()
+    message = str(raised.exception)
+    test.assertNotIn("\n", message)
+    return message
+
+
+@unittest.skipIf(sklearn is None, "scikit-learn not installed")
+class SameWordsFromRunAndTheEstimators(unittest.TestCase):
+    def setUp(self):
+        self.df = table()
+        self.X, self.y = self.df.drop(columns=["outcome"]), self.df["outcome"]
+        self.cat = {"region": REGIONS}
+
+    def test_labels_in_words_need_the_class_names(self):
+        # Before: run gave numpy's "could not convert string to float: 'denied'" (a record's value).
+        from_label = refusal(self, lambda: dpsosp.run("logistic", self.df, label="outcome", categorical=self.cat))
+        from_y = refusal(self, lambda: dpsosp.run("logistic", self.X, self.y, categorical=self.cat))
+        from_softmax = refusal(self, lambda: dpsosp.run("softmax", self.X, self.y, classes=2, categorical=self.cat))
+        from_estimator = refusal(self, lambda: dpsosp.DPClassifier(categorical=self.cat).fit(self.X, self.y))
+        self.assertEqual({from_label, from_y, from_softmax, from_estimator}, {_labels.TEXT_LABELS})
+        self.assertRegex(_labels.TEXT_LABELS, r"^y: .*classes=\[\.\.\.\]")
+        for value in OUTCOMES:
+            self.assertNotIn(value, from_label)
+
+    def test_a_label_outside_the_classes(self):
+        declared = ["approved", "rejected"]
+        from_run = refusal(self, lambda: dpsosp.run("logistic", self.df, label="outcome", classes=declared,
+                                                    categorical=self.cat))
+        from_estimator = refusal(self, lambda: dpsosp.DPClassifier(classes=declared, categorical=self.cat)
+                                 .fit(self.X, self.y))
+        self.assertEqual(from_run, from_estimator)
+        self.assertEqual(from_run, _labels.outside_classes(declared))
+        self.assertNotIn("denied", from_run)
+
+    def test_classes_named_twice(self):
+        # Before: DPClassifier dropped the second 'approved' and fitted; run and the CLI refused.
+        twice = ["approved", "denied", "approved"]
+        from_run = refusal(self, lambda: dpsosp.run("softmax", self.df, label="outcome", classes=twice,
+                                                    categorical=self.cat))
+        from_estimator = refusal(self, lambda: dpsosp.DPClassifier(classes=twice, categorical=self.cat)
+                                 .fit(self.X, self.y))
+        self.assertEqual(from_run, "classes: 'approved' is named twice")
+        self.assertEqual(from_estimator, from_run)
+
+    def test_a_binary_defaults_label_that_is_not_0_or_1(self):
+        # Before: scikit-learn's "Unknown label type: 'continuous'".
+        X = self.X[["income"]]
+        y = (self.y == "denied").astype(float).to_numpy()
+        y[5] = 0.5
+        message = refusal(self, lambda: dpsosp.DPClassifier().fit(X, y))
+        self.assertRegex(message, r"^DPClassifier: a label of y is not 0 or 1, the default classes of a binary "
+                                  r"model \(public\); declare the label set: classes=\[\.\.\.\]")
+        self.assertNotIn("0.5", message)
+
+
+if __name__ == "__main__":
+    unittest.main()

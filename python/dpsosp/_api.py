@@ -10,7 +10,7 @@ import numpy as np
 
 from . import _core, _options
 from ._labels import label_indices, label_numbers
-from ._table import _declared_width, _table_input, encode_table  # noqa: F401 (encode_table: exported)
+from ._table import _declared_width, _table_input, encode_table, table_rule  # noqa: F401 (encode_table: exported)
 from ._warnings import PrivacyLeakWarning, RunWarning
 
 __all__ = ["RunWarning", "PrivacyLeakWarning", "run", "certify",
@@ -259,6 +259,7 @@ def run(model, X=None, y=None, **options):
     if not isinstance(stream, bool):
         raise TypeError(f"stream: expected True or False, got {stream!r}")
     text, overrides = _options.given_options({k: v for k, v in options.items() if k in _options.SHARED})
+    table_rule(categorical, impute)  # checked whole, as the options are, before X is read
     X, y, class_names = _table_input(model, X, y, classes, label, categorical, impute, _core.models())
     width = None if n_features is None else _count("n_features", n_features, 1, 2147483647)
     records = None if X is None else _declared_width(_records(X), width)

@@ -48,6 +48,31 @@ def _codes(values, names):
     return codes
 
 
+def table_rule(categorical, impute):
+    """categorical and impute checked whole, before any record is read, whatever the records hold: each column's
+    categories a list that names each once; impute 'zero' or {column: fill}, a categorical column's fill one of
+    its categories, another's a finite number. Returns (categorical, zero, fills), as encode_table reads them."""
+    if categorical is None:
+        categorical = {}
+    if not hasattr(categorical, "items"):
+        raise TypeError(f"categorical: expected a dict {{column: [categories]}}, got {categorical!r}")
+    categorical = {key: _names(f"categorical[{key!r}]", values) for key, values in categorical.items()}
+    if impute is None or isinstance(impute, str):
+        if impute not in (None, "zero"):
+            raise ValueError(f"impute: expected 'zero' or a dict {{column: value}}, got {impute!r}")
+        return categorical, impute == "zero", {}
+    if not isinstance(impute, dict):
+        raise TypeError(f"impute: expected 'zero' or a dict {{column: value}}, got {impute!r}")
+    for key, fill in impute.items():
+        if key in categorical:
+            if _codes(np.array([fill], dtype=object), categorical[key])[0] < 0:
+                raise ValueError(f"impute[{key!r}]: {fill!r} is not one of the column's categories "
+                                 f"({_show(categorical[key], '|')})")
+        elif isinstance(fill, bool) or not isinstance(fill, numbers.Real) or not np.isfinite(fill):
+            raise ValueError(f"impute[{key!r}]: expected a finite number for a numeric column, got {fill!r}")
+    return categorical, False, dict(impute)
+
+
 def encode_table(X, *, categorical=None, impute=None, name="X"):
     """Return the records X (a pandas DataFrame, or a 2-d array) as float64 features.
 
@@ -90,17 +115,7 @@ def encode_table(X, *, categorical=None, impute=None, name="X"):
            [40.,  0.,  1.],
            [50.,  1.,  0.]])
     """
-    categorical = {} if categorical is None else dict(categorical)
-    if impute is None:
-        zero, fills = False, {}
-    elif isinstance(impute, str):
-        if impute != "zero":
-            raise ValueError(f"impute: expected 'zero' or a dict {{column: value}}, got {impute!r}")
-        zero, fills = True, {}
-    elif isinstance(impute, dict):
-        zero, fills = False, dict(impute)
-    else:
-        raise TypeError(f"impute: expected 'zero' or a dict {{column: value}}, got {impute!r}")
+    categorical, zero, fills = table_rule(categorical, impute)
     if _is_frame(X):
         keys = list(X.columns)
         column = lambda j: X.iloc[:, j]  # noqa: E731
@@ -134,17 +149,13 @@ def encode_table(X, *, categorical=None, impute=None, name="X"):
             raise ValueError(f"{name}: row {row} (0-based), column {key!r}: missing value; fill it in, or declare a "
                              f"rule: impute='zero' or impute={{{key!r}: VALUE}}")
         if key in categorical:
-            cats = _names(f"categorical[{key!r}]", categorical[key])
+            cats = categorical[key]
             codes = _codes(values, cats)
             if ((codes < 0) & ~missing).any():
                 raise ValueError(f"{name}: a value in column {key!r} is not one of its {len(cats)} declared "
                                  f"categories ({_show(cats, '|')}); every value must be one of them")
             if missing.any() and key in fills:
-                filled = _codes(np.array([fill], dtype=object), cats)[0]
-                if filled < 0:
-                    raise ValueError(f"impute[{key!r}]: {fill!r} is not one of the column's categories "
-                                     f"({_show(cats, '|')})")
-                codes[missing] = filled
+                codes[missing] = _codes(np.array([fill], dtype=object), cats)[0]
             parts.append((codes[:, None] == np.arange(len(cats))[None, :]).astype(np.float64))
             continue
         if not numeric:  # an object column of numbers (None for a missing one) passes
@@ -155,10 +166,7 @@ def encode_table(X, *, categorical=None, impute=None, name="X"):
                 raise ValueError(f"{name}: column {key!r} is not numeric{kind}; declare its public categories: "
                                  f"categorical={{{key!r}: [...]}}") from None
         if missing.any():
-            value = 0.0 if fill == "zero" and key not in fills else fill
-            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value):
-                raise ValueError(f"impute[{key!r}]: expected a finite number for a numeric column, got {value!r}")
-            numbers_[missing] = float(value)
+            numbers_[missing] = float(fills.get(key, 0.0))
         parts.append(numbers_[:, None])
     if not parts:
         raise ValueError(f"{name}: no feature columns")

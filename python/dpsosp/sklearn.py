@@ -41,7 +41,7 @@ from . import _estimator_docs, _options
 from ._api import PrivacyLeakWarning, encode_table, run
 from ._labels import declared_classes, refuse_labels_outside
 from ._model import Model
-from ._table import _is_frame
+from ._table import _is_frame, table_rule
 from ._warm import partial_fit, warm_start_options
 from ._weights import XFAIL_WEIGHTS, record_weights
 
@@ -111,6 +111,11 @@ class _DPEstimator(BaseEstimator):
         self.delta_ = self.report_["delta"]
         # The model's width: a record file's, or the declared n_features of a sparse X.
         self.n_features_in_ = int(self.report_["shape"]["features"])
+
+    def _check_table_rule(self):
+        """categorical and impute checked whole, before anything else in fit (encode_table's rules), whatever the
+        records hold."""
+        table_rule(getattr(self, "categorical", None), getattr(self, "impute", None))
 
     def _records(self, X, reset):
         return self._validate_data(self._table(X), accept_sparse="csr", dtype=np.float64, reset=reset)
@@ -188,6 +193,7 @@ class DPClassifier(ClassifierMixin, _DPEstimator):
         self.normalize = normalize
 
     def fit(self, X, y=None, sample_weight=None):
+        self._check_table_rule()
         from_file = _is_path(X)
         observed = isinstance(self.classes, str) and self.classes == "observed"
         if isinstance(self.classes, str) and not observed:
@@ -309,6 +315,7 @@ class DPRegressor(RegressorMixin, _DPEstimator):
         self.normalize = normalize
 
     def fit(self, X, y=None, sample_weight=None):
+        self._check_table_rule()
         if _is_path(X):
             _file_input("DPRegressor", X, y)
         else:  # y=None is refused here, in scikit-learn's words

@@ -15,6 +15,7 @@ except ImportError:  # python3-sklearn (scripts/install-deps.sh)
 
 OUTCOMES = ["approved", "denied"]
 REGIONS = ["north", "south", "east", "west"]
+FAST = dict(G=1, M=1, max_steps=2)
 
 
 def table(n=400, seed=0):
@@ -80,6 +81,29 @@ class SameWordsFromRunAndTheEstimators(unittest.TestCase):
         self.assertRegex(message, r"^DPClassifier: a label of y is not 0 or 1, the default classes of a binary "
                                   r"model \(public\); declare the label set: classes=\[\.\.\.\]")
         self.assertNotIn("0.5", message)
+
+
+@unittest.skipIf(sklearn is None, "scikit-learn not installed")
+class EstimatorOptions(unittest.TestCase):
+    def test_impute_is_checked_whole_before_anything_else(self):
+        df = table()
+        X, y = df.drop(columns=["outcome"]), df["outcome"]
+        cat = {"region": REGIONS}
+        # No value is missing: a bad fill is refused all the same (before: accepted, refused only where the
+        # records held a missing value in that column, so whether a fit ran depended on the records).
+        for impute, words in (({"income": "abc"}, "impute['income']: expected a finite number"),
+                              ({"region": "mars"}, "impute['region']: 'mars' is not one of the column's categories"),
+                              ("mean", "impute: expected 'zero' or a dict")):
+            for fit in (lambda: dpsosp.DPClassifier(classes=OUTCOMES, categorical=cat, impute=impute, **FAST)
+                        .fit(X, y),
+                        lambda: dpsosp.DPRegressor(categorical=cat, impute=impute, **FAST).fit(X, X["income"]),
+                        lambda: dpsosp.run("logistic", df, label="outcome", classes=OUTCOMES, categorical=cat,
+                                           impute=impute, **FAST),
+                        lambda: dpsosp.encode_table(X, categorical=cat, impute=impute)):
+                self.assertTrue(refusal(self, fit).startswith(words), impute)
+        # Before the labels are looked at, as the other options are.
+        self.assertRegex(refusal(self, lambda: dpsosp.DPClassifier(categorical=cat, impute="mean").fit(X, y)),
+                         r"^impute: ")
 
 
 if __name__ == "__main__":

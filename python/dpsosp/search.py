@@ -29,8 +29,9 @@ from sklearn.utils.validation import _num_samples, check_array, check_is_fitted
 
 from . import _core
 from ._selection import draw_runs, selection_epsilon, selection_mu, stopping_gamma
+from ._estimator import _D, _is_path
 from ._labels import declared_classes, refuse_labels_outside
-from .sklearn import DPClassifier, DPRegressor, _D, _is_path
+from .sklearn import DPClassifier, DPRegressor
 
 __all__ = ["DPSearchCV"]
 

@@ -7,6 +7,7 @@ import os
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
+from sklearn.utils.validation import _get_feature_names, check_array
 
 from . import _options
 from ._api import encode_table, run
@@ -68,9 +69,13 @@ class _DPEstimator(BaseEstimator):
         if "bounds" in extra:
             options["scale"] = None
         self.report_ = run(model, X, y, **{k: v for k, v in options.items() if v is not None})
-        self.model_ = Model.from_result(self.report_)
-        names = getattr(self, "feature_names_in_", None)  # a DataFrame's columns (public: the table's schema)
-        self.model_.feature_names = None if names is None else [str(n) for n in names]
+        # What predict takes, public (the table's declared schema): a DataFrame's columns and the rule that encoded
+        # it; the model (and its file) keeps them, as the labels (DPClassifier.fit).
+        names = None if from_file else getattr(self, "feature_names_in_", None)
+        self.model_ = Model.from_result({
+            **self.report_, "feature_names": None if names is None else [str(n) for n in names],
+            "categorical": None if from_file else getattr(self, "categorical", None),
+            "impute": None if from_file else getattr(self, "impute", None)})
         self.epsilon_ = self.report_["epsilon"]
         self.delta_ = self.report_["delta"]
         # The model's width: a record file's, or the declared n_features of a sparse X.
@@ -82,7 +87,26 @@ class _DPEstimator(BaseEstimator):
         table_rule(getattr(self, "categorical", None), getattr(self, "impute", None))
 
     def _records(self, X, reset):
-        return self._validate_data(self._table(X), accept_sparse="csr", dtype=np.float64, reset=reset)
+        return self._validated(X, reset=reset)
+
+    def _validated(self, X, *y, reset, **check):
+        """X (and y) as scikit-learn validates them, a table encoded first by the declared rule; an encoded
+        DataFrame's columns are feature_names_in_, checked in predict as scikit-learn checks a DataFrame's."""
+        table = self._table(X)
+        check = dict(accept_sparse="csr", dtype=np.float64, **check)
+        if table is X:
+            return self._validate_data(X, *y, reset=reset, **check)
+        if reset:
+            out = self._validate_data(table, *y, reset=True, **check)
+            names = _get_feature_names(X)
+            if names is not None:
+                self.feature_names_in_ = names
+            return out
+        self._check_feature_names(X, reset=False)
+        table = check_array(table, **check)
+        self._check_n_features(table, reset=False)
+        return table
+
 
     def _table(self, X):
         """A table (a DataFrame with string or missing values, or categorical= / impute= given) as numbers, by

@@ -6,7 +6,7 @@ import numpy as np
 
 from . import _core
 from ._api import _PRIVACY_KEYS, MODEL_FILE_FORMAT, _check_model, _records
-from ._table import _show
+from ._table import _show, encode_table, kept_rule, rule_for
 
 __all__ = ["Model", "predict", "predict_proba"]
 
@@ -15,8 +15,9 @@ class Model:
     """A released point as a model: its name, its shape, x, and the privacy record of the run that released it.
 
     Build one with Model.from_result(dpsosp.run(...)) or dpsosp.load(path). class_names (a classifier's labels as
-    the user declared them) and feature_names (a DataFrame's columns) are kept where an estimator gave them:
-    predict then answers in those labels.
+    the user declared them: its classes_), feature_names (a DataFrame's columns: its feature_names_in_) and the
+    table's declared rule (categorical, impute) are kept where an estimator gave them: predict then takes the raw
+    table, encoded by that rule, and answers in those labels.
 
     Parameters
     ----------
@@ -35,12 +36,17 @@ class Model:
     scaling : dict, optional
         The run's map of the records onto the unit box (report's 'scaling').
     class_names, feature_names : list, optional
-        The labels in the order of the class indices, and the features' names.
+        The labels in the order of the class indices, and the table's columns (before encoding).
+    categorical, impute : dict or str, optional
+        The table's declared rule, as dpsosp.encode_table takes it: its columns' public categories, and how
+        missing values are filled.
 
     Attributes
     ----------
     model, x, algo, scaling, class_names, feature_names
         As given.
+    categorical, impute
+        As given, each column named as text (None: not declared).
     shape : dict
         features, classes, hidden, rank and fit_intercept.
     privacy : dict
@@ -49,7 +55,8 @@ class Model:
     Raises
     ------
     ValueError
-        An unknown model, or x, class_names or feature_names of another length than the shape's.
+        An unknown model, x or class_names of another length than the shape's, feature_names that (encoded by
+        categorical) are not the model's features, or a bad rule.
 
     Examples
     --------
@@ -64,8 +71,9 @@ class Model:
     """
 
     def __init__(self, model, x, *, features, classes=0, hidden=32, rank=1, fit_intercept=False, privacy=None,
-                 algo=None, scaling=None, class_names=None, feature_names=None):
+                 algo=None, scaling=None, class_names=None, feature_names=None, categorical=None, impute=None):
         _check_model(model)
+        self.categorical, self.impute = kept_rule(categorical, impute)
         self.class_names = None if class_names is None else np.asarray(class_names)
         self.feature_names = None if feature_names is None else [str(n) for n in feature_names]
         self.scaling = None if scaling is None else dict(scaling)
@@ -82,9 +90,13 @@ class Model:
         if self.class_names is not None and self.class_names.shape != (self.shape["classes"] or 2,):
             raise ValueError(f"Model: class_names holds {self.class_names.size} labels, the {model} model has "
                              f"{self.shape['classes'] or 2} classes")
-        if self.feature_names is not None and len(self.feature_names) != self.shape["features"]:
-            raise ValueError(f"Model: feature_names holds {len(self.feature_names)} names, the model has "
-                             f"{self.shape['features']} features")
+        if self.feature_names is not None:
+            cats = self.categorical or {}
+            width = sum(len(cats[n]) if n in cats else 1 for n in self.feature_names)
+            if width != self.shape["features"]:
+                raise ValueError(f"Model: feature_names holds {len(self.feature_names)} names"
+                                 + (f" ({width} features, categorical encoded)" if cats else "")
+                                 + f", the model has {self.shape['features']} features")
 
     @classmethod
     def from_result(cls, result):
@@ -120,14 +132,22 @@ class Model:
         x = [np.nan if v is None else v for v in result["x"]]
         return cls(result["model"], x, privacy=privacy, algo=result.get("algo"), scaling=result.get("scaling"),
                    class_names=result.get("class_names"), feature_names=result.get("feature_names"),
-                   **result["shape"])
+                   categorical=result.get("categorical"), impute=result.get("impute"), **result["shape"])
 
-    def _unit(self, X):
-        """The records on the unit scale the point was fitted on (the run's scaling), as the library maps them."""
+    def _features(self, X):
+        """Raw records as the model's features: a DataFrame's columns checked against feature_names, and a table
+        encoded by the declared rule (categorical, impute), as the fit encoded it."""
         columns = getattr(X, "columns", None)
         if self.feature_names is not None and columns is not None and [str(c) for c in columns] != self.feature_names:
             raise ValueError(f"X: its columns ({_show(list(columns), ',')}) are not the model's features "
                              f"({_show(self.feature_names, ',')}), in that order")
+        if self.categorical is None and self.impute is None:
+            return X
+        return encode_table(X, categorical=rule_for(self.categorical, X), impute=rule_for(self.impute, X))
+
+    def _unit(self, X):
+        """The records (numbers) on the unit scale the point was fitted on (the run's scaling), as the library
+        maps them."""
         X = _dense(X)
         s = self.scaling
         if not s or (not s.get("lower") and not s.get("normalize")):
@@ -140,7 +160,8 @@ class Model:
         Parameters
         ----------
         X : array-like of shape (n, p), pandas.DataFrame or scipy.sparse matrix
-            The records, raw: the run's scaling is applied here. A DataFrame's columns must be feature_names.
+            The records, raw: the declared rule (categorical, impute) and the run's scaling are applied here. A
+            DataFrame's columns must be feature_names.
 
         Returns
         -------
@@ -161,11 +182,11 @@ class Model:
         >>> dpsosp.Model.from_result(r).predict([[3.0, 0.0, 0.0], [-3.0, 0.0, 0.0]])
         array([1., 0.])
         """
-        p = self._values(X)
+        p = self._values(self._features(X))
         return p if self.class_names is None else self.class_names[p.astype(np.intp)]
 
     def _values(self, X):
-        """A class index or a fitted value (in the user's units) per record."""
+        """A class index or a fitted value (in the user's units) per record of X (numbers)."""
         p = _core.predict(self.model, self._unit(X), self.x, *self._shape_args(), proba=False)
         t = (self.scaling or {}).get("target")
         if t:
@@ -193,6 +214,10 @@ class Model:
         >>> dpsosp.Model.from_result(r).predict_proba(X[:2]).shape
         (2, 2)
         """
+        return self._proba(self._features(X))
+
+    def _proba(self, X):
+        """The class probabilities of each record of X (numbers)."""
         return _core.predict(self.model, self._unit(X), self.x, *self._shape_args(), proba=True)
 
     @property
@@ -209,8 +234,8 @@ class Model:
         Returns
         -------
         dict
-            format, version, model, shape, d, x, algo, privacy, scaling (and class_names, feature_names where
-            kept): only what the guarantee covers.
+            format, version, model, shape, d, x, algo, privacy, scaling (and class_names, feature_names,
+            categorical and impute where kept): only what the guarantee covers, and the table's declared schema.
 
         Examples
         --------
@@ -228,6 +253,9 @@ class Model:
             d["class_names"] = _jsonable(self.class_names)
         if self.feature_names is not None:
             d["feature_names"] = list(self.feature_names)
+        for key in ("categorical", "impute"):
+            if getattr(self, key) is not None:
+                d[key] = _jsonable(getattr(self, key))
         return d
 
     def _shape_args(self):

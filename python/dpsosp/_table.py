@@ -73,6 +73,23 @@ def table_rule(categorical, impute):
     return categorical, False, dict(impute)
 
 
+def kept_rule(categorical, impute):
+    """A declared rule as a model keeps it (and its file, JSON): the columns named as text."""
+    categorical, zero, fills = table_rule(categorical, impute)
+    return ({str(k): v for k, v in categorical.items()} or None,
+            "zero" if zero else ({str(k): v for k, v in fills.items()} or None))
+
+
+def rule_for(table, X):
+    """A kept rule's columns (text) as X's: a DataFrame's by name, an array's by 0-based index."""
+    if not isinstance(table, dict):
+        return table
+    if _is_frame(X):
+        by_text = {str(c): c for c in X.columns}
+        return {by_text.get(k, k): v for k, v in table.items()}
+    return {int(k) if str(k).isdigit() else k: v for k, v in table.items()}
+
+
 def encode_table(X, *, categorical=None, impute=None, name="X"):
     """Return the records X (a pandas DataFrame, or a 2-d array) as float64 features.
 

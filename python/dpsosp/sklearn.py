@@ -107,7 +107,7 @@ class DPClassifier(ClassifierMixin, _DPEstimator):
         else:  # y=None is refused here, in scikit-learn's words
             if not observed and y is not None:  # before scikit-learn's checks, in dpsosp.run's words
                 refuse_labels_outside("DPClassifier", self, y)
-            X, y = self._validate_data(self._table(X), y, accept_sparse="csr", dtype=np.float64)
+            X, y = self._validated(X, y, reset=True)
             check_classification_targets(y)
             if observed:
                 warnings.warn(_OBSERVED, PrivacyLeakWarning, stacklevel=2)
@@ -151,7 +151,7 @@ class DPClassifier(ClassifierMixin, _DPEstimator):
 
     def predict_proba(self, X):
         check_is_fitted(self)
-        return self.model_.predict_proba(self._records(X, reset=False))
+        return self.model_._proba(self._records(X, reset=False))
 
     def predict_log_proba(self, X):
         return np.log(self.predict_proba(X))
@@ -216,7 +216,7 @@ class DPRegressor(RegressorMixin, _DPEstimator):
         if _is_path(X):
             _file_input("DPRegressor", X, y)
         else:  # y=None is refused here, in scikit-learn's words
-            X, y = self._validate_data(self._table(X), y, accept_sparse="csr", dtype=np.float64, y_numeric=True)
+            X, y = self._validated(X, y, reset=True, y_numeric=True)
         if self.model not in ("linear", "cauchy"):
             raise ValueError(f"DPRegressor: model: expected linear or cauchy, got {self.model!r}")
         weights = record_weights("DPRegressor", X, sample_weight)
@@ -230,7 +230,7 @@ class DPRegressor(RegressorMixin, _DPEstimator):
 
     def predict(self, X):
         check_is_fitted(self)
-        return self.model_.predict(self._records(X, reset=False))
+        return self.model_._values(self._records(X, reset=False))
 
 
 class DPPCA(TransformerMixin, _DPEstimator):

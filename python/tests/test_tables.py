@@ -1,7 +1,9 @@
 """Tables in Python (docs/data-formats.md): pandas DataFrames with string labels through public class names,
 categorical columns one-hot from public categories, missing values refused (naming row and column) or imputed;
 the same rules, and the same run, as the CLI's CSV loader."""
+import json
 import os
+import pickle
 import subprocess
 import tempfile
 import unittest
@@ -150,6 +152,46 @@ class Estimators(unittest.TestCase):
         self.assertEqual(clf.predict(holes).shape, (len(holes),))
 
 
+    def test_save_and_load_keep_the_tables_rule(self):
+        # A fit on a raw DataFrame: string labels, a categorical column, missing values imputed. The model file
+        # keeps the labels, the columns and the declared rule, so the loaded model predicts from the same raw table.
+        df = frame(1500)
+        X, y = df.drop(columns=["species"]), df["species"]
+        clf = DPClassifier(epsilon=3, classes=SPECIES, categorical={"color": COLORS}, impute="zero", random_state=0,
+                           noise_key=bytes(16)).fit(X, y)
+        self.assertEqual(list(clf.feature_names_in_), ["color", "a", "b"])
+        reg = dpsosp.DPRegressor(epsilon=3, categorical={"color": COLORS}, impute={"color": "green", "a": 0.5},
+                                 random_state=0, noise_key=bytes(16)).fit(X, df["b"].fillna(0) + 1)
+        with tempfile.TemporaryDirectory() as tmp:
+            path, data = os.path.join(tmp, "m.json"), os.path.join(tmp, "t.csv")
+            dpsosp.save(path, clf)
+            with open(path) as f:
+                kept = json.load(f)
+            model = dpsosp.load(path)
+            dpsosp.save(path, reg)
+            loaded_reg = dpsosp.load(path)
+            if CLI:  # the CLI reads the same file (extra keys and all), with its own table options
+                dpsosp.save(path, clf)
+                df.to_csv(data, index=False)
+                cli = subprocess.run([CLI, "predict", "--point", path, "--data", data, "--label", "species",
+                                      "--categorical", "color=" + "|".join(COLORS), "--impute", "zero"],
+                                     capture_output=True, text=True)
+                self.assertEqual(cli.returncode, 0, cli.stderr)
+                np.testing.assert_array_equal(cli.stdout.split()[1:], clf.predict(X))
+        self.assertEqual((kept["feature_names"], kept["categorical"], kept["impute"]),
+                         (["color", "a", "b"], {"color": COLORS}, "zero"))
+        self.assertEqual(list(model.class_names), list(clf.classes_))
+        self.assertEqual(model.feature_names, list(clf.feature_names_in_))
+        np.testing.assert_array_equal(model.predict(X), clf.predict(X))
+        np.testing.assert_array_equal(model.predict_proba(X), clf.predict_proba(X))
+        self.assertEqual(loaded_reg.impute, {"color": "green", "a": 0.5})
+        np.testing.assert_array_equal(loaded_reg.predict(X), reg.predict(X))
+        with self.assertRaisesRegex(ValueError, r"^X: its columns \(a,color,b\) are not the model's features"):
+            model.predict(X[["a", "color", "b"]])
+        # Pickle keeps the estimator whole, as before.
+        again = pickle.loads(pickle.dumps(clf))
+        np.testing.assert_array_equal(again.predict(X), clf.predict(X))
+        self.assertEqual(list(again.feature_names_in_), ["color", "a", "b"])
 
 if __name__ == "__main__":
     unittest.main()

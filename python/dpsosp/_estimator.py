@@ -68,7 +68,12 @@ class _DPEstimator(BaseEstimator):
         options.update(extra)
         if "bounds" in extra:
             options["scale"] = None
-        self.report_ = run(model, X, y, **{k: v for k, v in options.items() if v is not None})
+        try:
+            self.report_ = run(model, X, y, **{k: v for k, v in options.items() if v is not None})
+        except (TypeError, ValueError) as e:  # the library's rule for the seed, in the estimator's name for it
+            if not str(e).startswith("seed:"):
+                raise
+            raise type(e)("random_state:" + str(e)[len("seed:"):]) from None
         # What predict takes, public (the table's declared schema): a DataFrame's columns and the rule that encoded
         # it; the model (and its file) keeps them, as the labels (DPClassifier.fit).
         names = None if from_file else getattr(self, "feature_names_in_", None)

@@ -85,6 +85,13 @@ class SameWordsFromRunAndTheEstimators(unittest.TestCase):
 
 @unittest.skipIf(sklearn is None, "scikit-learn not installed")
 class EstimatorOptions(unittest.TestCase):
+    def test_random_state_is_named_as_the_estimator_names_it(self):
+        # Before: "seed: expected an integer >= 0, got -5" (the run's keyword, which the estimator does not take).
+        X = np.random.default_rng(0).normal(size=(300, 2))
+        y = (X[:, 0] > 0).astype(int)
+        for est in (dpsosp.DPClassifier(random_state=-5), dpsosp.DPRegressor(random_state=-5)):
+            self.assertEqual(refusal(self, lambda: est.fit(X, y)), "random_state: expected an integer >= 0, got -5")
+
     def test_impute_is_checked_whole_before_anything_else(self):
         df = table()
         X, y = df.drop(columns=["outcome"]), df["outcome"]

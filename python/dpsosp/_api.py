@@ -105,15 +105,19 @@ def _model_options(model, classes, hidden, rank):
             1 if rank is None else _count("rank", rank, 1, 1 << 30))
 
 
-def _bounds(name, value):
+def _bounds(name, value, rule="(lo, hi) or one (lo, hi) per feature"):
     """[(lo, hi), ...] from (lo, hi), a list of pairs or a 2 x p / p x 2 array; [] for None."""
     if value is None:
         return []
-    a = np.asarray(value, dtype=np.float64)
+    try:
+        a = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):  # text, or ragged pairs
+        a = np.zeros(0)
     if a.ndim == 1 and a.shape[0] == 2:
         a = a.reshape(1, 2)
-    if a.ndim != 2 or a.shape[1] != 2:
-        raise ValueError(f"{name}: expected (lo, hi) or one (lo, hi) per feature, got shape {a.shape}")
+    if a.ndim != 2 or a.shape[1] != 2 or (name == "y_bounds" and a.shape[0] != 1):
+        shown = f"shape {np.shape(value)}" if hasattr(value, "shape") else repr(value)
+        raise ValueError(f"{name}: expected {rule}, numbers, got {shown}")
     return [(float(lo), float(hi)) for lo, hi in a]
 
 
@@ -281,7 +285,7 @@ def run(model, X=None, y=None, **options):
         classes, hidden, rank, None if fit_intercept is None else bool(fit_intercept), noise_key, callback,
         None if data is None else os.fspath(data), stream,
         0 if n_features is None else _count("n_features", n_features, 1, 2147483647), _bounds("bounds", bounds),
-        None if y_bounds is None else _bounds("y_bounds", [y_bounds])[0], budget,
+        None if y_bounds is None else _bounds("y_bounds", y_bounds, "(lo, hi)")[0], budget,
         None if sample_weight is None else _sample_weight(sample_weight, records))
     for message in result["warnings"]:
         warnings.warn(message, RunWarning, stacklevel=2)

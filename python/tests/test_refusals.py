@@ -72,6 +72,16 @@ class SameWordsFromRunAndTheEstimators(unittest.TestCase):
         self.assertEqual(from_run, "classes: 'approved' is named twice")
         self.assertEqual(from_estimator, from_run)
 
+    def test_y_bounds_that_are_not_numbers(self):
+        # Before: numpy's "could not convert string to float: 'abc'".
+        X, y = self.X[["income"]], self.X["income"] * 2
+        from_run = refusal(self, lambda: dpsosp.run("linear", X, y, y_bounds="abc"))
+        from_estimator = refusal(self, lambda: dpsosp.DPRegressor(y_bounds="abc").fit(X, y))
+        self.assertEqual(from_run, "y_bounds: expected (lo, hi), numbers, got 'abc'")
+        self.assertEqual(from_estimator, from_run)
+        self.assertEqual(refusal(self, lambda: dpsosp.run("linear", X, y, y_bounds=(0, 1, 2))),
+                         "y_bounds: expected (lo, hi), numbers, got (0, 1, 2)")
+
     def test_a_binary_defaults_label_that_is_not_0_or_1(self):
         # Before: scikit-learn's "Unknown label type: 'continuous'".
         X = self.X[["income"]]

@@ -69,7 +69,7 @@ class _DPEstimator(BaseEstimator):
         if "bounds" in extra:
             options["scale"] = None
         try:
-            self.report_ = run(model, X, y, **{k: v for k, v in options.items() if v is not None})
+            self.report_ = run(model, X, y, **{k: v for k, v in options.items() if _given(k, v)})
         except (TypeError, ValueError) as e:  # the library's rule for the seed, in the estimator's name for it
             if not str(e).startswith("seed:"):
                 raise
@@ -112,7 +112,6 @@ class _DPEstimator(BaseEstimator):
         self._check_n_features(table, reset=False)
         return table
 
-
     def _table(self, X):
         """A table (a DataFrame with string or missing values, or categorical= / impute= given) as numbers, by
         dpsosp.encode_table's rules; other X as it is."""
@@ -124,6 +123,13 @@ class _DPEstimator(BaseEstimator):
                     not X.isna().to_numpy().any():
                 return X
         return encode_table(X, categorical=categorical, impute=impute)
+
+
+def _given(key, value):
+    """Whether fit gives run the option: not where it is None, nor where it is "auto" and that is the table's
+    default (G, M, scale_share): the estimators' default auto is the CLI's option not given, whose rule the library
+    applies (G and M are estimated for a private run; a non-private one takes 1, where a given auto is refused)."""
+    return value is not None and not (isinstance(value, str) and value == "auto" and _D.get(key) == "auto")
 
 
 def _is_path(X):

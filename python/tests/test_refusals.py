@@ -72,6 +72,20 @@ class SameWordsFromRunAndTheEstimators(unittest.TestCase):
         self.assertEqual(from_run, "classes: 'approved' is named twice")
         self.assertEqual(from_estimator, from_run)
 
+    def test_epsilon_inf(self):
+        # Before: the estimators passed G = M = auto (their defaults) as given, and were refused for that.
+        X, y = self.X[["income"]], (self.y == "denied").astype(int)
+        from_run = refusal(self, lambda: dpsosp.run("logistic", X, y, epsilon=float("inf")))
+        from_estimator = refusal(self, lambda: dpsosp.DPClassifier(epsilon=float("inf")).fit(X, y))
+        self.assertEqual(from_run, from_estimator)
+        self.assertRegex(from_run, r"^epsilon = inf: spider-mf-adaptive is a private algorithm")
+        # A non-private algorithm at epsilon inf runs, with the library's defaults for G and M, as the CLI's.
+        clf = dpsosp.DPClassifier(epsilon=float("inf"), algo="spider", max_steps=3, random_state=0).fit(X, y)
+        self.assertFalse(clf.report_["private"])
+        # The estimators' epsilon (default 1) is always given: a non-private algorithm with it is refused, as run's.
+        from_run = refusal(self, lambda: dpsosp.run("logistic", X, y, algo="spider", epsilon=1))
+        self.assertEqual(refusal(self, lambda: dpsosp.DPClassifier(algo="spider").fit(X, y)), from_run)
+
     def test_y_bounds_that_are_not_numbers(self):
         # Before: numpy's "could not convert string to float: 'abc'".
         X, y = self.X[["income"]], self.X["income"] * 2

@@ -7,7 +7,7 @@ import os
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import _get_feature_names, check_array
+from sklearn.utils.validation import _get_feature_names, check_array, check_consistent_length, column_or_1d
 
 from . import _options
 from ._api import encode_table, run
@@ -94,23 +94,29 @@ class _DPEstimator(BaseEstimator):
     def _records(self, X, reset):
         return self._validated(X, reset=reset)
 
-    def _validated(self, X, *y, reset, **check):
+    def _validated(self, X, *y, reset, y_numeric=False):
         """X (and y) as scikit-learn validates them, a table encoded first by the declared rule; an encoded
-        DataFrame's columns are feature_names_in_, checked in predict as scikit-learn checks a DataFrame's."""
+        DataFrame's columns are feature_names_in_, checked in predict as scikit-learn checks a DataFrame's. fit
+        leaves NaN and Inf in X and y to the run, which refuses them in dpsosp.run's words (one line)."""
         table = self._table(X)
-        check = dict(accept_sparse="csr", dtype=np.float64, **check)
-        if table is X:
-            return self._validate_data(X, *y, reset=reset, **check)
-        if reset:
-            out = self._validate_data(table, *y, reset=True, **check)
-            names = _get_feature_names(X)
-            if names is not None:
-                self.feature_names_in_ = names
+        check = dict(accept_sparse="csr", dtype=np.float64, force_all_finite=not reset)
+        if y:
+            check = dict(validate_separately=(check, dict(ensure_2d=False, dtype="numeric" if y_numeric else None,
+                                                          force_all_finite=False)))
+        if table is not X and not reset:
+            self._check_feature_names(X, reset=False)
+            table = check_array(table, **check)
+            self._check_n_features(table, reset=False)
+            return table
+        out = self._validate_data(table, *y, reset=reset, **check)
+        names = None if table is X else _get_feature_names(X)
+        if names is not None:
+            self.feature_names_in_ = names
+        if not y:
             return out
-        self._check_feature_names(X, reset=False)
-        table = check_array(table, **check)
-        self._check_n_features(table, reset=False)
-        return table
+        X, y = out[0], column_or_1d(out[1], warn=True)  # as check_X_y, but for the finite values
+        check_consistent_length(X, y)
+        return X, y
 
     def _table(self, X):
         """A table (a DataFrame with string or missing values, or categorical= / impute= given) as numbers, by

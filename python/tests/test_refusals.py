@@ -96,6 +96,28 @@ class SameWordsFromRunAndTheEstimators(unittest.TestCase):
         self.assertEqual(refusal(self, lambda: dpsosp.run("linear", X, y, y_bounds=(0, 1, 2))),
                          "y_bounds: expected (lo, hi), numbers, got (0, 1, 2)")
 
+    def test_nan_and_inf_in_x_and_y(self):
+        # Before: the estimators gave scikit-learn's words ("Input X contains NaN.\nDPClassifier does not accept
+        # missing values encoded as NaN natively. ..." over several lines; "Input y contains infinity ...").
+        X = self.X[["income"]].to_numpy()
+        y = (self.y == "denied").astype(float).to_numpy()
+        for value in (np.nan, np.inf):
+            bad_x = X.copy()
+            bad_x[7, 0] = value
+            from_run = refusal(self, lambda: dpsosp.run("logistic", bad_x, y))
+            self.assertEqual(refusal(self, lambda: dpsosp.DPClassifier().fit(bad_x, y)), from_run)
+            self.assertEqual(refusal(self, lambda: dpsosp.DPRegressor().fit(bad_x, y)), from_run)
+            bad_y = y.copy()
+            bad_y[7] = value
+            from_run = refusal(self, lambda: dpsosp.run("linear", X, bad_y))
+            self.assertEqual(refusal(self, lambda: dpsosp.DPRegressor().fit(X, bad_y)), from_run)
+        # A DataFrame's missing value: encode_table's words from both.
+        holes = self.X.copy()
+        holes.loc[7, "income"] = np.nan
+        from_run = refusal(self, lambda: dpsosp.run("logistic", holes, self.y, classes=OUTCOMES, categorical=self.cat))
+        self.assertEqual(refusal(self, lambda: dpsosp.DPClassifier(classes=OUTCOMES, categorical=self.cat)
+                                 .fit(holes, self.y)), from_run)
+
     def test_a_binary_defaults_label_that_is_not_0_or_1(self):
         # Before: scikit-learn's "Unknown label type: 'continuous'".
         X = self.X[["income"]]

@@ -5,9 +5,10 @@ import numpy as np
 
 from ._table import _codes, _isna, _names, _show
 
-# A label that is not a number where no class names are declared (a record's value is never quoted).
-TEXT_LABELS = ("y: a label is not a number; labels that are not numbers need their public class names: "
-               "classes=[...], every label one of them (which record is not said, as a refusal must not depend on it)")
+# A label that is not a number where no class names are declared (a record's value is never quoted): the words of
+# the CLI's CSV loader, with the keyword for --classes.
+TEXT_LABELS = ("y: a label is not a number; named classes must be declared (classes=[...]), every label then one of "
+               "them; which record is not said, as a refusal must not depend on it")
 
 # DPClassifier's classes=None: a binary model's public labels, 0 and 1 (the CLI's logistic reads them too, with -1
 # as 0); softmax and mlp are sized by a declared class count.
@@ -18,7 +19,7 @@ _DEFAULT_CLASSES = np.array([0, 1])
 def outside_classes(names):
     """The refusal of a label that is none of the declared class names (in their declared order)."""
     return (f"y: a label is not one of the {len(names)} declared classes ({_show(names, ',')}); every label must be "
-            "one of them (which record is not said, as a refusal must not depend on it)")
+            "one of them; which record is not said, as a refusal must not depend on it")
 
 
 def label_numbers(y):

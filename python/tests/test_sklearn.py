@@ -151,8 +151,8 @@ class Estimators(unittest.TestCase):
         from dpsosp import DPClassifier, PrivacyLeakWarning
         X, y = blobs(classes=4, n=20000)
         # Four string labels and no class names: refused, in words that name no record.
-        with self.assertRaisesRegex(ValueError, "^y: a label is not a number; labels that are not numbers need their "
-                                                "public class names: classes=.*which record is not said"):
+        with self.assertRaisesRegex(ValueError, "^y: a label is not a number; named classes must be declared "
+                                                "\\(classes=.*which record is not said"):
             DPClassifier(epsilon=2, random_state=0, noise_key=KEY).fit(X, y)
         with self.assertRaisesRegex(ValueError, "^classes: a softmax model is sized by its class count, which must "
                                                 "be declared public"):

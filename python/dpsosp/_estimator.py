@@ -86,10 +86,11 @@ class _DPEstimator(BaseEstimator):
         # The model's width: a record file's, or the declared n_features of a sparse X.
         self.n_features_in_ = int(self.report_["shape"]["features"])
 
-    def _check_table_rule(self):
-        """categorical and impute checked whole, before anything else in fit (encode_table's rules), whatever the
-        records hold."""
-        table_rule(getattr(self, "categorical", None), getattr(self, "impute", None))
+    def _check_table_rule(self, X):
+        """categorical and impute checked whole, before anything else in fit (encode_table's rules; a DataFrame's
+        columns named), whatever the records hold."""
+        table_rule(getattr(self, "categorical", None), getattr(self, "impute", None),
+                   list(X.columns) if _is_frame(X) else None)
 
     def _records(self, X, reset):
         return self._validated(X, reset=reset)

@@ -48,14 +48,19 @@ def _codes(values, names):
     return codes
 
 
-def table_rule(categorical, impute):
-    """categorical and impute checked whole, before any record is read, whatever the records hold: each column's
-    categories a list that names each once; impute 'zero' or {column: fill}, a categorical column's fill one of
-    its categories, another's a finite number. Returns (categorical, zero, fills), as encode_table reads them."""
+def table_rule(categorical, impute, columns=None, name="X"):
+    """categorical and impute checked whole, before any record is read, whatever the records hold: each column
+    one of the table's columns (where given), its categories a list that names each once; impute 'zero' or
+    {column: fill}, a categorical column's fill one of its categories, another's a finite number. Returns
+    (categorical, zero, fills), as encode_table reads them."""
     if categorical is None:
         categorical = {}
     if not hasattr(categorical, "items"):
         raise TypeError(f"categorical: expected a dict {{column: [categories]}}, got {categorical!r}")
+    for what, table in (("categorical", categorical), ("impute", impute if isinstance(impute, dict) else {})):
+        for key in table if columns is not None else ():
+            if key not in columns:
+                raise ValueError(f"{what}: {name} has no column {key!r} (its columns: {_show(columns, ', ')})")
     categorical = {key: _names(f"categorical[{key!r}]", values) for key, values in categorical.items()}
     if impute is None or isinstance(impute, str):
         if impute not in (None, "zero"):
@@ -132,7 +137,6 @@ def encode_table(X, *, categorical=None, impute=None, name="X"):
            [40.,  0.,  1.],
            [50.,  1.,  0.]])
     """
-    categorical, zero, fills = table_rule(categorical, impute)
     if _is_frame(X):
         keys = list(X.columns)
         column = lambda j: X.iloc[:, j]  # noqa: E731
@@ -142,10 +146,7 @@ def encode_table(X, *, categorical=None, impute=None, name="X"):
             raise ValueError(f"{name}: expected a 2-d array (n records x p features), got {a.ndim}-d")
         keys = list(range(a.shape[1]))
         column = lambda j: a[:, j]  # noqa: E731
-    for what, table in (("categorical", categorical), ("impute", fills)):
-        for key in table:
-            if key not in keys:
-                raise ValueError(f"{what}: {name} has no column {key!r} (its columns: {_show(keys, ', ')})")
+    categorical, zero, fills = table_rule(categorical, impute, keys, name)
     n = len(X)
     parts = []
     for j, key in enumerate(keys):

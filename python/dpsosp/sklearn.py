@@ -90,7 +90,7 @@ class DPClassifier(ClassifierMixin, _DPEstimator):
         self.normalize = normalize
 
     def fit(self, X, y=None, sample_weight=None):
-        self._check_table_rule()
+        self._check_table_rule(X)
         from_file = _is_path(X)
         observed = isinstance(self.classes, str) and self.classes == "observed"
         if isinstance(self.classes, str) and not observed:
@@ -212,7 +212,7 @@ class DPRegressor(RegressorMixin, _DPEstimator):
         self.normalize = normalize
 
     def fit(self, X, y=None, sample_weight=None):
-        self._check_table_rule()
+        self._check_table_rule(X)
         if _is_path(X):
             _file_input("DPRegressor", X, y)
         else:  # y=None is refused here, in scikit-learn's words

@@ -154,6 +154,10 @@ class EstimatorOptions(unittest.TestCase):
                                            impute=impute, **FAST),
                         lambda: dpsosp.encode_table(X, categorical=cat, impute=impute)):
                 self.assertTrue(refusal(self, fit).startswith(words), impute)
+        # A column the table does not have is named as such, before its fill is looked at.
+        self.assertEqual(refusal(self, lambda: dpsosp.DPClassifier(classes=OUTCOMES, categorical=cat,
+                                                                   impute={"outcome": "approved"}).fit(X, y)),
+                         "impute: X has no column 'outcome' (its columns: income, region)")
         # Before the labels are looked at, as the other options are.
         self.assertRegex(refusal(self, lambda: dpsosp.DPClassifier(categorical=cat, impute="mean").fit(X, y)),
                          r"^impute: ")

@@ -42,6 +42,14 @@ struct DataSource {
   /// predict: the class names a run's report or a model file keeps, read
   /// through when --classes is not given (labels as the run read them).
   std::vector<std::string> point_class_names;
+  /// predict: the table rule a run's report or a model file keeps (the run's
+  /// --label, --categorical and --impute: declared, public), taken for each
+  /// of those options predict is not given, so that a CSV laid out as the
+  /// run's predicts as it is.
+  CsvColumn point_label;
+  std::vector<CsvCategorical> point_categorical;
+  std::vector<CsvImpute> point_impute;
+  bool point_impute_zero = false;
   std::string features;     // --features D (empty: none declared)
   CLI::App* app = nullptr;  // to tell which options were given
   bool given(const std::string& option) const { return app != nullptr && app->count(option) > 0; }
@@ -65,6 +73,11 @@ void default_features_from_point(DataSource& source, std::optional<Index> featur
 /// "a,b,c" (or "a|b|c" with sep '|') into trimmed items, each non-empty and
 /// named once; errors begin with `option` (table_options.cpp).
 std::vector<std::string> split_names(const std::string& text, char sep, const std::string& option);
+/// The table rule of a run's CSV options (--label, --categorical, --impute:
+/// declared, public) as report keys "label", "categorical" ({column:
+/// [categories]}) and "impute" ("zero" or {column: value}, text); empty where
+/// none was given. dpsosp predict reads them back (result_reader.hpp).
+nlohmann::json table_rule_keys(const DataSource& s, bool labeled);
 /// --label, --classes NAMES, --categorical and --impute into the CSV loader's options.
 void csv_table_options(const DataSource& source, bool labeled, LoadOptions& lo);
 /// The --eval diagnostics of x on `eval`: n, loss, accuracy, and for a

@@ -62,6 +62,11 @@ void setup_predict(CLI::App& app) {
     };
     if (!args->source.given("--classes") && !std::all_of(point.class_names.begin(), point.class_names.end(), number))
       args->source.point_class_names = point.class_names;
+    // The run's table rule, for each of --label, --categorical and --impute not given here.
+    args->source.point_label = point.label;
+    args->source.point_categorical = point.categorical;
+    args->source.point_impute = point.impute;
+    args->source.point_impute_zero = point.impute_zero;
     const bool labeled = !args->no_labels && model_info(point.model).labeled;
     const Dataset raw = load_data_file(args->source, labeled);
     // A point fitted on the unit scale (scaling.hpp) predicts raw records

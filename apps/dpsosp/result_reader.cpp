@@ -26,6 +26,40 @@ std::string show(const nlohmann::json& j) {
   return s;
 }
 
+// A label, category or fill as text: a string as it is, a number as JSON writes it.
+std::string rule_text(const nlohmann::json& v, const std::string& what, const std::string& key) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number()) return v.dump();
+  throw Error(what + ": \"" + key + "\" has " + show(v) + ", expected text or a number");
+}
+
+// The table rule (table_rule_keys in cli.hpp; dpsosp.save's keys alike).
+void read_table_rule(const nlohmann::json& j, const std::string& what, PointFile& point) {
+  if (const auto label = j.find("label"); label != j.end() && !label->is_null())
+    point.label = rule_text(*label, what, "label");
+  if (const auto cats = j.find("categorical"); cats != j.end() && !cats->is_null()) {
+    if (!cats->is_object())
+      throw Error(what + ": \"categorical\" is " + show(*cats) + ", expected {column: [categories]}");
+    for (const auto& [column, list] : cats->items()) {
+      if (!list.is_array() || list.empty())
+        throw Error(what + ": \"categorical." + column + "\" is " + show(list) + ", expected a list of categories");
+      CsvCategorical c{column, {}};
+      for (const auto& v : list) c.categories.push_back(rule_text(v, what, "categorical." + column));
+      point.categorical.push_back(std::move(c));
+    }
+  }
+  if (const auto imp = j.find("impute"); imp != j.end() && !imp->is_null()) {
+    if (imp->is_string() && imp->get<std::string>() == "zero") {
+      point.impute_zero = true;
+    } else if (imp->is_object()) {
+      for (const auto& [column, v] : imp->items())
+        point.impute.push_back({column, rule_text(v, what, "impute." + column)});
+    } else {
+      throw Error(what + ": \"impute\" is " + show(*imp) + ", expected \"zero\" or {column: value}");
+    }
+  }
+}
+
 PointFile parse_json(const std::string& text, const std::string& what) {
   nlohmann::json j;
   try {
@@ -152,6 +186,7 @@ PointFile parse_json(const std::string& text, const std::string& what) {
         throw Error(what + ": \"class_names\" has " + show(name) + ", expected labels (text or numbers)");
     }
   }
+  read_table_rule(j, what, point);
   return point;
 }
 

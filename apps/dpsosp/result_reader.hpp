@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "dpsosp/data.hpp"
 #include "dpsosp/model.hpp"
 #include "dpsosp/scaling.hpp"
 #include "dpsosp/types.hpp"
@@ -26,6 +27,12 @@ struct PointFile {
   /// its "class_names" (a classifier's labels, as the user declared them: dpsosp.save of an
   /// estimator), each as text; empty when absent
   std::vector<std::string> class_names;
+  /// its table rule (a run's --label, --categorical, --impute; dpsosp.save's
+  /// categorical and impute), where it keeps one
+  CsvColumn label;
+  std::vector<CsvCategorical> categorical;
+  std::vector<CsvImpute> impute;
+  bool impute_zero = false;
 };
 
 /// Parses the text of a point file. `what` prefixes every message (e.g.

@@ -186,6 +186,9 @@ int do_run(const RunArgs& a) {
   // The declared class names (--classes a,b,c: public, as the labels were
   // read): dpsosp predict --point reads and answers in them.
   if (const std::vector<std::string> names = a.source.class_names(); !names.empty()) j["class_names"] = names;
+  // The table's declared rule (--label, --categorical, --impute): dpsosp
+  // predict reads a CSV laid out as this one by it.
+  j.update(table_rule_keys(a.source, model_info(p.model->name()).labeled));
   j["interrupted"] = interrupted;       // a signal too
   if (p.records) j["streamed"] = true;  // once, front to back, in the file's order
   diagnostics["load_seconds"] = p.load_seconds;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "cli.hpp"
+#include "dpsosp/text.hpp"
 
 namespace dpsosp::cli {
 
@@ -31,6 +32,8 @@ void csv_table_options(const DataSource& s, bool labeled, LoadOptions& lo) {
     if (s.label.empty()) throw Error("--label: empty (expected a column name or 0-based index)");
     if (!labeled) throw Error("--label: the pca model takes no labels");
     lo.label_column = s.label;
+  } else if (labeled && !s.point_label.empty()) {
+    lo.label_column = s.point_label;  // the run's, kept in its report
   }
   // (run and certify take --weights-column; predict does not)
   if (s.app != nullptr && s.app->get_option_no_throw("--weights-column") != nullptr && s.given("--weights-column")) {
@@ -38,6 +41,11 @@ void csv_table_options(const DataSource& s, bool labeled, LoadOptions& lo) {
     lo.weights_column = s.weights_column;
   }
   lo.class_names = s.class_names();
+  if (!s.given("--categorical")) lo.categorical = s.point_categorical;
+  if (!s.given("--impute")) {
+    lo.impute = s.point_impute;
+    lo.impute_zero = s.point_impute_zero;
+  }
   for (const std::string& item : s.categorical) {
     const std::size_t eq = item.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
@@ -58,6 +66,36 @@ void csv_table_options(const DataSource& s, bool labeled, LoadOptions& lo) {
       throw Error("--impute: expected zero or COLUMN=VALUE, got " + quote_token(item));
     lo.impute.push_back({item.substr(0, eq), item.substr(eq + 1)});
   }
+}
+
+nlohmann::json table_rule_keys(const DataSource& s, bool labeled) {
+  LoadOptions lo;
+  csv_table_options(s, labeled, lo);
+  nlohmann::json j = nlohmann::json::object();
+  if (s.given("--label")) j["label"] = lo.label_column;
+  if (!lo.categorical.empty()) {
+    nlohmann::json c = nlohmann::json::object();
+    for (const CsvCategorical& col : lo.categorical) c[col.column] = col.categories;
+    j["categorical"] = c;
+  }
+  // "zero" and a column's own rules together have no form in the file: predict
+  // is then given --impute again.
+  if (lo.impute_zero && lo.impute.empty()) j["impute"] = "zero";
+  if (!lo.impute_zero && !lo.impute.empty()) {
+    nlohmann::json m = nlohmann::json::object();
+    for (const CsvImpute& rule : lo.impute) {
+      // A numeric column's fill as a number (as dpsosp.save writes it), a category as text.
+      const bool categorical = std::any_of(lo.categorical.begin(), lo.categorical.end(),
+                                           [&](const CsvCategorical& c) { return c.column == rule.column; });
+      double v = 0;
+      if (!categorical && parse_strict_double(rule.value, v) == NumberStatus::kOk)
+        m[rule.column] = v;
+      else
+        m[rule.column] = rule.value;
+    }
+    j["impute"] = m;
+  }
+  return j;
 }
 
 }  // namespace dpsosp::cli

@@ -45,7 +45,9 @@ KNOWN = {"x", "algo", "private", "guarantee", "epsilon", "delta", "mu", "sigma",
          "interrupted", "trajectory", "caveats", "model", "n", "d", "target", "constants", "certificate",
          "certificate_source", "certificate_error", "certificate_skipped", "diagnostics", "noise", "grid",
          "horizon", "column_norm", "buffers", "bands", "sampling_rate", "cycles", "estimate", "sample_order", "processes", "streamed", "warnings",
-         "shape", "scaling", "curve"}
+         "shape", "scaling", "curve",
+         # the table's declared rule (public: --classes names, --label, --categorical, --impute)
+         "class_names", "label", "categorical", "impute"}
 # The released iterates and what is computed from them (with public sizes):
 # covered by the guarantee, so they may differ between neighbouring datasets.
 RELEASED = {"x", "trajectory", "steps", "o1_calls", "perturbations", "samples_used", "gradient_evaluations",

@@ -129,6 +129,39 @@ class Tables(unittest.TestCase):
         plain = self.run_ok("--model", "softmax", "--classes", "3", "--data", self.numeric(rows))
         self.assertNotIn("class_names", plain)
 
+    def test_predict_takes_the_runs_table_rule_from_its_report(self):
+        # A table as people have it: the label neither first nor numeric, a categorical column, a gap. The
+        # run's declared rule (--label, --categorical, --impute: public) goes into its report, and predict
+        # reads a CSV laid out as the run's with no options, as it does with the options given again.
+        rows = table()
+        lines = ["a,color,species,b"] + [f"{a},{COLORS[c]},{SPECIES[k]},{b}" for k, c, a, b in rows]
+        lines[5] = "," + lines[5].split(",", 1)[1]  # a missing value of a
+        path = self.write("people.csv", lines)
+        rule = ["--label", "species", "--classes", ",".join(SPECIES), "--categorical", "color=" + "|".join(COLORS),
+                "--impute", "a=0.25"]
+        report = self.run_ok("--model", "softmax", "--data", path, *rule)
+        self.assertEqual((report["label"], report["categorical"], report["impute"]),
+                         ("species", {"color": COLORS}, {"a": 0.25}))
+        point = self.write("people.json", [json.dumps(report)])
+        bare = dpsosp("predict", "--point", point, "--data", path)
+        self.assertEqual(bare.returncode, 0, bare.stderr)
+        given = dpsosp("predict", "--point", point, "--data", path, *[x for x in rule if x != "--classes" and
+                                                                       x != ",".join(SPECIES)])
+        self.assertEqual(bare.stdout, given.stdout)
+        self.assertIn("accuracy", bare.stderr)
+        self.assertEqual(len(bare.stdout.split()), len(rows) + 1)
+        # An option given to predict replaces the report's: another fill runs, and another label column
+        # leaves species a feature column, which is not numeric.
+        other = dpsosp("predict", "--point", point, "--data", path, "--impute", "a=3")
+        self.assertEqual(other.returncode, 0, other.stderr)
+        wrong = dpsosp("predict", "--point", point, "--data", path, "--label", "b")
+        self.assertEqual(wrong.returncode, 1)
+        self.assertIn("in column 'species'", wrong.stderr)
+        self.assertEqual(len(wrong.stderr.splitlines()), 1)
+        # A run given no rule writes none.
+        plain = self.run_ok("--model", "softmax", "--classes", "3", "--data", self.numeric(rows))
+        self.assertFalse({"label", "categorical", "impute"} & set(plain))
+
     def test_unknown_label_refused_alike_for_neighbouring_files(self):
         rows = table(300)
         lines = ["species,color,a,b"] + [f"{SPECIES[k]},{c},{a},{b}" for k, c, a, b in rows]

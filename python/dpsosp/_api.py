@@ -10,7 +10,7 @@ import numpy as np
 
 from . import _core, _options
 from ._labels import label_indices, label_numbers
-from ._table import _declared_width, _table_input, encode_table, table_rule  # noqa: F401 (encode_table: exported)
+from ._table import _declared_width, _table_input, encode_table, kept_rule, table_rule  # noqa: F401 (encode_table: exported)
 from ._warnings import PrivacyLeakWarning, RunWarning
 
 __all__ = ["RunWarning", "PrivacyLeakWarning", "run", "certify",
@@ -287,6 +287,7 @@ def run(model, X=None, y=None, **options):
         0 if n_features is None else _count("n_features", n_features, 1, 2147483647), _bounds("bounds", bounds),
         None if y_bounds is None else _bounds("y_bounds", y_bounds, "(lo, hi)")[0], budget,
         None if sample_weight is None else _sample_weight(sample_weight, records))
+    _keep_table_rule(result, class_names, label, categorical, impute)
     for message in result["warnings"]:
         warnings.warn(message, RunWarning, stacklevel=2)
     if result["private"] and result["n"] > 0 and result["delta"] > 0.1 / result["n"]:  # public: delta and n
@@ -294,6 +295,20 @@ def run(model, X=None, y=None, **options):
                       f"{result['n']} records: delta should be well below 1/n, the chance that the guarantee fails "
                       "for some record", RunWarning, stacklevel=2)
     return result
+
+
+def _keep_table_rule(result, class_names, label, categorical, impute):
+    """The table's declared rule in the report, as the CLI's run writes it (class_names, label, categorical,
+    impute: public), so that dpsosp.save keeps it and dpsosp predict and dpsosp.load read the raw table."""
+    if class_names is not None:
+        result["class_names"] = [v.item() if isinstance(v, np.generic) else v for v in class_names]
+    if label is not None:
+        result["label"] = str(label)
+    kept_categorical, kept_impute = kept_rule(categorical, impute)
+    if kept_categorical is not None:
+        result["categorical"] = kept_categorical
+    if kept_impute is not None:
+        result["impute"] = kept_impute
 
 
 run.__signature__ = _options.signature(_OWN)

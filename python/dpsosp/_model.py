@@ -40,12 +40,14 @@ class Model:
     categorical, impute : dict or str, optional
         The table's declared rule, as dpsosp.encode_table takes it: its columns' public categories, and how
         missing values are filled.
+    label : str, optional
+        The label column of a run's table (its label=, the CLI's --label), kept for `dpsosp predict`.
 
     Attributes
     ----------
     model, x, algo, scaling, class_names, feature_names
         As given.
-    categorical, impute
+    categorical, impute, label
         As given, each column named as text (None: not declared).
     shape : dict
         features, classes, hidden, rank and fit_intercept.
@@ -71,9 +73,11 @@ class Model:
     """
 
     def __init__(self, model, x, *, features, classes=0, hidden=32, rank=1, fit_intercept=False, privacy=None,
-                 algo=None, scaling=None, class_names=None, feature_names=None, categorical=None, impute=None):
+                 algo=None, scaling=None, class_names=None, feature_names=None, categorical=None, impute=None,
+                 label=None):
         _check_model(model)
         self.categorical, self.impute = kept_rule(categorical, impute)
+        self.label = None if label is None else str(label)
         self.class_names = None if class_names is None else np.asarray(class_names)
         self.feature_names = None if feature_names is None else [str(n) for n in feature_names]
         self.scaling = None if scaling is None else dict(scaling)
@@ -132,7 +136,8 @@ class Model:
         x = [np.nan if v is None else v for v in result["x"]]
         return cls(result["model"], x, privacy=privacy, algo=result.get("algo"), scaling=result.get("scaling"),
                    class_names=result.get("class_names"), feature_names=result.get("feature_names"),
-                   categorical=result.get("categorical"), impute=result.get("impute"), **result["shape"])
+                   categorical=result.get("categorical"), impute=result.get("impute"), label=result.get("label"),
+                   **result["shape"])
 
     def _features(self, X):
         """Raw records as the model's features: a DataFrame's columns checked against feature_names, and a table
@@ -234,7 +239,7 @@ class Model:
         Returns
         -------
         dict
-            format, version, model, shape, d, x, algo, privacy, scaling (and class_names, feature_names,
+            format, version, model, shape, d, x, algo, privacy, scaling (and class_names, feature_names, label,
             categorical and impute where kept): only what the guarantee covers, and the table's declared schema.
 
         Examples
@@ -253,7 +258,7 @@ class Model:
             d["class_names"] = _jsonable(self.class_names)
         if self.feature_names is not None:
             d["feature_names"] = list(self.feature_names)
-        for key in ("categorical", "impute"):
+        for key in ("categorical", "impute", "label"):
             if getattr(self, key) is not None:
                 d[key] = _jsonable(getattr(self, key))
         return d

@@ -192,6 +192,31 @@ class Estimators(unittest.TestCase):
         again = pickle.loads(pickle.dumps(clf))
         np.testing.assert_array_equal(again.predict(X), clf.predict(X))
         self.assertEqual(list(again.feature_names_in_), ["color", "a", "b"])
+    def test_a_runs_report_keeps_the_tables_rule_as_the_clis(self):
+        # dpsosp.run on a raw DataFrame writes the declared rule into its report under the CLI's keys
+        # (class_names, label, categorical, impute): dpsosp.save keeps it, dpsosp.load predicts from the raw
+        # table, and `dpsosp predict` reads the same table as a CSV with no options.
+        df = frame(1500)
+        r = dpsosp.run("softmax", df, label="species", classes=SPECIES, categorical={"color": COLORS}, impute="zero",
+                       seed=0, noise_key=bytes(16))
+        self.assertEqual((r["class_names"], r["label"], r["categorical"], r["impute"]),
+                         (SPECIES, "species", {"color": COLORS}, "zero"))
+        plain = dpsosp.run("softmax", frame(1500)[["a", "b"]].fillna(0), np.arange(1500) % 3, classes=3, seed=0)
+        self.assertFalse({"class_names", "label", "categorical", "impute"} & set(plain))
+        X = df.drop(columns=["species"])
+        with tempfile.TemporaryDirectory() as tmp:
+            path, data = os.path.join(tmp, "r.json"), os.path.join(tmp, "t.csv")
+            dpsosp.save(path, r)
+            model = dpsosp.load(path)
+            self.assertEqual(model.label, "species")
+            ours = model.predict(X)
+            self.assertTrue(set(ours) <= set(SPECIES))
+            if CLI:
+                df.to_csv(data, index=False)
+                cli = subprocess.run([CLI, "predict", "--point", path, "--data", data], capture_output=True, text=True)
+                self.assertEqual(cli.returncode, 0, cli.stderr)
+                np.testing.assert_array_equal(cli.stdout.split()[1:], ours)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -68,7 +68,16 @@ void setup_predict(CLI::App& app) {
     args->source.point_impute = point.impute;
     args->source.point_impute_zero = point.impute_zero;
     const bool labeled = !args->no_labels && model_info(point.model).labeled;
-    const Dataset raw = load_data_file(args->source, labeled);
+    const Dataset raw = [&] {
+      try {
+        return load_data_file(args->source, labeled);
+      } catch (const Error& e) {  // a table of features alone is the usual cause
+        const std::string what = e.what();
+        if (labeled && what.find("label") != std::string::npos)
+          throw Error(what + " (records without a label column: --no-labels)");
+        throw;
+      }
+    }();
     // A point fitted on the unit scale (scaling.hpp) predicts raw records
     // through the same map, and a regression's value in the user's units.
     const Dataset data = point.scaling ? point.scaling->apply(raw) : raw;

@@ -114,6 +114,9 @@ std::string clipping_note(const Summary& s) {
   const Diagnostics& d = s.diagnostics;
   const Index checked = d.checked_o1 + d.checked_o2;
   const Index clipped = d.clipped_o1 + d.clipped_o2;
+  // A G estimated privately (the default) is the median of the norms, or a
+  // quarter of it for a classifier: it clips half or more by design.
+  if (s.estimate && s.estimate->G) return "";
   if (checked == 0 || 2 * clipped <= checked) return "";
   char text[320];
   std::snprintf(text, sizeof text,

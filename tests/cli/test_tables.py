@@ -158,6 +158,16 @@ class Tables(unittest.TestCase):
         self.assertEqual(wrong.returncode, 1)
         self.assertIn("in column 'species'", wrong.stderr)
         self.assertEqual(len(wrong.stderr.splitlines()), 1)
+        # Records without the label column: the refusal says how to predict them.
+        features = self.write("features.csv", [",".join(x for i, x in enumerate(line.split(",")) if i != 2)
+                                               for line in lines])
+        r = dpsosp("predict", "--point", point, "--data", features)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("no column 'species'", r.stderr)
+        self.assertIn("(records without a label column: --no-labels)", r.stderr)
+        r = dpsosp("predict", "--point", point, "--data", features, "--no-labels")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout, bare.stdout)
         # A run given no rule writes none.
         plain = self.run_ok("--model", "softmax", "--classes", "3", "--data", self.numeric(rows))
         self.assertFalse({"label", "categorical", "impute"} & set(plain))
@@ -293,6 +303,11 @@ class Tables(unittest.TestCase):
                       "a diagnostic of your data", r.stderr)
         r = dpsosp(*args, "--release-only")
         self.assertNotIn("clipping", r.stderr)
+        # The default's G, estimated privately, clips half or more by design: no note.
+        auto = dpsosp(*args[:-4], "--M", "1")
+        self.assertEqual(auto.returncode, 0, auto.stderr)
+        self.assertGreater(json.loads(auto.stdout)["diagnostics"]["clipped"]["fraction"], 0.5)
+        self.assertNotIn("clipping", auto.stderr)
         scaled = [(k, 0, 0.3 * a, 0.3 * b) for k, c, a, b in table()]  # gradient norms below G = 1
         small = dpsosp("run", "--model", "softmax", "--classes", "3", "--data", self.numeric(scaled), *FIXED,
                        "--scale", "none")  # as they are

@@ -26,7 +26,10 @@ std::vector<Interval> parse_bounds(const std::string& text, const std::string& o
       const std::string item = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
       const std::size_t colon = item.find(':');
       if (colon == std::string::npos)
-        throw Error(option + ": expected LO:HI, LO:HI,LO:HI,... (one per feature) or a file, got " + quote_token(text));
+        throw Error(option +
+                    (option == "--y-bounds" ? ": expected LO:HI (the target's interval) or a file"
+                                            : ": expected LO:HI, LO:HI,LO:HI,... (one per feature) or a file") +
+                    ", got " + quote_token(text));
       out.push_back({number(item.substr(0, colon)), number(item.substr(colon + 1))});
       if (comma == std::string::npos) break;
       pos = comma + 1;

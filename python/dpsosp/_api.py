@@ -68,6 +68,8 @@ def _records(X, name="X"):
     if a.ndim != 2:
         raise ValueError(f"{name}: expected a 2-d array (n records x p features), got {a.ndim}-d"
                          + ("; X.reshape(-1, 1) makes one feature" if a.ndim == 1 else ""))
+    if a.shape[0] == 0:  # the run's own words would name the CLI's --data
+        raise ValueError(f"{name}: no records")
     return np.ascontiguousarray(a)
 
 

@@ -128,6 +128,11 @@ class SameWordsFromRunAndTheEstimators(unittest.TestCase):
                                   r"model \(public\); declare the label set: classes=\[\.\.\.\]")
         self.assertNotIn("0.5", message)
 
+    def test_no_records(self):
+        # Before: "data: no records", the CLI's --data, from the library.
+        for X in (np.zeros((0, 3)), pd.DataFrame({"a": [], "b": []}, dtype=float)):
+            self.assertEqual(refusal(self, lambda: dpsosp.run("logistic", X, np.zeros(0), **FAST)), "X: no records")
+
 
 @unittest.skipIf(sklearn is None, "scikit-learn not installed")
 class EstimatorOptions(unittest.TestCase):

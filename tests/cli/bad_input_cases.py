@@ -150,6 +150,8 @@ CASES = [
     ("epsilon nan", [*LOGISTIC, "--epsilon", "nan"], "--epsilon"),
     ("epsilon text", [*LOGISTIC, "--epsilon", "two"], "--epsilon"),
     # Above the public ceiling: one line naming the rule (before: the PLD's bin count, or "needs 0 bins").
+    ("y-bounds text", ["run", "--model", "linear", "--data", OK, "--y-bounds", "abc"],
+     "--y-bounds: expected LO:HI (the target's interval) or a file, got 'abc'"),
     ("epsilon 1000", [*LOGISTIC[:-3], "--epsilon", "1000"], "--epsilon = 1000: above 100"),
     ("epsilon 1e300", [*LOGISTIC[:-3], "--epsilon", "1e300"], "--epsilon = 1e+300: above 100"),
     ("an option given twice", [*LOGISTIC, "--epsilon", "3"], "--epsilon: given 2 times; give it once"),

@@ -40,4 +40,4 @@ dpsosp_unity_group(options
 dpsosp_unity_group(optimizers
   src/optimizers/clip_estimate.cpp src/optimizers/mf_params.cpp src/optimizers/minimize.cpp
   src/optimizers/minimize_streamed.cpp src/optimizers/oracles.cpp src/optimizers/scale_estimate.cpp
-  src/optimizers/scaling.cpp src/optimizers/spider_mf_adaptive.cpp src/privacy/pld_pmf.cpp)
+  src/optimizers/scaling.cpp src/optimizers/scaling_map.cpp src/optimizers/spider_mf_adaptive.cpp src/privacy/pld_pmf.cpp)

@@ -71,16 +71,17 @@ TEST(Scaling, PrivateBoxesAtFixedKeyMatchTheExactOnesWithinABin) {
 }
 
 // A column with no count above the threshold (noise far above n) falls back
-// to the public [-1, 1]... or whatever the noise alone put above it: in every
-// case a box inside the public range, never NaN.
+// to the pair of octaves with the largest noisy count... or whatever the noise
+// alone put above it: in every case a box inside the public range, never NaN;
+// the fallback's guess within [-2^20, 2^20] (scaling.hpp).
 TEST(Scaling, HopelessNoiseGivesABoxInsideThePublicRange) {
   const RowMatrix m = columns(20, 3);
   const std::vector<ColumnBox> b = estimate_boxes(m, 1000.0, false, 0, test_noise_key());
   for (const ColumnBox& c : b) {
     EXPECT_TRUE(std::isfinite(c.lower) && std::isfinite(c.upper));
     EXPECT_LT(c.lower, c.upper);
-    EXPECT_GE(c.lower, -1048576.0);
-    EXPECT_LE(c.upper, 1048576.0);
+    EXPECT_GE(c.lower, c.found ? -kScaleRangeTop : -1048576.0);
+    EXPECT_LE(c.upper, c.found ? kScaleRangeTop : 1048576.0);
   }
 }
 

@@ -12,13 +12,29 @@
 // The private estimate (per column c of the C columns estimated: the features
 // without declared bounds, and the target):
 //  1. magnitude and sign: a histogram of x_c on the public signed octave grid
-//     (for each sign: [0, 2^-20), [2^-20, 2^-19), ..., [2^19, 2^20]; values
-//     beyond 2^20 count in the top bin: the public range is [-2^20, 2^20],
-//     about +-1.05e6) with Gaussian noise sigma on every count. S_c = the upper
-//     edge of the octave that holds the 98% point of |x_c| over the counts
-//     above 4 sigma, and the sides (x >= 0, x < 0) of those counts; where no
-//     count is above it, the pair of adjacent octaves (on either side) with
-//     the largest noisy count gives S_c and the side.
+//     (for each sign: [0, 2^-20), [2^-20, 2^-19), ..., [2^19, 2^20], (2^20,
+//     2^21), [2^21, 2^22), ..., [2^39, 2^40]; values beyond 2^40 count in the
+//     top bin: the public range is [-2^40, 2^40], about +-1.1e12,
+//     kScaleRangeTop) with Gaussian noise sigma on every count. S_c = the
+//     upper edge of the octave that holds the 98% point of |x_c| over the
+//     counts above 4 sigma, and the sides (x >= 0, x < 0) of those counts;
+//     where no count is above it, the pair of adjacent octaves up to 2^20 (on
+//     either side) with the largest noisy count gives S_c and the side. Where
+//     S_c is 2^40 (the 98% point in the top octave) the run's warnings say
+//     that the column's values beyond +-2^40 are clamped, and to declare its
+//     bounds (post-processing of the noisy counts).
+//     The octaves up to 2^20 (the whole grid once: [-2^20, 2^20]) draw their
+//     noise from release 0 of the kScaling stream, column after column, as
+//     then; the 20 octaves a side above 2^20 from their own release (2), so
+//     that a column inside [-2^20, 2^20] gets the box it got then, to the bit
+//     (scale_range_test.cpp), unless a high octave's noise alone stands
+//     above 4 sigma: 3.2e-5 a bin, 1.3e-3 a column for its 40 such bins (the
+//     82 bins up to 2^20 take that chance too, 2.6e-3 a column). The box of a
+//     column inside [-2^20, 2^20] is clipped to it, as then; one beyond it to
+//     [-S_c, S_c].
+//     (Secure mode: column c's counts of release r are discrete Gaussian
+//     stream 100 + 100000 r + c, distinct for fewer than 100000 columns; more
+//     are refused.)
 //  2. location and spread: a histogram of x_c clipped into [a, b] (the sides
 //     found: [0, S_c], [-S_c, 0] or [-S_c, S_c]) on 16 equal bins and an atom
 //     at each end (x_c <= a, x_c >= b: the zeros of a non-negative column, the
@@ -27,14 +43,16 @@
 //     and m_c their median, in [l_c, u_c] ([a, b] and its middle where those
 //     counts hold under half of the n records, n public). The box is centred
 //     on the median: [lower_c, upper_c] = m_c -+ max(u_c - m_c, m_c - l_c)
-//     (within the public range), so that the map onto [-1, 1] sends the bulk
+//     (within [-R, R], R = max(S_c, 2^20)), so that the map onto [-1, 1] sends the bulk
 //     of a skewed column near 0, not to an end (a column of mostly zeros keeps
 //     its zeros at 0).
 // Replacing one record moves one count down and one up in each of the C
 // columns of a histogram (every record in exactly one bin, atoms included):
 // L2 sensitivity sqrt(2C). The two histograms are Gaussian mechanisms of
 // (sqrt(2C) / sigma)-GDP each, (2 sqrt(C) / sigma)-GDP together; sigma =
-// 2 sqrt(C) / mu_s makes the estimate mu_s-GDP.
+// 2 sqrt(C) / mu_s makes the estimate mu_s-GDP. The octaves above 2^20 added
+// bins, not records: each record is still in exactly one bin of a column, so
+// the sensitivity, the noise and the privacy analysis are as before.
 // A regression target estimated with features (float mode) takes a larger part
 // of mu_s^2, w = max(1/C, 1/4): its counts' noise is 2 / (sqrt(w) mu_s), the
 // features' 2 sqrt((C - 1) / (1 - w)) / mu_s (one histogram: sqrt(2) in place
@@ -144,6 +162,9 @@ struct Scaling {
   bool maps_features() const { return !lower.empty(); }
 };
 
+/// The top of the private estimate's public range [-2^40, 2^40] (above).
+constexpr double kScaleRangeTop = 1099511627776.0;
+
 /// The estimate on records (every row of data) with noise keyed by `key`
 /// (stream kScaling), at GDP mu_s (float) or zCDP rho_s (secure); a
 /// non-private target (epsilon = inf) takes the exact counts. magnitude_only:
@@ -152,6 +173,9 @@ struct Scaling {
 struct ColumnBox {
   double lower = -1, upper = 1;
   bool found = false;  ///< the magnitude histogram had a count above its threshold
+  /// S_c is the public range's top (the 98% point in its top octave): values
+  /// beyond +-kScaleRangeTop, if any, are clamped (minimize_scaled warns).
+  bool top = false;
 };
 /// last_column_noise > 0 (float mode): the last column's (a regression
 /// target's) counts get this noise instead of count_noise.

@@ -4,23 +4,43 @@
 #include <cmath>
 
 #include "dpsosp/discrete_gaussian.hpp"
+#include "dpsosp/error.hpp"
 #include "dpsosp/scaling.hpp"
 
 namespace dpsosp {
 namespace {
 
-constexpr int kLowExponent = -20, kHighExponent = 20;  // the octave grid: public range [-2^20, 2^20]
-constexpr int kOctaveBins = kHighExponent - kLowExponent + 1;
+// The octave grid: public range [-2^40, 2^40]. Its first 41 octaves a side
+// ([0, 2^-20) to [2^19, 2^20], the whole grid before it reached 2^40) keep
+// their counts' noise as drawn before (release 0, column by column); the 20
+// octaves a side above them, (2^20, 2^21) to [2^39, 2^40], take theirs from
+// release 2, so that a column inside [-2^20, 2^20] gets the same noise, and
+// the same box, as before (scaling.hpp).
+constexpr int kLowExponent = -20, kOldHighExponent = 20, kHighExponent = 40;
+constexpr int kOldBins = kOldHighExponent - kLowExponent + 1;  // a side's octaves up to 2^20
+constexpr int kHighBins = kHighExponent - kOldHighExponent;    // a side's octaves above 2^20
+constexpr int kOctaveBins = kOldBins + kHighBins;
+static_assert(static_cast<double>(std::uint64_t{1} << kHighExponent) == kScaleRangeTop, "scaling.hpp's range");
 constexpr int kLinearBins = 16;
-const double kPublicRange = std::ldexp(1.0, kHighExponent);
+const double kOldRange = std::ldexp(1.0, kOldHighExponent);
+constexpr double kPublicRange = kScaleRangeTop;
 constexpr double kQuantile = 0.02;           // the box spans the 2% to 98% points
 constexpr double kMagnitudeThreshold = 4.0;  // counts kept: above 4 sigma (octaves), 2.5 sigma (linear)
 constexpr double kLinearThreshold = 2.5;
+// The noise releases (Noise): the octaves up to 2^20, the linear bins, the
+// octaves above 2^20. Secure mode draws column c's counts of release r from
+// the discrete stream 100 + r * kReleaseStride + c: distinct for C < kReleaseStride.
+constexpr std::uint32_t kOctaveRelease = 0, kLinearRelease = 1, kHighRelease = 2;
+constexpr std::uint32_t kReleaseStride = 100000;
 
+// The octave of |v|: 0 for [0, 2^-20), k for [2^(k-21), 2^(k-20)) up to the
+// old top [2^19, 2^20] (closed, as before), then (2^20, 2^21), [2^21, 2^22),
+// ..., and the top [2^39, 2^40] with everything beyond it.
 int octave_bin(double v) {
   const double a = std::abs(v);
   if (!(a >= std::ldexp(1.0, kLowExponent))) return 0;
   const int e = std::ilogb(a);  // a in [2^e, 2^(e+1))
+  if (a <= kOldRange) return std::min(kOldBins - 1, e - kLowExponent + 1);
   return std::min(kOctaveBins - 1, e - kLowExponent + 1);
 }
 double octave_upper_edge(int bin) { return std::ldexp(1.0, kLowExponent + bin); }
@@ -35,7 +55,7 @@ class Noise {
   void add(std::vector<double>& counts, double sigma) {
     if (secure_) {
       std::vector<double> z(counts.size());
-      fill_discrete_gaussian(key_, StreamPurpose::kScaling, 100 + release_ * 100000 + next_++, scale_, z.data(),
+      fill_discrete_gaussian(key_, StreamPurpose::kScaling, 100 + release_ * kReleaseStride + next_++, scale_, z.data(),
                              z.size(), 1);
       for (std::size_t k = 0; k < counts.size(); ++k) counts[k] += z[k];
     } else if (sigma > 0) {
@@ -78,8 +98,12 @@ std::vector<ColumnBox> estimate_boxes(const RowMatrix& columns, double count_noi
                                       std::uint64_t discrete_scale, const NoiseKey& key, bool magnitude_only,
                                       double last_column_noise) {
   const Eigen::Index n = columns.rows(), C = columns.cols();
+  if (secure && C >= static_cast<Eigen::Index>(kReleaseStride))
+    throw Error("scaling: a private estimate of " + std::to_string(C) + " columns in secure mode (at most " +
+                std::to_string(kReleaseStride - 1) + "): give bounds");
   std::vector<ColumnBox> boxes(static_cast<std::size_t>(C));
-  Noise first(key, secure, discrete_scale, 0), second(key, secure, discrete_scale, 1);
+  Noise first(key, secure, discrete_scale, kOctaveRelease), second(key, secure, discrete_scale, kLinearRelease);
+  Noise high(key, secure, discrete_scale, kHighRelease);
   std::vector<double> octave_edges(kOctaveBins + 1);
   octave_edges[0] = 0;
   for (int k = 0; k < kOctaveBins; ++k) octave_edges[k + 1] = octave_upper_edge(k);
@@ -88,17 +112,29 @@ std::vector<ColumnBox> estimate_boxes(const RowMatrix& columns, double count_noi
     // Exact counts (sigma = 0) keep every nonzero count.
     const double t1 = sigma > 0 ? kMagnitudeThreshold * sigma : 0.5;
     const double t2 = sigma > 0 ? kLinearThreshold * sigma : 0.5;
-    // One histogram over the signed octaves: [0, K) for x >= 0, [K, 2K) for x < 0.
-    std::vector<double> counts(2 * kOctaveBins, 0.0);
+    // One histogram over the signed octaves, in two parts: those up to 2^20
+    // ([0, K) for x >= 0, [K, 2K) for x < 0: as before the grid reached 2^40)
+    // and those above it ([0, H) for x >= 0, [H, 2H) for x < 0), each with its
+    // own noise release.
+    std::vector<double> counts(2 * kOldBins, 0.0), above(2 * kHighBins, 0.0);
     for (Eigen::Index i = 0; i < n; ++i) {
       const double v = columns(i, c);
-      counts[static_cast<std::size_t>(octave_bin(v) + (v < 0 ? kOctaveBins : 0))] += 1;
+      const int k = octave_bin(v);
+      if (k < kOldBins)
+        counts[static_cast<std::size_t>(k + (v < 0 ? kOldBins : 0))] += 1;
+      else
+        above[static_cast<std::size_t>(k - kOldBins + (v < 0 ? kHighBins : 0))] += 1;
     }
     first.add(counts, sigma);
+    high.add(above, sigma);
+    const auto count = [&](int k, bool minus) {  // octave k's noisy count on one side
+      return k < kOldBins ? counts[static_cast<std::size_t>(k + (minus ? kOldBins : 0))]
+                          : above[static_cast<std::size_t>(k - kOldBins + (minus ? kHighBins : 0))];
+    };
     std::vector<double> magnitude(kOctaveBins, 0.0);
     bool positive = false, negative = false;
     for (int k = 0; k < kOctaveBins; ++k) {
-      const double p = counts[static_cast<std::size_t>(k)], q = counts[static_cast<std::size_t>(k + kOctaveBins)];
+      const double p = count(k, false), q = count(k, true);
       if (p > t1) magnitude[static_cast<std::size_t>(k)] += p, positive = true;
       if (q > t1) magnitude[static_cast<std::size_t>(k)] += q, negative = true;
     }
@@ -111,23 +147,26 @@ std::vector<ColumnBox> estimate_boxes(const RowMatrix& columns, double count_noi
       S = octave_edges[static_cast<std::size_t>(k + 1)];
     } else {
       // No count above the threshold: the upper edge of the pair of adjacent
-      // octaves, on either side, with the largest noisy count (where the bulk
-      // most likely is), and that side's sign.
+      // octaves up to 2^20, on either side, with the largest noisy count
+      // (where the bulk most likely is), and that side's sign. Only the
+      // octaves up to 2^20: a guess among 20 more pairs a side of noise alone
+      // would move the boxes of the columns inside [-2^20, 2^20] (scaling.hpp).
       int best = 0;
       const auto pair = [&](int k) {
-        const int side = k >= kOctaveBins - 1 ? kOctaveBins : 0, j = k - (side ? kOctaveBins - 1 : 0);
+        const int side = k >= kOldBins - 1 ? kOldBins : 0, j = k - (side ? kOldBins - 1 : 0);
         return counts[static_cast<std::size_t>(side + j)] + counts[static_cast<std::size_t>(side + j + 1)];
       };
-      for (int k = 1; k < 2 * (kOctaveBins - 1); ++k)
+      for (int k = 1; k < 2 * (kOldBins - 1); ++k)
         if (pair(k) > pair(best)) best = k;
-      negative = best >= kOctaveBins - 1;
+      negative = best >= kOldBins - 1;
       positive = !negative;
-      S = octave_edges[static_cast<std::size_t>((negative ? best - (kOctaveBins - 1) : best) + 2)];
+      S = octave_edges[static_cast<std::size_t>((negative ? best - (kOldBins - 1) : best) + 2)];
     }
     // The second histogram's domain: the sides that hold records.
     const double a = negative ? -S : 0.0, b = positive ? S : 0.0;
-    if (magnitude_only) {  // the sides and the magnitude are the box
-      boxes[static_cast<std::size_t>(c)] = {a, b, found};
+    const bool top = S >= kPublicRange;  // values beyond 2^40 (if any) are clamped
+    if (magnitude_only) {                // the sides and the magnitude are the box
+      boxes[static_cast<std::size_t>(c)] = {a, b, found, top};
       continue;
     }
     // Bins: the atom at a (values <= a, the clamped ones included), the 16
@@ -166,12 +205,13 @@ std::vector<ColumnBox> estimate_boxes(const RowMatrix& columns, double count_noi
       hi = mid + 0.5 * width;
     }
     // The box centred on the median: the map onto [-1, 1] sends the bulk of
-    // the column near 0 (a column of mostly zeros keeps its zeros at 0).
+    // the column near 0 (a column of mostly zeros keeps its zeros at 0);
+    // within [-R, R], R = max(S, 2^20) (the range before it reached 2^40).
     centre = std::clamp(centre, lo, hi);
-    const double half = std::max(hi - centre, centre - lo);
-    lo = std::max(centre - half, -kPublicRange);
-    hi = std::min(centre + half, kPublicRange);
-    boxes[static_cast<std::size_t>(c)] = {lo, hi, found};
+    const double half = std::max(hi - centre, centre - lo), limit = std::max(S, kOldRange);
+    lo = std::max(centre - half, -limit);
+    hi = std::min(centre + half, limit);
+    boxes[static_cast<std::size_t>(c)] = {lo, hi, found, top};
   }
   return boxes;
 }

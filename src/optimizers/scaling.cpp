@@ -96,7 +96,7 @@ ScaledSummary minimize_scaled(const Model& model, const Dataset& data, const Vec
   bool estimate_y = so.target && !so.y_bounds && so.estimate_target && data.has_labels();
   RunOptions o = options;
   const bool is_private = o.is_private_run();
-  std::vector<std::string> notes;  // why scale "auto" left something as it is
+  std::vector<std::string> notes;  // why scale "auto" left something as it is; clamped columns
   if (estimate_x && data.is_sparse()) {
     if (!so.automatic)
       throw Error(
@@ -217,10 +217,18 @@ ScaledSummary minimize_scaled(const Model& model, const Dataset& data, const Vec
     s.count_noise = sigma;
     const std::vector<ColumnBox> boxes = estimate_boxes(
         columns, sigma, secure, discrete, o.noise_key ? *o.noise_key : NoiseKey::generate(), one, target_sigma);
+    // A column whose 98% point fell in the public range's top octave: its
+    // values beyond it are clamped (post-processing of the noisy counts).
+    const std::string beyond =
+        " reaches the top octave of the private estimate's public range: its values beyond +-2^40 (" +
+        show(kScaleRangeTop) + "), if any, are clamped to it; declare ";
     if (estimate_x) {
       for (Index j = 0; j < p; ++j) {
-        s.lower.push_back(boxes[static_cast<std::size_t>(j)].lower);
-        s.upper.push_back(boxes[static_cast<std::size_t>(j)].upper);
+        const ColumnBox& b = boxes[static_cast<std::size_t>(j)];
+        s.lower.push_back(b.lower);
+        s.upper.push_back(b.upper);
+        if (b.top)
+          notes.push_back("scale: feature " + std::to_string(j) + " (0-based)" + beyond + "its bounds (bounds)");
       }
       s.feature_source = is_private ? "private" : "exact (non-private run)";
     }
@@ -228,6 +236,7 @@ ScaledSummary minimize_scaled(const Model& model, const Dataset& data, const Vec
       s.has_target = true;
       s.y_lower = boxes.back().lower;
       s.y_upper = boxes.back().upper;
+      if (boxes.back().top) notes.push_back("scale: the target" + beyond + "its interval (y_bounds)");
       s.target_source = is_private ? "private" : "exact (non-private run)";
     }
   }

@@ -213,7 +213,7 @@ nlohmann::json scaling_report(const ScaledSummary& r) {
                      {"target_count_noise", s.target_count_noise},
                      {"columns", s.columns},
                      {"histograms", s.histograms},
-                     {"public_range", {-1048576.0, 1048576.0}}};
+                     {"public_range", {-kScaleRangeTop, kScaleRangeTop}}};
   }
   if (r.x_user) j["x_user"] = std::vector<double>(r.x_user->data(), r.x_user->data() + r.x_user->size());
   return j;

@@ -314,6 +314,28 @@ class Tables(unittest.TestCase):
         self.assertLess(json.loads(small.stdout)["diagnostics"]["clipped"]["fraction"], 0.5)
         self.assertNotIn("clipping", small.stderr)
 
+    def test_large_values_keep_their_scale_and_the_top_is_warned(self):
+        # A target about 3e6 (clamped near 1.05e6 before the private estimate's range reached 2^40) and a
+        # feature about 1e13 (beyond 2^40: clamped, and the run says so, naming the column).
+        lines = ["price,size,huge"]
+        for i in range(2000):
+            size = ((i * 37) % 101 - 50) / 25
+            lines.append(f"{3e6 + 4e5 * size + 1e4 * ((i * 13) % 7 - 3)},{size},{1e13 * (1 + ((i * 11) % 9) / 100)}")
+        path = self.write("large.csv", lines)
+        r = dpsosp("run", "--model", "linear", "--data", path, "--epsilon", "1", "--seed", "7", *KEY, "--quiet")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        report = json.loads(r.stdout)
+        scaling = report["scaling"]
+        self.assertLess(scaling["target"]["lower"], 2.5e6)
+        self.assertGreater(scaling["target"]["upper"], 3.5e6)
+        self.assertLess(scaling["target"]["upper"], 2 ** 23)
+        self.assertEqual(scaling["upper"][1], 2.0 ** 40)
+        self.assertEqual(scaling["estimate"]["public_range"], [-(2.0 ** 40), 2.0 ** 40])
+        top = [w for w in report["warnings"] if "top octave" in w]
+        self.assertEqual(len(top), 1, report["warnings"])
+        self.assertTrue(top[0].startswith("scale: feature 1 (0-based) reaches the top octave"), top[0])
+        self.assertIn("dpsosp: warning: " + top[0], r.stderr)
+
 
 if __name__ == "__main__":
     unittest.main()

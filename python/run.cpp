@@ -194,7 +194,7 @@ void bind_run(py::module_& m) {
          const std::optional<py::bytes>& noise_key, const py::object& callback,
          const std::optional<std::string>& data_file, bool stream, Index n_features,
          const std::vector<std::pair<double, double>>& bounds, const std::optional<std::pair<double, double>>& y_bounds,
-         Budget* budget, const std::optional<Vec>& sample_weight) {
+         Budget* budget, const std::optional<Vec>& sample_weight, const std::vector<bool>& one_hot) {
         // The options by the library's table and rules, in its words with the
         // keywords' names (options.hpp), before any copy.
         const RunRequest request(options, overrides, FrontEnd::kPython, stream);
@@ -271,8 +271,8 @@ void bind_run(py::module_& m) {
         for (const auto& [lo, hi] : bounds) box.push_back({lo, hi});
         std::optional<Interval> y_box;
         if (y_bounds) y_box = Interval{y_bounds->first, y_bounds->second};
-        const ScalingOptions so =
-            request.scaling(model_name, model->features(), !data_file, file.has_value(), std::move(box), y_box);
+        const ScalingOptions so = request.scaling(model_name, model->features(), !data_file, file.has_value(),
+                                                  std::move(box), y_box, data_file ? std::vector<bool>{} : one_hot);
         StepHooks hooks{callback};
         o.on_step = [&hooks](const Iteration& it) { return hooks(it); };
         ScaledSummary scaled;
@@ -298,6 +298,7 @@ void bind_run(py::module_& m) {
       py::arg("classes"), py::arg("hidden"), py::arg("rank"), py::arg("fit_intercept"), py::arg("noise_key"),
       py::arg("callback"), py::arg("data"), py::arg("stream"), py::arg("n_features"), py::arg("bounds"),
       py::arg("y_bounds"), py::arg("budget") = nullptr, py::arg("sample_weight") = std::nullopt,
+      py::arg("one_hot") = std::vector<bool>{},
       "The run behind dpsosp.run (which checks its keywords and converts X and y first).");
   // A model of the caller's (caller_model.hpp): gradients from Python callables, called with the GIL held,
   // one at a time; the library clips, adds noise and accounts as for its own models.

@@ -98,6 +98,8 @@ struct LoadedProblem {
   double load_seconds = 0;
   /// run --stream: the record file, opened but not loaded (data is empty).
   std::optional<RecordFile> records;
+  /// CSV: per feature, whether it is a one-hot feature of a --categorical column (load_csv); else empty.
+  std::vector<bool> one_hot;
   Index rows() const { return records ? records->info().rows : data.rows(); }
 };
 /// Loads the records and builds the model; every problem is reported as an Error

@@ -113,7 +113,8 @@ ScalingOptions scaling_options(const ScaleArgs& a, const RunRequest& r, const Da
       // loading names the problem
     }
   }
-  return r.scaling(p.model->name(), p.model->features(), table, p.records.has_value(), std::move(bounds), y_bounds);
+  return r.scaling(p.model->name(), p.model->features(), table, p.records.has_value(), std::move(bounds), y_bounds,
+                   p.one_hot);
 }
 
 }  // namespace dpsosp::cli

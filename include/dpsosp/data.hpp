@@ -218,6 +218,10 @@ FileFormat guess_file_format(const std::string& path);
 /// header = true the first line must not be all numbers (it would be a record
 /// dropped as a header).
 Dataset load_csv(const std::string& path, const LoadOptions& options = {});
+/// load_csv, and *one_hot_features = per feature of its records, whether it is
+/// a one-hot feature of a declared categorical column (public: the declared
+/// categories and the header line say so; RunRequest::scaling reads them).
+Dataset load_csv(const std::string& path, const LoadOptions& options, std::vector<bool>* one_hot_features);
 /// LibSVM / SVMlight: "label idx:val idx:val ..." with 1-based increasing indices.
 Dataset load_libsvm(const std::string& path, const LoadOptions& options = {});
 /// IDX (optionally gzip-compressed) images; pixels of unsigned-byte files are

@@ -112,9 +112,13 @@ class RunRequest {
   /// normalize as given, bounds and y_bounds as the front end read them.
   /// table: loaded records of a table (CSV, LibSVM, arrays), which scale =
   /// auto estimates; IDX images and record files are prepared data, and
-  /// streamed records are read as they are.
+  /// streamed records are read as they are. one_hot: per feature (or empty),
+  /// whether it is a one-hot feature of a declared categorical column (the
+  /// CLI's CSV loader and Python's encode_table say which): its box [0, 1] is
+  /// public (ScalingOptions::public_boxes).
   ScalingOptions scaling(const std::string& model, Index features, bool table, bool streamed,
-                         std::vector<Interval> bounds, std::optional<Interval> y_bounds) const;
+                         std::vector<Interval> bounds, std::optional<Interval> y_bounds,
+                         const std::vector<bool>& one_hot = {}) const;
   /// RunOptions::Validate(n) for the records' count, in the front end's words;
   /// a default delta not below 1/n says it is the default.
   void check_records(Index n) const;

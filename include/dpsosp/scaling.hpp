@@ -10,7 +10,11 @@
 // from the records without noise.
 //
 // The private estimate (per column c of the C columns estimated: the features
-// without declared bounds, and the target):
+// without declared bounds or a public box, and the target). A feature whose
+// box is public by its construction (a one-hot feature of a declared
+// categorical column: [0, 1], ScalingOptions::public_boxes) takes that box as
+// declared and is not among the C: its range costs no budget, and the others'
+// noise is that of C columns:
 //  1. magnitude and sign: a histogram of x_c on the public signed octave grid
 //     (for each sign: [0, 2^-20), [2^-20, 2^-19), ..., [2^19, 2^20], (2^20,
 //     2^21), [2^21, 2^22), ..., [2^39, 2^40]; values beyond 2^40 count in the
@@ -102,6 +106,12 @@ struct ScalingOptions {
   std::vector<Interval> bounds;
   /// Declared public bounds of a regression's target.
   std::optional<Interval> y_bounds;
+  /// Per feature (empty: none): a box public by the feature's construction
+  /// (a one-hot feature of a declared categorical column: [0, 1];
+  /// RunRequest::scaling fills it from the front end's one-hot flags). Where
+  /// the features are estimated, such a feature takes its box as declared and
+  /// the estimate covers the others alone. Declared bounds come first.
+  std::vector<std::optional<Interval>> public_boxes;
   /// Estimate the box of the features without declared bounds privately.
   bool estimate_features = false;
   /// Estimate the target's interval privately (regression, no y_bounds).
@@ -138,8 +148,12 @@ struct Scaling {
   bool has_target = false;
   double y_lower = -1, y_upper = 1;
   bool normalize = false;
-  /// "declared", "private" or "none", for the features and the target.
+  /// "declared", "private" or "none", for the features and the target
+  /// ("public" where every feature's box is a public one, public_boxes).
   std::string feature_source = "none", target_source = "none";
+  /// Per feature where they are mapped: its box's source ("declared",
+  /// "private", "exact (non-private run)" or "public (one-hot)").
+  std::vector<std::string> feature_sources;
   // The private estimate (zeros where there was none).
   double share = 0;               ///< of the budget
   double mu = 0;                  ///< its GDP mu (float mode)

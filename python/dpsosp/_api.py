@@ -266,7 +266,7 @@ def run(model, X=None, y=None, **options):
         raise TypeError(f"stream: expected True or False, got {stream!r}")
     text, overrides = _options.given_options({k: v for k, v in options.items() if k in _options.SHARED})
     table_rule(categorical, impute)  # checked whole, as the options are, before X is read
-    X, y, class_names = _table_input(model, X, y, classes, label, categorical, impute, _core.models())
+    X, y, class_names, one_hot = _table_input(model, X, y, classes, label, categorical, impute, _core.models())
     width = None if n_features is None else _count("n_features", n_features, 1, 2147483647)
     records = None if X is None else _declared_width(_records(X), width)
     labels = None if records is None else _labels(y, records.shape[0], class_names)
@@ -288,7 +288,7 @@ def run(model, X=None, y=None, **options):
         None if data is None else os.fspath(data), stream,
         0 if n_features is None else _count("n_features", n_features, 1, 2147483647), _bounds("bounds", bounds),
         None if y_bounds is None else _bounds("y_bounds", y_bounds, "(lo, hi)")[0], budget,
-        None if sample_weight is None else _sample_weight(sample_weight, records))
+        None if sample_weight is None else _sample_weight(sample_weight, records), one_hot)
     _keep_table_rule(result, class_names, label, categorical, impute)
     for message in result["warnings"]:
         warnings.warn(message, RunWarning, stacklevel=2)

@@ -137,6 +137,12 @@ def encode_table(X, *, categorical=None, impute=None, name="X"):
            [40.,  0.,  1.],
            [50.,  1.,  0.]])
     """
+    return _encode(X, categorical, impute, name)[0]
+
+
+def _encode(X, categorical, impute, name="X"):
+    """encode_table's array and, per feature, whether it is a one-hot feature of a categorical column (its box
+    [0, 1] is public: the private scale estimates the others alone, RunRequest::scaling)."""
     if _is_frame(X):
         keys = list(X.columns)
         column = lambda j: X.iloc[:, j]  # noqa: E731
@@ -148,7 +154,7 @@ def encode_table(X, *, categorical=None, impute=None, name="X"):
         column = lambda j: a[:, j]  # noqa: E731
     categorical, zero, fills = table_rule(categorical, impute, keys, name)
     n = len(X)
-    parts = []
+    parts, one_hot = [], []
     for j, key in enumerate(keys):
         values = column(j)
         series = values if hasattr(values, "to_numpy") else None
@@ -175,6 +181,7 @@ def encode_table(X, *, categorical=None, impute=None, name="X"):
             if missing.any() and key in fills:
                 codes[missing] = _codes(np.array([fill], dtype=object), cats)[0]
             parts.append((codes[:, None] == np.arange(len(cats))[None, :]).astype(np.float64))
+            one_hot += [True] * len(cats)
             continue
         if not numeric:  # an object column of numbers (None for a missing one) passes
             try:
@@ -186,15 +193,18 @@ def encode_table(X, *, categorical=None, impute=None, name="X"):
         if missing.any():
             numbers_[missing] = float(fills.get(key, 0.0))
         parts.append(numbers_[:, None])
+        one_hot.append(False)
     if not parts:
         raise ValueError(f"{name}: no feature columns")
-    return np.ascontiguousarray(np.hstack(parts)) if n else np.zeros((0, sum(p.shape[1] for p in parts)))
+    table = np.ascontiguousarray(np.hstack(parts)) if n else np.zeros((0, sum(p.shape[1] for p in parts)))
+    return table, one_hot
 
 
 def _table_input(model, X, y, classes, label, categorical, impute, models):
     """dpsosp.run's table keywords: the label column split off X, the class names (None for a count), X encoded as
-    numbers by encode_table's rules when it is a table; returns (X, y, class_names)."""
-    class_names = None
+    numbers by encode_table's rules when it is a table; returns (X, y, class_names, one_hot), one_hot the encoded
+    features' one-hot flags (empty where X was not encoded)."""
+    class_names, one_hot = None, []
     if classes is not None and not isinstance(classes, (numbers.Number, str)) and hasattr(classes, "__iter__"):
         class_names = _names("classes", classes, 2)
         if model in ("logistic", "sigmoid") and len(class_names) != 2:
@@ -222,10 +232,10 @@ def _table_input(model, X, y, classes, label, categorical, impute, models):
         if not (_is_frame(X) and categorical is None and impute is None and
                 all(np.issubdtype(t, np.number) or np.issubdtype(t, np.bool_) for t in X.dtypes) and
                 not X.isna().to_numpy().any()):
-            X = encode_table(X, categorical=categorical, impute=impute)
+            X, one_hot = _encode(X, categorical, impute)
     elif categorical is not None or impute is not None:
         raise ValueError("categorical and impute apply to X (a table); a record file is encoded already")
-    return X, y, class_names
+    return X, y, class_names, one_hot
 
 
 def _declared_width(records, n_features):

@@ -102,6 +102,20 @@ class DataFrames(unittest.TestCase):
         self.assertEqual(r["n"], j["n"])
         self.assertEqual(list(r["x"]), j["x"])
 
+    def test_one_hot_features_take_their_public_box(self):
+        df = frame().dropna()
+        r = dpsosp.run("softmax", df, label="species", classes=SPECIES, categorical={"color": COLORS}, seed=2,
+                       noise_key=bytes(16), G=1, M=1)
+        s = r["scaling"]
+        self.assertEqual(s["sources"], ["public (one-hot)"] * 3 + ["private"] * 2)
+        self.assertEqual((s["lower"][:3], s["upper"][:3]), ([0.0] * 3, [1.0] * 3))
+        self.assertEqual(s["estimate"]["columns"], 2)
+        # The same numbers as an array (no declared categories): every feature estimated.
+        X = dpsosp.encode_table(df.drop(columns=["species"]), categorical={"color": COLORS})
+        a = dpsosp.run("softmax", X, df["species"], classes=SPECIES, seed=2, noise_key=bytes(16), G=1, M=1)
+        self.assertEqual(a["scaling"]["sources"], ["private"] * 5)
+        self.assertEqual(a["scaling"]["estimate"]["columns"], 5)
+
     def test_label_column_or_y(self):
         df = frame().dropna()
         y = df["species"]

@@ -65,7 +65,9 @@ class DenseRows {
 
 }  // namespace
 
-Dataset load_csv(const std::string& path, const LoadOptions& options) {
+Dataset load_csv(const std::string& path, const LoadOptions& options) { return load_csv(path, options, nullptr); }
+
+Dataset load_csv(const std::string& path, const LoadOptions& options, std::vector<bool>* one_hot_features) {
   LineReader reader(kFn, path);
   DenseRows features;
   std::vector<double> labels;
@@ -217,6 +219,13 @@ Dataset load_csv(const std::string& path, const LoadOptions& options) {
   label_vec = Eigen::Map<const Vec>(labels.data(), static_cast<Eigen::Index>(labels.size()));
   Dataset data(features.take(rows, static_cast<Index>(cols)), std::move(label_vec));
   if (t.weighted()) data.set_weights(Eigen::Map<const Vec>(weights.data(), static_cast<Eigen::Index>(weights.size())));
+  if (one_hot_features) {  // the features in the order the records hold them
+    one_hot_features->clear();
+    for (std::size_t j = 0; j < columns; ++j) {
+      if (t[j].kind == Kind::kCategorical) one_hot_features->insert(one_hot_features->end(), t[j].values.size(), true);
+      if (t[j].kind == Kind::kNumber) one_hot_features->push_back(false);
+    }
+  }
   return data;
 }
 

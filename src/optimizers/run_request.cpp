@@ -1,5 +1,6 @@
 // RunRequest (options.hpp): what a user gave, by the option table's rules,
 // into RunOptions, with every refusal in the front end's words.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -191,8 +192,17 @@ RunRequest::RunRequest(const OptionValues& values, const std::map<std::string, s
 }
 
 ScalingOptions RunRequest::scaling(const std::string& model, Index features, bool table, bool streamed,
-                                   std::vector<Interval> bounds, std::optional<Interval> y_bounds) const {
+                                   std::vector<Interval> bounds, std::optional<Interval> y_bounds,
+                                   const std::vector<bool>& one_hot) const {
   ScalingOptions so;
+  if (std::find(one_hot.begin(), one_hot.end(), true) != one_hot.end()) {
+    if (static_cast<Index>(one_hot.size()) != features)
+      throw Error("scaling: one-hot flags for " + std::to_string(one_hot.size()) + " features, the records have " +
+                  std::to_string(features));
+    so.public_boxes.resize(one_hot.size());
+    for (std::size_t j = 0; j < one_hot.size(); ++j)
+      if (one_hot[j]) so.public_boxes[j] = Interval{0, 1};
+  }
   const ModelInfo& info = model_info(model);
   so.target = info.regression;
   so.bounds = std::move(bounds);

@@ -51,6 +51,11 @@ void ScalingOptions::Validate(Index features) const {
       throw OptionError("bounds", ": " + (bounds.size() == 1 ? std::string() : "feature " + std::to_string(j) + ": ") +
                                       "expected finite lower < upper, got " + show(bounds[j].lower) + ":" +
                                       show(bounds[j].upper));
+  if (!public_boxes.empty() && static_cast<Index>(public_boxes.size()) != features)
+    throw Error("scaling: public boxes for " + std::to_string(public_boxes.size()) + " features, the records have " +
+                std::to_string(features));
+  for (const std::optional<Interval>& b : public_boxes)
+    if (b && !valid(*b)) throw Error("scaling: a public box is not finite lower < upper");
   if (y_bounds && !valid(*y_bounds))
     throw OptionError("y_bounds",
                       ": expected finite lower < upper, got " + show(y_bounds->lower) + ":" + show(y_bounds->upper));
@@ -110,7 +115,13 @@ ScaledSummary minimize_scaled(const Model& model, const Dataset& data, const Vec
     const double sigma = scale_count_noise(columns, o, so.share);
     return sigma >= static_cast<double>(data.rows());
   };
-  const auto columns_of = [&] { return (estimate_x ? p : 0) + (estimate_y ? 1 : 0); };
+  // The features estimated: those without a public box (a one-hot feature's [0, 1]).
+  std::vector<Index> estimated;
+  for (Index j = 0; j < p; ++j)
+    if (so.public_boxes.empty() || !so.public_boxes[static_cast<std::size_t>(j)]) estimated.push_back(j);
+  const auto columns_of = [&] {
+    return (estimate_x ? static_cast<Index>(estimated.size()) : 0) + (estimate_y ? 1 : 0);
+  };
   if (too_noisy(columns_of())) {
     const Index asked = columns_of();
     if (!so.automatic)
@@ -137,6 +148,7 @@ ScaledSummary minimize_scaled(const Model& model, const Dataset& data, const Vec
     }
   }
   const Index C = columns_of();
+  std::vector<ColumnBox> boxes;  // the estimated columns': features (as in `estimated`), then the target
   const double share = so.automatic_share && !estimate_y ? automatic_scale_share(C, data.rows(), options) : so.share;
   if (C > 0) {
     if (o.process_group && o.process_group->size() > 1)
@@ -150,7 +162,7 @@ ScaledSummary minimize_scaled(const Model& model, const Dataset& data, const Vec
       data.row_dense(i, row);
       Index c = 0;
       if (estimate_x)
-        for (Index j = 0; j < p; ++j) columns(i, c++) = row[j];
+        for (const Index j : estimated) columns(i, c++) = row[j];
       if (estimate_y) columns(i, c) = data.label(i);
     }
     double sigma = 0;
@@ -215,23 +227,17 @@ ScaledSummary minimize_scaled(const Model& model, const Dataset& data, const Vec
       s.target_count_noise = target_sigma;
     }
     s.count_noise = sigma;
-    const std::vector<ColumnBox> boxes = estimate_boxes(
-        columns, sigma, secure, discrete, o.noise_key ? *o.noise_key : NoiseKey::generate(), one, target_sigma);
+    boxes = estimate_boxes(columns, sigma, secure, discrete, o.noise_key ? *o.noise_key : NoiseKey::generate(), one,
+                           target_sigma);
     // A column whose 98% point fell in the public range's top octave: its
     // values beyond it are clamped (post-processing of the noisy counts).
     const std::string beyond =
         " reaches the top octave of the private estimate's public range: its values beyond +-2^40 (" +
         show(kScaleRangeTop) + "), if any, are clamped to it; declare ";
-    if (estimate_x) {
-      for (Index j = 0; j < p; ++j) {
-        const ColumnBox& b = boxes[static_cast<std::size_t>(j)];
-        s.lower.push_back(b.lower);
-        s.upper.push_back(b.upper);
-        if (b.top)
-          notes.push_back("scale: feature " + std::to_string(j) + " (0-based)" + beyond + "its bounds (bounds)");
-      }
-      s.feature_source = is_private ? "private" : "exact (non-private run)";
-    }
+    for (std::size_t k = 0; estimate_x && k < estimated.size(); ++k)
+      if (boxes[k].top)
+        notes.push_back("scale: feature " + std::to_string(estimated[k]) + " (0-based)" + beyond +
+                        "its bounds (bounds)");
     if (estimate_y) {
       s.has_target = true;
       s.y_lower = boxes.back().lower;
@@ -240,11 +246,25 @@ ScaledSummary minimize_scaled(const Model& model, const Dataset& data, const Vec
       s.target_source = is_private ? "private" : "exact (non-private run)";
     }
   }
+  if (estimate_x) {  // each feature's box: estimated, or its public one
+    const std::string estimate = is_private ? "private" : "exact (non-private run)";
+    std::size_t k = 0;
+    for (Index j = 0; j < p; ++j) {
+      const std::optional<Interval> known =
+          so.public_boxes.empty() ? std::nullopt : so.public_boxes[static_cast<std::size_t>(j)];
+      s.lower.push_back(known ? known->lower : boxes[k].lower);
+      s.upper.push_back(known ? known->upper : boxes[k].upper);
+      s.feature_sources.push_back(known ? "public (one-hot)" : estimate);
+      if (!known) ++k;
+    }
+    s.feature_source = estimated.empty() ? "public" : estimate;
+  }
   if (!so.bounds.empty()) {
     for (Index j = 0; j < p; ++j) {
       const Interval& b = so.bounds.size() == 1 ? so.bounds[0] : so.bounds[static_cast<std::size_t>(j)];
       s.lower.push_back(b.lower);
       s.upper.push_back(b.upper);
+      s.feature_sources.push_back("declared");
     }
     s.feature_source = "declared";
   }

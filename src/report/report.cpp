@@ -198,6 +198,7 @@ nlohmann::json scaling_report(const ScaledSummary& r) {
   if (s.maps_features()) {
     j["lower"] = s.lower;
     j["upper"] = s.upper;
+    j["sources"] = s.feature_sources;
   }
   j["public_constants"] = s.public_constants;
   j["target"] = s.has_target ? nlohmann::json{{"lower", s.y_lower}, {"upper", s.y_upper}, {"source", s.target_source}}

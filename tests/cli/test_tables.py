@@ -192,13 +192,27 @@ class Tables(unittest.TestCase):
 
     def test_categorical_one_hot(self):
         rows = table()
-        plain = self.run_ok("--model", "softmax", "--classes", "3", "--data", self.numeric(rows, one_hot=True))
+        plain_path = self.numeric(rows, one_hot=True)
+        plain = self.run_ok("--model", "softmax", "--classes", "3", "--data", plain_path, "--scale", "none")
         lines = ["y,color,a,b"] + [f"{k},{COLORS[c]},{a},{b}" for k, c, a, b in rows]
         path = self.write("colors.csv", lines)
-        encoded = self.run_ok("--model", "softmax", "--classes", "3", "--data", path,
-                              "--categorical", "color=" + "|".join(COLORS))
+        declared = ["--model", "softmax", "--classes", "3", "--data", path,
+                    "--categorical", "color=" + "|".join(COLORS)]
+        encoded = self.run_ok(*declared, "--scale", "none")
         self.assertEqual(encoded["shape"]["features"], 5)
         self.assertEqual(encoded["x"], plain["x"])
+        # The private scale: the declared one-hot features take their public box [0, 1] as declared, and the
+        # estimate covers a and b alone; the same numbers in a plain file are all estimated.
+        scaled = self.run_ok(*declared)["scaling"]
+        numbers = self.run_ok(*declared[:4], "--data", plain_path)["scaling"]
+        self.assertEqual(scaled["sources"], ["public (one-hot)"] * 3 + ["private"] * 2)
+        self.assertEqual((scaled["lower"][:3], scaled["upper"][:3]), ([0.0] * 3, [1.0] * 3))
+        self.assertEqual((scaled["estimate"]["columns"], numbers["estimate"]["columns"]), (2, 5))
+        self.assertEqual(numbers["sources"], ["private"] * 5)
+        # Fewer columns: less noise on each count, or (scale share auto) a smaller share of the budget.
+        less = [scaled["estimate"][k] < numbers["estimate"][k] for k in ("count_noise", "share")]
+        self.assertTrue(any(less) and all(scaled["estimate"][k] <= numbers["estimate"][k]
+                                          for k in ("count_noise", "share")), (scaled["estimate"], numbers["estimate"]))
         r = dpsosp("run", "--model", "softmax", "--classes", "3", "--data", path, "--categorical", "color=red|green")
         self.assertIn("a value in the categorical column 'color' is not one of its 2 declared categories", r.stderr)
         r = dpsosp("run", "--model", "softmax", "--classes", "3", "--data", path)

@@ -253,6 +253,7 @@ def run(model, X=None, y=None, **options):
     >>> r["x"].shape                    # three weights and an intercept
     (4,)
     """
+    encoded_one_hot = options.pop("_one_hot", None)  # the estimators': X encoded already, its one-hot flags
     unknown = [k for k in options if k not in _options.SHARED and k not in _OWN]
     if unknown:
         raise TypeError(f"run() got an unexpected keyword argument '{unknown[0]}'")
@@ -267,6 +268,7 @@ def run(model, X=None, y=None, **options):
     text, overrides = _options.given_options({k: v for k, v in options.items() if k in _options.SHARED})
     table_rule(categorical, impute)  # checked whole, as the options are, before X is read
     X, y, class_names, one_hot = _table_input(model, X, y, classes, label, categorical, impute, _core.models())
+    one_hot = one_hot or encoded_one_hot or []
     width = None if n_features is None else _count("n_features", n_features, 1, 2147483647)
     records = None if X is None else _declared_width(_records(X), width)
     labels = None if records is None else _labels(y, records.shape[0], class_names)

@@ -10,9 +10,9 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import _get_feature_names, check_array, check_consistent_length, column_or_1d
 
 from . import _options
-from ._api import encode_table, run
+from ._api import run
 from ._model import Model
-from ._table import _is_frame, table_rule
+from ._table import _encode, _is_frame, table_rule
 from ._warm import warm_start_options
 from ._weights import XFAIL_WEIGHTS
 
@@ -52,6 +52,8 @@ class _DPEstimator(BaseEstimator):
             extra.update(data=os.fspath(X), stream=bool(self.stream))
             X = None
         extra.setdefault("n_features", self.n_features)
+        if X is not None and getattr(self, "_one_hot", None) is not None:
+            extra["_one_hot"] = self._one_hot  # declared one-hot features take their public box, as in run
         if X is not None and X.shape[0] < 2:  # public: n
             raise ValueError(f"{type(self).__name__}: n_samples={X.shape[0]}: a private fit needs more records")
         seed = self.random_state
@@ -123,13 +125,16 @@ class _DPEstimator(BaseEstimator):
         """A table (a DataFrame with string or missing values, or categorical= / impute= given) as numbers, by
         dpsosp.encode_table's rules; other X as it is."""
         categorical, impute = getattr(self, "categorical", None), getattr(self, "impute", None)
+        self._one_hot = None  # the encoded features' one-hot flags: their public box, for fit's run
         if categorical is None and impute is None:
             if not _is_frame(X):
                 return X
             if all(np.issubdtype(t, np.number) or np.issubdtype(t, np.bool_) for t in X.dtypes) and \
                     not X.isna().to_numpy().any():
                 return X
-        return encode_table(X, categorical=categorical, impute=impute)
+        table, one_hot = _encode(X, categorical, impute)
+        self._one_hot = one_hot if any(one_hot) else None
+        return table
 
 
 def _given(key, value):

@@ -206,6 +206,18 @@ class Estimators(unittest.TestCase):
         again = pickle.loads(pickle.dumps(clf))
         np.testing.assert_array_equal(again.predict(X), clf.predict(X))
         self.assertEqual(list(again.feature_names_in_), ["color", "a", "b"])
+    def test_the_estimators_give_one_hot_features_their_public_box_as_run_does(self):
+        # Before: DPClassifier encoded X before its run, so the private scale estimated the one-hot features too
+        # (more columns, more noise on each): not dpsosp.run's fit of the same table.
+        df = frame(1500)
+        X, y = df.drop(columns=["species"]), df["species"]
+        rule = dict(classes=SPECIES, categorical={"color": COLORS}, impute="zero")
+        clf = DPClassifier(epsilon=1, random_state=0, noise_key=bytes(16), **rule).fit(X, y)
+        r = dpsosp.run("softmax", df, label="species", seed=0, noise_key=bytes(16), **rule)
+        self.assertEqual(clf.report_["scaling"]["sources"], ["public (one-hot)"] * 3 + ["private"] * 2)
+        self.assertEqual(clf.report_["scaling"]["sources"], r["scaling"]["sources"])
+        np.testing.assert_array_equal(clf.report_["x"], r["x"])
+
     def test_a_runs_report_keeps_the_tables_rule_as_the_clis(self):
         # dpsosp.run on a raw DataFrame writes the declared rule into its report under the CLI's keys
         # (class_names, label, categorical, impute): dpsosp.save keeps it, dpsosp.load predicts from the raw

@@ -49,4 +49,16 @@ inline ScalingOptions estimate_every_box() {
   return so;
 }
 
+// R^2 of the point x (in the user's units) on the records of test.
+inline double r_squared(const Model& model, const Vec& x, const Dataset& test) {
+  const Vec p = predict(model, x, test);
+  const double mean = test.labels().mean();
+  double res = 0, tot = 0;
+  for (Index i = 0; i < test.rows(); ++i) {
+    res += (p[i] - test.label(i)) * (p[i] - test.label(i));
+    tot += (test.label(i) - mean) * (test.label(i) - mean);
+  }
+  return 1 - res / tot;
+}
+
 }  // namespace dpsosp::testing

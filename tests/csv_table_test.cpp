@@ -6,6 +6,7 @@
 
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "dpsosp/data.hpp"
 #include "dpsosp/error.hpp"
@@ -153,6 +154,21 @@ TEST_F(CsvTableTest, QuotedFields) {
                   "line 1: a quoted field has no closing quote");
   EXPECT_CONTAINS(error_of([this] { load_csv(write("t.csv", "1,\"2\"x\n")); }),
                   "text after a quoted field's closing quote");
+}
+
+// The loader says which of its features are one-hot (the CLI's flags for the
+// public box [0, 1], scale_public_boxes_test.cpp).
+TEST_F(CsvTableTest, TheLoaderNamesItsOneHotFeatures) {
+  const std::string path = write("c.csv", "size,y,color,w\n2,1,red,0.5\n3,0,blue,1\n4,1,green,1\n");
+  LoadOptions o;
+  o.label_column = "y";
+  o.weights_column = "w";
+  o.categorical = {{"color", {"red", "green", "blue"}}};
+  std::vector<bool> one_hot;
+  const Dataset d = load_csv(path, o, &one_hot);
+  ASSERT_EQ(d.cols(), 4);
+  EXPECT_EQ(one_hot, (std::vector<bool>{false, true, true, true}));
+  EXPECT_EQ(d.dense(), load_csv(path, o).dense());
 }
 
 }  // namespace

@@ -5,14 +5,12 @@
 // fewer columns.
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "dpsosp/dpsosp.hpp"
 #include "dpsosp/scaling.hpp"
-#include "test_fixtures.hpp"
 #include "test_scaling_data.hpp"
 
 namespace dpsosp {
@@ -106,25 +104,6 @@ TEST(ScalePublicBoxes, RunRequestFillsThemFromOneHotFlags) {
   EXPECT_EQ(so.public_boxes[2]->upper, 1.0);
   EXPECT_TRUE(r.scaling("linear", 3, true, false, {}, std::nullopt, {false, false, false}).public_boxes.empty());
   EXPECT_THROW(r.scaling("linear", 3, true, false, {}, std::nullopt, {true}), Error);
-}
-
-// The CSV loader says which of its features are one-hot (the CLI's flags).
-class CsvOneHotTest : public testing::ScratchDirTest {
- protected:
-  CsvOneHotTest() : ScratchDirTest("dpsosp_csv_one_hot_") {}
-};
-
-TEST_F(CsvOneHotTest, TheLoaderNamesItsOneHotFeatures) {
-  const std::string path = write("c.csv", "size,y,color,w\n2,1,red,0.5\n3,0,blue,1\n4,1,green,1\n");
-  LoadOptions o;
-  o.label_column = "y";
-  o.weights_column = "w";
-  o.categorical = {{"color", {"red", "green", "blue"}}};
-  std::vector<bool> one_hot;
-  const Dataset d = load_csv(path, o, &one_hot);
-  ASSERT_EQ(d.cols(), 4);
-  EXPECT_EQ(one_hot, (std::vector<bool>{false, true, true, true}));
-  EXPECT_EQ(d.dense(), load_csv(path, o).dense());
 }
 
 }  // namespace

@@ -53,7 +53,13 @@ void csv_table_options(const DataSource& s, bool labeled, LoadOptions& lo) {
     const std::string column = item.substr(0, eq);
     for (const CsvCategorical& c : lo.categorical)
       if (c.column == column) throw Error("--categorical: column " + quote_token(column) + " is declared twice");
-    lo.categorical.push_back({column, split_names(item.substr(eq + 1), '|', "--categorical " + column)});
+    std::vector<std::string> categories = split_names(item.substr(eq + 1), '|', "--categorical " + column);
+    // "a=x|y,b=z" reads as one column whose last categories are "y,b=z": two columns meant as one option.
+    for (const std::string& category : categories)
+      if (category.find('=') != std::string::npos)
+        throw Error("--categorical " + column + ": the category " + quote_token(category) +
+                    " holds '=': declare each column with its own option (--categorical a=x|y --categorical b=z)");
+    lo.categorical.push_back({column, std::move(categories)});
   }
   for (const std::string& item : s.impute) {
     if (item == "zero") {
@@ -64,6 +70,9 @@ void csv_table_options(const DataSource& s, bool labeled, LoadOptions& lo) {
     const std::size_t eq = item.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
       throw Error("--impute: expected zero or COLUMN=VALUE, got " + quote_token(item));
+    if (item.find('=', eq + 1) != std::string::npos)
+      throw Error("--impute " + item.substr(0, eq) + ": the value " + quote_token(item.substr(eq + 1)) +
+                  " holds '=': give each column its own option (--impute a=0 --impute b=0)");
     lo.impute.push_back({item.substr(0, eq), item.substr(eq + 1)});
   }
 }

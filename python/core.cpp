@@ -92,6 +92,42 @@ PYBIND11_MODULE(_core, m) {
       "to back (as `dpsosp convert` writes them; shuffle_seed: in that public seed's sample order).");
 
   m.def(
+      "file_format",
+      [](const std::string& path) -> py::object {
+        try {
+          return py::str(format_info(guess_file_format(path)).name);
+        } catch (const Error&) {
+          return py::none();  // neither its first bytes nor its name tell (the caller says so in its words)
+        }
+      },
+      py::arg("path"),
+      "The data format a file says it is (its first bytes, else its name): csv, libsvm, idx, records.");
+
+  m.def(
+      "load_table",
+      [](const std::string& path, const std::optional<std::string>& label, bool labeled,
+         const std::vector<std::string>& class_names,
+         const std::vector<std::pair<std::string, std::vector<std::string>>>& categorical, bool impute_zero,
+         const std::vector<std::pair<std::string, std::string>>& impute) {
+        // The CLI's CSV loader and its table rule (--label, --classes a,b,c,
+        // --categorical, --impute; docs/data-formats.md): the same records.
+        LoadOptions lo;
+        lo.labeled = labeled;
+        if (label) lo.label_column = *label;
+        lo.class_names = class_names;
+        for (const auto& [column, categories] : categorical) lo.categorical.push_back({column, categories});
+        lo.impute_zero = impute_zero;
+        for (const auto& [column, value] : impute) lo.impute.push_back({column, value});
+        std::vector<bool> one_hot;
+        const Dataset data = load_csv(path, lo, &one_hot);
+        return py::make_tuple(RowMatrix(data.dense()), data.has_labels() ? py::cast(Vec(data.labels())) : py::none(),
+                              one_hot);
+      },
+      py::arg("path"), py::arg("label"), py::arg("labeled"), py::arg("class_names"), py::arg("categorical"),
+      py::arg("impute_zero"), py::arg("impute"),
+      "A CSV table by the CLI's loader: (X, y or None, one-hot flags per feature).");
+
+  m.def(
       "generate_noise_key",
       [] {
         const NoiseKey key = NoiseKey::generate();

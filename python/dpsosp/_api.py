@@ -10,7 +10,7 @@ import numpy as np
 
 from . import _core, _options
 from ._labels import label_indices, label_numbers
-from ._table import _declared_width, _table_input, encode_table, kept_rule, table_rule  # noqa: F401 (encode_table: exported)
+from ._table import _declared_width, _table_input, encode_table, kept_rule, load_data_table, table_rule  # noqa: F401
 from ._warnings import PrivacyLeakWarning, RunWarning
 
 __all__ = ["RunWarning", "PrivacyLeakWarning", "run", "certify",
@@ -164,8 +164,8 @@ def run(model, X=None, y=None, **options):
         The records (numpy, pandas or scipy.sparse); None where data names a record file. A table (a pandas
         DataFrame, or an array) is encoded as numbers by encode_table's rules (label, categorical, impute below).
     y : array-like of shape (n,), optional
-        The labels (or targets); None for pca, where label names a column of X, or where data names a record
-        file (which holds its labels).
+        The labels (or targets); None for pca, where label names a column of X, or where data names a CSV table or
+        a record file (which hold their labels).
     {options}
     x0 : array-like of shape (d,), optional
         The start point (default: the model's).
@@ -186,16 +186,18 @@ def run(model, X=None, y=None, **options):
         callback(step, info) is called after every step with what the step released (info: x, o1, batch,
         records_used, release_norm, perturbed); returning False stops the run (termination 'callback').
     data : str or os.PathLike, optional
-        Instead of X and y, a record file (write_records, `dpsosp convert`): loaded whole, or with stream=True
-        read once, front to back, in the file's order, a few batches in memory (docs/data-formats.md). A sparse
-        record file needs the feature count its header declares (dpsosp convert --features).
+        Instead of X and y: a CSV table (.csv, .csv.gz), read by the CLI's loader with label, classes, categorical
+        and impute, the same records as `dpsosp run --data`; or a record file (write_records, `dpsosp convert`):
+        loaded whole, or with stream=True read once, front to back, in the file's order (docs/data-formats.md). A
+        sparse record file needs the feature count its header declares (dpsosp convert --features).
     stream : bool, default False
         Read the record file data once, front to back, instead of loading it whole.
     n_features : int, optional
         The public feature count D. A scipy.sparse X needs it: it is widened to D, and an index at or above D is
         refused. A dense X (numpy, pandas) has one width for every record; n_features, if given, must be it.
     label : str or int, optional
-        The column of X that holds the labels (y then stays None), the rule of the CLI's --label.
+        The column of X (or of the CSV table data) that holds the labels (y then stays None), by the rule of the
+        CLI's --label: a header name, or a 0-based index (a CSV table's default: the first column).
     categorical : dict, optional
         {column: [public categories]}: those columns one-hot encoded, as in encode_table (the CLI's
         --categorical).
@@ -267,11 +269,16 @@ def run(model, X=None, y=None, **options):
         raise TypeError(f"stream: expected True or False, got {stream!r}")
     text, overrides = _options.given_options({k: v for k, v in options.items() if k in _options.SHARED})
     table_rule(categorical, impute)  # checked whole, as the options are, before X is read
-    X, y, class_names, one_hot = _table_input(model, X, y, classes, label, categorical, impute, _core.models())
+    csv = None if data is None or X is not None else load_data_table(_core, model, data, y, label, classes,
+                                                                     categorical, impute, stream)
+    if csv is not None:  # the table's rule applied by the loader: X, y and its one-hot flags as the CLI's
+        (X, y, encoded_one_hot), data = csv, None
+    X, y, class_names, one_hot = _table_input(model, X, y, classes, *((None,) * 3 if csv else (label, categorical,
+                                                                                            impute)), _core.models())
     one_hot = one_hot or encoded_one_hot or []
     width = None if n_features is None else _count("n_features", n_features, 1, 2147483647)
     records = None if X is None else _declared_width(_records(X), width)
-    labels = None if records is None else _labels(y, records.shape[0], class_names)
+    labels = None if records is None else _labels(y, records.shape[0], None if csv else class_names)
     if records is None and y is not None:
         raise ValueError("y: applies to X; a record file holds its labels")
     if class_names is not None:

@@ -3,6 +3,8 @@ arrays. Categorical columns one-hot from public categories, missing values refus
 or filled by a declared rule; a value outside the declared categories is refused in words that name no
 record."""
 import numbers
+import os
+import re
 
 import numpy as np
 
@@ -252,3 +254,48 @@ def _declared_width(records, n_features):
     if records.shape[1] != n_features:
         raise ValueError(f"n_features={n_features}: X has {records.shape[1]} columns (the width of every record)")
     return records
+
+
+def load_data_table(core, model, data, y, label, classes, categorical, impute, stream):
+    """run(data=path): a CSV table read by the CLI's own loader (--label, --classes a,b,c, --categorical,
+    --impute: the same records as `dpsosp run --data`), as (X, y, one_hot flags); None where data is a record
+    file (read by the library as it is). Other formats are refused in one line."""
+    path = os.fspath(data)
+    kind = core.file_format(path)
+    if kind == "records":
+        return None
+    if kind != "csv":
+        raise ValueError(f"data: {path}: " + ("cannot tell its format (a record file says so in its first bytes; a "
+                                              "CSV table's name ends in .csv or .csv.gz)" if kind is None else
+                                              f"a {kind} file") +
+                         "; dpsosp.run reads a CSV table or a record file (dpsosp convert); give other records as X")
+    if stream:
+        raise ValueError("stream=True reads a record file; a CSV table is loaded whole (dpsosp convert makes a record "
+                         "file of it)")
+    if y is not None:
+        raise ValueError("y: a CSV table holds its labels (label= names their column: the first by default)")
+    categorical, zero, fills = table_rule(categorical, impute)
+    names = None
+    if classes is not None and not isinstance(classes, (numbers.Number, str)) and hasattr(classes, "__iter__"):
+        names = [str(c) for c in _names("classes", classes, 2)]
+    try:
+        return core.load_table(path, None if label is None else str(label), model != "pca", names or [],
+                               [(str(k), [str(c) for c in v]) for k, v in categorical.items()], zero,
+                               [(str(k), str(v)) for k, v in fills.items()])
+    except ValueError as e:  # the loader's words name the CLI's options: here, the keywords
+        raise ValueError(_keyword_words(str(e))) from None
+
+
+# The CSV loader's mentions of the CLI's table options, in dpsosp.run's keywords.
+_KEYWORDS = ((r"\(--label\)", "(label=)"), (r"\(--categorical\)", "(categorical=)"),
+             (r"--categorical COL=a\|b\|c", "categorical={COL: [a, b, c]}"),
+             (r"--impute zero or --impute (.+)=VALUE", r"impute='zero' or impute={'\1': VALUE}"),
+             (r"--impute ([^=]+)=(\S+)", r"impute={'\1': \2}"),
+             (r"\(--classes ([^)]*)\)", r"(classes=[\1])"), (r"\(--classes\)", "(classes=)"),
+             (r"--classes a,b,c", "classes=[a, b, c]"))
+
+
+def _keyword_words(message):
+    for pattern, words in _KEYWORDS:
+        message = re.sub(pattern, words, message)
+    return message

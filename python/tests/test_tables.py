@@ -244,5 +244,67 @@ class Estimators(unittest.TestCase):
                 np.testing.assert_array_equal(cli.stdout.split()[1:], ours)
 
 
+
+class CsvFiles(unittest.TestCase):
+    """run(data='t.csv'): the CLI's loader and table rule, the same records as `dpsosp run --data t.csv`."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.path = os.path.join(self.tmp.name, "t.csv")
+        frame().to_csv(self.path, index=False)  # missing values as empty fields
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def rule(self, **changes):
+        return {**dict(data=self.path, label="species", classes=SPECIES, categorical={"color": COLORS},
+                       impute="zero"), **changes}
+
+    def test_a_csv_file_runs_as_the_dataframe_and_as_the_cli(self):
+        r = dpsosp.run("softmax", **self.rule(), seed=5, noise_key=bytes(range(16)), G=1, M=1)
+        df = dpsosp.run("softmax", frame(), label="species", classes=SPECIES, categorical={"color": COLORS},
+                        impute="zero", seed=5, noise_key=bytes(range(16)), G=1, M=1)
+        self.assertEqual(list(r["x"]), list(df["x"]))
+        self.assertEqual((r["n"], r["shape"]["features"], r["class_names"], r["label"], r["categorical"],
+                          r["impute"]), (600, 5, SPECIES, "species", {"color": COLORS}, "zero"))
+        if CLI:
+            key = os.path.join(self.tmp.name, "k")
+            with open(key, "w") as f:
+                f.write(bytes(range(16)).hex() + "\n")
+            os.chmod(key, 0o600)
+            cli = subprocess.run([CLI, "run", "--model", "softmax", "--data", self.path, "--label", "species",
+                                  "--classes", ",".join(SPECIES), "--categorical", "color=" + "|".join(COLORS),
+                                  "--impute", "zero", "--seed", "5", "--noise-key-file", key, "--G", "1", "--M", "1",
+                                  "--quiet"], capture_output=True, text=True)
+            self.assertEqual(cli.returncode, 0, cli.stderr)
+            j = json.loads(cli.stdout)
+            self.assertEqual(list(r["x"]), j["x"])
+            self.assertEqual(r["scaling"]["sources"], j["scaling"]["sources"])
+
+    def test_a_csv_files_refusals_name_the_keywords(self):
+        for changes, words in (
+                (dict(impute=None), "missing value (an empty field) in column 'a': fill it in, or declare a rule: "
+                                    "impute='zero' or impute={'a': VALUE}"),
+                (dict(categorical=None), "declare its categories, categorical={COL: [a, b, c]}"),
+                (dict(label="nope"), "the label column (label=): the header line has no column 'nope'"),
+                (dict(classes=["setosa", "versicolor", "other"]), "(classes=[setosa,versicolor,other])"),
+                (dict(categorical={"species": COLORS}), "is the label column; a label's names are the classes "
+                                                        "(classes=)"),
+                (dict(stream=True), "stream=True reads a record file; a CSV table is loaded whole"),
+                (dict(y=np.zeros(600)), "y: a CSV table holds its labels")):
+            with self.subTest(changes=changes):
+                with self.assertRaises(ValueError) as e:
+                    dpsosp.run("softmax", **self.rule(**changes), epsilon=1)
+                self.assertIn(words, str(e.exception))
+                self.assertNotIn("--", str(e.exception))
+        svm = os.path.join(self.tmp.name, "t.svm")
+        with open(svm, "w") as f:
+            f.write("1 1:0.5\n")
+        with self.assertRaises(ValueError) as e:
+            dpsosp.run("logistic", data=svm, epsilon=1)
+        self.assertEqual(str(e.exception), f"data: {svm}: a libsvm file; dpsosp.run reads a CSV table or a record "
+                                           "file (dpsosp convert); give other records as X")
+
+
 if __name__ == "__main__":
     unittest.main()

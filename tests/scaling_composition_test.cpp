@@ -191,5 +191,38 @@ TEST(Scaling, RegressionTargetTakesItsPartOfTheEstimate) {
   EXPECT_NEAR(c.scaling.count_noise, 2 * std::sqrt(7.0) / c.scaling.mu, 1e-9);
 }
 
+// The public noise rule (noise_warning): sqrt(d) / (n mu) against 0.15 for a
+// classifier and 0.04 for a regression (docs/own-table.md, "Noise warning"),
+// from n, d and the target alone; a scaled regression run on few records says
+// so in its warnings, and on many it does not.
+TEST(Scaling, NoiseWarningIsThePublicRule) {
+  const RunOptions run = private_run(1.0);
+  const double mu = privacy::gdp_mu(1.0, 1e-6);
+  const auto n_at = [&](double r, Index d) {  // the n at which sqrt(d) / (n mu) = r
+    return static_cast<Index>(std::ceil(std::sqrt(static_cast<double>(d)) / (r * mu)));
+  };
+  EXPECT_EQ(noise_warning(n_at(0.15, 42), 42, run), "");  // just under 0.15
+  EXPECT_EQ(noise_warning(n_at(0.15, 42) - 1, 42, run).rfind(kNoiseSwampsWords, 0), 0U);
+  EXPECT_EQ(noise_warning(n_at(0.04, 13), 13, run, true), "");
+  const std::string w = noise_warning(n_at(0.04, 13) - 1, 13, run, true);
+  EXPECT_EQ(w.rfind(kNoiseSwampsWords, 0), 0U);
+  EXPECT_NE(w.find(">= 0.04 (regression)"), std::string::npos) << w;
+  EXPECT_NE(w.find("predicting the mean"), std::string::npos) << w;
+  EXPECT_EQ(noise_warning(n_at(0.04, 13) - 1, 13, run, false), "");  // a classifier's 0.15 is far off
+  RunOptions exact = run;
+  exact.privacy->epsilon = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(noise_warning(10, 13, exact, true), "");
+  // End to end: a linear run with its target estimated, at eps 1.
+  const auto model = with_intercept("linear", 2);  // d = 3: the rule's n is 183
+  const auto warned = [&](Index n) {
+    const Summary s = minimize_scaled(*model, regression(n, 3), Vec::Zero(3), run, estimate_every_box()).summary;
+    for (const std::string& m : s.warnings)
+      if (m.rfind(kNoiseSwampsWords, 0) == 0) return true;
+    return false;
+  };
+  EXPECT_TRUE(warned(150));
+  EXPECT_FALSE(warned(2000));
+}
+
 }  // namespace
 }  // namespace dpsosp

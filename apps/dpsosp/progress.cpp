@@ -102,6 +102,12 @@ std::string run_summary_line(const Summary& s, const std::string& eval_figure, d
   std::string line = "done: " + s.algorithm + ", " + guarantee_short(s.privacy) + ", " + std::to_string(s.steps) +
                      (s.steps == 1 ? " step" : " steps");
   if (!eval_figure.empty()) line += ", " + eval_figure;
+  // The public noise rule's warning (scaling.hpp), repeated where the eye lands last.
+  for (const std::string& w : s.warnings)
+    if (w.rfind(kNoiseSwampsWords, 0) == 0) {
+      line += ", noise likely swamps the signal (warning above)";
+      break;
+    }
   // The run's time to a tenth under 10 s (a second's ceiling reads a 1.04 s pass as 2 s).
   char tenths[32];
   std::snprintf(tenths, sizeof tenths, "%.1f s", seconds);

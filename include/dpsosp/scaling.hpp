@@ -234,15 +234,21 @@ double automatic_scale_share(Index columns, Index n, const RunOptions& run);
 ScaledSummary minimize_scaled(const Model& model, const Dataset& data, const Vec& x0, const RunOptions& options,
                               const ScalingOptions& scaling);
 
-/// The public noise rule (docs/parameters.md, "Noise that swamps the
-/// signal"): one pass's mean of clipped gradients (norm at most G) gets noise
-/// of norm about G sqrt(d) / (n mu); at sqrt(d) / (n mu) >= kNoiseSwamps a run
-/// rarely beats guessing (measured on docs/own-table.md's tables).
+/// The public noise rule (docs/own-table.md, "Noise warning"): one pass's
+/// mean of clipped gradients (norm at most G) gets noise of norm about
+/// G sqrt(d) / (n mu); at sqrt(d) / (n mu) >= kNoiseSwamps a classifier
+/// rarely beats guessing, and at kNoiseSwampsRegression a regression's R^2 is
+/// below 0 (no better than predicting the mean) in a quarter of its fits or
+/// more (measured on docs/own-table.md's tables: a squared error counts every
+/// bit of noise in a prediction, a class only the noise that flips it).
 constexpr double kNoiseSwamps = 0.15;
+constexpr double kNoiseSwampsRegression = 0.04;
+/// The words every such warning begins with (the CLI's summary line looks for them).
+constexpr const char* kNoiseSwampsWords = "the calibrated noise is likely to swamp the signal";
 double noise_to_signal(Index n, Index d, double mu);
 /// The warning (Summary::warnings) where the rule says so; empty otherwise.
-/// A function of n, d and the run's target alone: public.
-std::string noise_warning(Index n, Index d, const RunOptions& run);
+/// A function of n, d, the model's kind and the run's target alone: public.
+std::string noise_warning(Index n, Index d, const RunOptions& run, bool regression = false);
 
 /// x in the user's units (ScaledSummary::x_user) or unset.
 std::optional<Vec> user_units_point(const Model& model, const Vec& x, const Scaling& scaling);

@@ -29,17 +29,20 @@ double noise_to_signal(Index n, Index d, double mu) {
   return std::sqrt(static_cast<double>(d)) / (static_cast<double>(n) * mu);
 }
 
-std::string noise_warning(Index n, Index d, const RunOptions& run) {
+std::string noise_warning(Index n, Index d, const RunOptions& run, bool regression) {
   if (!run.is_private_run()) return {};
   const double mu = privacy::gdp_mu(run.privacy->epsilon, run.privacy->delta);
   const double r = noise_to_signal(n, d, mu);
-  if (r < kNoiseSwamps) return {};
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.2f", r);
-  return "the calibrated noise is likely to swamp the signal: sqrt(d) / (n mu) = " + std::string(buf) +
-         " >= " + std::to_string(kNoiseSwamps).substr(0, 4) + " for n = " + std::to_string(n) +
-         ", d = " + std::to_string(d) + " at the run's mu = " + std::to_string(mu).substr(0, 5) +
-         " (expect little better than guessing; more records or a larger epsilon help)";
+  const double limit = regression ? kNoiseSwampsRegression : kNoiseSwamps;
+  if (r < limit) return {};
+  char buf[128];
+  std::snprintf(buf, sizeof buf, ": sqrt(d) / (n mu) = %.3g >= %g%s for n = ", r, limit,
+                regression ? " (regression)" : "");
+  return std::string(kNoiseSwampsWords) + buf + std::to_string(n) + ", d = " + std::to_string(d) +
+         " at the run's mu = " + std::to_string(mu).substr(0, 5) +
+         (regression ? " (expect R^2 near or below 0, no better than predicting the mean; more records, a larger "
+                       "epsilon, or declared bounds and y_bounds help)"
+                     : " (expect little better than guessing; more records or a larger epsilon help)");
 }
 
 void ScalingOptions::Validate(Index features) const {
@@ -347,7 +350,7 @@ ScaledSummary minimize_scaled(const Model& model, const Dataset& data, const Vec
   out.x_user = user_units_point(model, out.summary.x, s);
   for (const std::string& note : notes) out.summary.warnings.push_back(note);
   if (is_private) {
-    const std::string w = noise_warning(data.rows(), model.dim(), o);
+    const std::string w = noise_warning(data.rows(), model.dim(), o, model_info(model.name()).regression);
     if (!w.empty()) out.summary.warnings.push_back(w);
   }
   return out;

@@ -299,8 +299,11 @@ class Tables(unittest.TestCase):
         r = dpsosp(*args, "--epsilon", "0.123456789", "--algo", "dpsgd")
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertTrue(json.loads(r.stdout)["guarantee"].startswith("(0.1235, 1e-06)-DP"))
-        self.assertRegex(r.stderr.splitlines()[-1], r"^dpsosp: done: dpsgd, \(0.1235, 1e-06\)-DP replace-one, \d+ steps, \d+(\.\d)? s, "
-                                                     r"report on stdout$")
+        # ... and at that epsilon the public noise rule fires: the summary line repeats its warning.
+        self.assertRegex(r.stderr.splitlines()[-1], r"^dpsosp: done: dpsgd, \(0.1235, 1e-06\)-DP replace-one, \d+ steps, "
+                                                     r"noise likely swamps the signal \(warning above\), "
+                                                     r"\d+(\.\d)? s, report on stdout$")
+        self.assertIn("dpsosp: warning: the calibrated noise is likely to swamp the signal", r.stderr)
         r = dpsosp(*args, "--quiet")
         self.assertNotIn("done:", r.stderr)
 

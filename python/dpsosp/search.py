@@ -97,6 +97,10 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
     classes_ : ndarray
         A classifier's labels.
 
+    Notes
+    -----
+    Each candidate gets about half the search's mu: it rarely beats the defaults (docs/selection.md, "The ceiling").
+
     Examples
     --------
     >>> import numpy as np, dpsosp

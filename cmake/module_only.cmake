@@ -24,6 +24,8 @@ dpsosp_unity_group(data
   src/data/record_file.cpp src/data/record_format.cpp src/data/record_stream.cpp src/data/ring_stream.cpp
   src/data/sample_order.cpp src/data/synthetic.cpp src/report/report.cpp src/report/privacy_forms.cpp
   src/optimizers/spider_tree_adaptive.cpp)
+dpsosp_unity_group(loaders
+  src/data/csv.cpp src/data/file_input.cpp src/data/idx.cpp src/data/libsvm.cpp src/data/loaders.cpp)
 dpsosp_unity_group(mechanisms
   src/mechanisms/banded.cpp src/mechanisms/factorization.cpp src/mechanisms/matrix_factorization.cpp
   src/mechanisms/mechanism.cpp src/mechanisms/poisson.cpp src/mechanisms/tree.cpp src/certify/certify.cpp

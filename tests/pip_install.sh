@@ -32,6 +32,10 @@ from dpsosp import DPClassifier
 clf = DPClassifier(epsilon=1, classes=[0, 1], random_state=0, noise_key=bytes(range(16)))
 score = clf.fit(X, y).score(X, y)
 assert score > 0.8, score
+# A CSV table through the library's own loader (the module keeps the file loaders).
+np.savetxt("t.csv", np.column_stack([y, X]), delimiter=",", header="label,a,b,c", comments="", fmt="%.6f")
+r = dpsosp.run("logistic", data="t.csv", label="label", epsilon=1, noise_key=bytes(range(16)), seed=0)
+assert r["n"] == 4000 and r["label"] == "label", (r["n"], r.get("label"))
 print("pip_install: dpsosp", dpsosp.__version__, "from", dpsosp.__file__, "score", score)
 PY
 }

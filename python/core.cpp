@@ -112,6 +112,7 @@ PYBIND11_MODULE(_core, m) {
         // The CLI's CSV loader and its table rule (--label, --classes a,b,c,
         // --categorical, --impute; docs/data-formats.md): the same records.
         LoadOptions lo;
+        lo.keyword_words = true;  // refusals in the keywords' words (label=, impute='zero', ...)
         lo.labeled = labeled;
         if (label) lo.label_column = *label;
         lo.class_names = class_names;

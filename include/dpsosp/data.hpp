@@ -178,6 +178,9 @@ struct LoadOptions {
   /// rule in `impute` comes first.
   bool impute_zero = false;
   std::vector<CsvImpute> impute;
+  /// CSV: refusals name Python's keywords (label=, impute='zero', ...), not
+  /// the CLI's options (--label, --impute zero, ...): dpsosp.run(data=...).
+  bool keyword_words = false;
   /// LibSVM: the declared number of features (public: a private run needs
   /// it); a record with a larger index is refused in words that name no
   /// record. 0 = the largest index seen, read from the records.

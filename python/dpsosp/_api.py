@@ -268,9 +268,9 @@ def run(model, X=None, y=None, **options):
     if not isinstance(stream, bool):
         raise TypeError(f"stream: expected True or False, got {stream!r}")
     text, overrides = _options.given_options({k: v for k, v in options.items() if k in _options.SHARED})
-    table_rule(categorical, impute)  # checked whole, as the options are, before X is read
-    csv = None if data is None or X is not None else load_data_table(_core, model, data, y, label, classes,
-                                                                     categorical, impute, stream)
+    rule = table_rule(categorical, impute)  # checked whole, as the options are, before X is read
+    csv = None if data is None or X is not None else load_data_table(_core, model, data, y, label, classes, rule,
+                                                                     stream)
     if csv is not None:  # the table's rule applied by the loader: X, y and its one-hot flags as the CLI's
         (X, y, encoded_one_hot), data = csv, None
     X, y, class_names, one_hot = _table_input(model, X, y, classes, *((None,) * 3 if csv else (label, categorical,

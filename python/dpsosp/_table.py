@@ -4,7 +4,6 @@ or filled by a declared rule; a value outside the declared categories is refused
 record."""
 import numbers
 import os
-import re
 
 import numpy as np
 
@@ -256,10 +255,11 @@ def _declared_width(records, n_features):
     return records
 
 
-def load_data_table(core, model, data, y, label, classes, categorical, impute, stream):
+def load_data_table(core, model, data, y, label, classes, rule, stream):
     """run(data=path): a CSV table read by the CLI's own loader (--label, --classes a,b,c, --categorical,
-    --impute: the same records as `dpsosp run --data`), as (X, y, one_hot flags); None where data is a record
-    file (read by the library as it is). Other formats are refused in one line."""
+    --impute: the same records as `dpsosp run --data`; its refusals in the keywords' words), as (X, y, one_hot
+    flags); None where data is a record file (read by the library as it is). Other formats are refused in one
+    line. rule: table_rule's (categorical, zero, fills)."""
     path = os.fspath(data)
     kind = core.file_format(path)
     if kind == "records":
@@ -274,28 +274,11 @@ def load_data_table(core, model, data, y, label, classes, categorical, impute, s
                          "file of it)")
     if y is not None:
         raise ValueError("y: a CSV table holds its labels (label= names their column: the first by default)")
-    categorical, zero, fills = table_rule(categorical, impute)
+    categorical, zero, fills = rule
     names = None
     if classes is not None and not isinstance(classes, (numbers.Number, str)) and hasattr(classes, "__iter__"):
         names = [str(c) for c in _names("classes", classes, 2)]
-    try:
-        return core.load_table(path, None if label is None else str(label), model != "pca", names or [],
-                               [(str(k), [str(c) for c in v]) for k, v in categorical.items()], zero,
-                               [(str(k), str(v)) for k, v in fills.items()])
-    except ValueError as e:  # the loader's words name the CLI's options: here, the keywords
-        raise ValueError(_keyword_words(str(e))) from None
+    return core.load_table(path, None if label is None else str(label), model != "pca", names or [],
+                           [(str(k), [str(c) for c in v]) for k, v in categorical.items()], zero,
+                           [(str(k), str(v)) for k, v in fills.items()])
 
-
-# The CSV loader's mentions of the CLI's table options, in dpsosp.run's keywords.
-_KEYWORDS = ((r"\(--label\)", "(label=)"), (r"\(--categorical\)", "(categorical=)"),
-             (r"--categorical COL=a\|b\|c", "categorical={COL: [a, b, c]}"),
-             (r"--impute zero or --impute (.+)=VALUE", r"impute='zero' or impute={'\1': VALUE}"),
-             (r"--impute ([^=]+)=(\S+)", r"impute={'\1': \2}"),
-             (r"\(--classes ([^)]*)\)", r"(classes=[\1])"), (r"\(--classes\)", "(classes=)"),
-             (r"--classes a,b,c", "classes=[a, b, c]"))
-
-
-def _keyword_words(message):
-    for pattern, words in _KEYWORDS:
-        message = re.sub(pattern, words, message)
-    return message

@@ -68,6 +68,7 @@ class DenseRows {
 Dataset load_csv(const std::string& path, const LoadOptions& options) { return load_csv(path, options, nullptr); }
 
 Dataset load_csv(const std::string& path, const LoadOptions& options, std::vector<bool>* one_hot_features) {
+  const OptionWords words{options.keyword_words};
   LineReader reader(kFn, path);
   DenseRows features;
   std::vector<double> labels;
@@ -144,7 +145,7 @@ Dataset load_csv(const std::string& path, const LoadOptions& options, std::vecto
           const std::string rule = c.name.empty() ? std::to_string(j) : c.name;
           fail(kFn, path, line_at(line_no),
                "missing value (" + what + ") in " + column_text(j, c) +
-                   ": fill it in, or declare a rule: --impute zero or --impute " + rule + "=VALUE");
+                   ": fill it in, or declare a rule: " + words.impute_rules(rule));
         }
         if (c.kind == Kind::kCategorical) {
           for (std::size_t k = 0; k < c.values.size(); ++k) features.push(k == c.impute_category ? 1.0 : 0.0);
@@ -161,7 +162,7 @@ Dataset load_csv(const std::string& path, const LoadOptions& options, std::vecto
           if (c.kind == Kind::kLabelName)
             fail(kFn, path, "",
                  "a label in " + column_text(j, c) + " is not one of the " + std::to_string(c.values.size()) +
-                     " declared classes (--classes " + listed(c.values, ",") +
+                     " declared classes (" + words.classes(listed(c.values, ",")) +
                      "); every label must be one of them, compared as text");
           fail(kFn, path, "",
                "a value in the categorical " + column_text(j, c) + " is not one of its " +
@@ -183,15 +184,15 @@ Dataset load_csv(const std::string& path, const LoadOptions& options, std::vecto
         if (c.kind == Kind::kLabel)
           fail(kFn, path, "",
                "a label in " + column_text(j, c) + " is not a finite number" +
-                   (status == ParseStatus::kNotNumber
-                        ? "; named classes must be declared (--classes a,b,c), every label then one of them"
-                        : "; every label must be one (labels are never imputed)"));
+                   (status == ParseStatus::kNotNumber ? "; named classes must be declared (" + words.classes("a,b,c") +
+                                                            "), every label then one of them"
+                                                      : "; every label must be one (labels are never imputed)"));
         const char* what = c.kind == Kind::kWeight ? "weight" : "value";
         std::string reason = number_problem(status, token, what, "in " + column_text(j, c));
         // Text that does not start as a number might be a category; '12abc' is a typo.
         const bool numeric_start = !token.empty() && std::strchr("0123456789+-.", token.front()) != nullptr;
         if (status == ParseStatus::kNotNumber && c.kind != Kind::kWeight && !numeric_start)
-          reason += " (a categorical column: declare its categories, --categorical COL=a|b|c)";
+          reason += " (a categorical column: declare its categories, " + words.declare_categories() + ")";
         fail(kFn, path, line_at(line_no), reason);
       }
       if (c.kind == Kind::kWeight) {

@@ -23,6 +23,25 @@ using detail::trim;
 
 // The words and rules of one CSV table (docs/data-formats.md).
 inline constexpr const char* kFn = "CSV file";
+
+// The table options as a refusal names them: the CLI's (--label) or, with
+// LoadOptions::keyword_words, dpsosp.run's keywords (label=).
+struct OptionWords {
+  bool keywords = false;
+  std::string option(const std::string& name) const { return keywords ? name + "=" : "--" + name; }
+  std::string classes(const std::string& names) const {
+    return keywords ? "classes=[" + names + "]" : "--classes " + names;
+  }
+  std::string declare_categories() const {
+    return keywords ? "categorical={COL: [a, b, c]}" : "--categorical COL=a|b|c";
+  }
+  std::string impute(const std::string& column, const std::string& value) const {
+    return keywords ? "impute={'" + column + "': " + value + "}" : "--impute " + column + "=" + value;
+  }
+  std::string impute_rules(const std::string& column) const {
+    return (keywords ? "impute='zero'" : "--impute zero") + std::string(" or ") + impute(column, "VALUE");
+  }
+};
 inline constexpr std::size_t kNone = static_cast<std::size_t>(-1);
 
 // An empty field, NA, N/A or NaN (any case).
@@ -118,13 +137,14 @@ inline std::string column_text(std::size_t j, const Column& c) {
 class Table {
  public:
   Table(const std::string& path, const LoadOptions& o, std::size_t columns, const std::vector<std::string>* names)
-      : path_(path), columns_(columns) {
+      : path_(path), columns_(columns), words_{o.keyword_words} {
     if (names != nullptr) {
       for (std::size_t j = 0; j < columns; ++j) columns_[j].name = (*names)[j];
       names_ = names;
     }
     if (o.labeled) {
-      label_ = o.label_column.empty() ? 0 : resolve(o.label_column, "the label column (--label)");
+      label_ =
+          o.label_column.empty() ? 0 : resolve(o.label_column, "the label column (" + words_.option("label") + ")");
       Column& label = columns_[label_];
       if (o.class_names.empty()) {
         label.kind = Kind::kLabel;
@@ -134,24 +154,27 @@ class Table {
       }
     }
     if (!o.weights_column.empty()) {
-      const std::string what = "the weights column (--weights-column)";
+      const std::string what = "the weights column (" + words_.option("weights-column") + ")";
       weights_ = resolve(o.weights_column, what);
       if (o.labeled && weights_ == label_) fail(kFn, path_, "", what + " is the label column");
       columns_[weights_].kind = Kind::kWeight;
     }
     for (const CsvCategorical& c : o.categorical) {
-      const std::string what = "the categorical column " + detail::quote(c.column) + " (--categorical)";
+      const std::string what =
+          "the categorical column " + detail::quote(c.column) + " (" + words_.option("categorical") + ")";
       const std::size_t j = resolve(c.column, what);
       if (o.labeled && j == label_)
-        fail(kFn, path_, "", what + " is the label column; a label's names are the classes (--classes)");
-      if (j == weights_) fail(kFn, path_, "", what + " is the weights column (--weights-column)");
+        fail(kFn, path_, "",
+             what + " is the label column; a label's names are the classes (" + words_.option("classes") + ")");
+      if (j == weights_)
+        fail(kFn, path_, "", what + " is the weights column (" + words_.option("weights-column") + ")");
       if (columns_[j].kind == Kind::kCategorical) fail(kFn, path_, "", what + " is declared twice");
       if (c.categories.empty()) fail(kFn, path_, "", what + " has no categories");
       columns_[j].kind = Kind::kCategorical;
       set_values(columns_[j], c.categories, "category");
     }
     for (const CsvImpute& rule : o.impute) {
-      const std::string what = "--impute " + rule.column + "=" + rule.value;
+      const std::string what = words_.impute(rule.column, rule.value);
       const std::size_t j = resolve(rule.column, what);
       Column& c = columns_[j];
       if (c.kind == Kind::kLabel || c.kind == Kind::kLabelName)
@@ -229,6 +252,7 @@ class Table {
 
   const std::string& path_;
   std::vector<Column> columns_;
+  OptionWords words_;
   const std::vector<std::string>* names_ = nullptr;
   std::size_t label_ = kNone;
   std::size_t weights_ = kNone;

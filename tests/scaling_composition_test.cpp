@@ -224,5 +224,32 @@ TEST(Scaling, NoiseWarningIsThePublicRule) {
   EXPECT_FALSE(warned(2000));
 }
 
+// Where the G/M estimate would have too few records for its noise (small n,
+// small eps), the run takes the public constants on the unit box: G a quarter
+// of its cap slope sqrt(r2) and M a quarter of curvature r2 (r2 = features + 1
+// with the intercept; scaling.cpp), for a classifier and a regression alike;
+// with many records the estimate sets them.
+TEST(Scaling, FewRecordsTakeAQuarterOfThePublicCaps) {
+  const RunOptions run = private_run(1.0);
+  const auto linear = with_intercept("linear", 2);  // slope 1, curvature 1, r2 = 3
+  const ScaledSummary few = minimize_scaled(*linear, regression(150, 3), Vec::Zero(3), run, estimate_every_box());
+  EXPECT_TRUE(few.scaling.public_constants);
+  EXPECT_DOUBLE_EQ(few.summary.constants.G, 0.25 * std::sqrt(3.0));
+  EXPECT_DOUBLE_EQ(few.summary.constants.M, 0.25 * 3.0);
+  const auto logistic = with_intercept("logistic", 2);  // slope 1, curvature 1/4, r2 = 3
+  Dataset labels = regression(150, 4);
+  Vec y(150);
+  for (Index i = 0; i < 150; ++i) y[i] = labels.label(i) > 200 ? 1.0 : 0.0;
+  ScalingOptions features;
+  features.estimate_features = true;
+  const ScaledSummary c =
+      minimize_scaled(*logistic, Dataset(RowMatrix(labels.dense()), y), Vec::Zero(3), run, features);
+  EXPECT_TRUE(c.scaling.public_constants);
+  EXPECT_DOUBLE_EQ(c.summary.constants.G, 0.25 * std::sqrt(3.0));
+  EXPECT_DOUBLE_EQ(c.summary.constants.M, 0.25 * 0.25 * 3.0);
+  const ScaledSummary many = minimize_scaled(*linear, regression(20000, 3), Vec::Zero(3), run, estimate_every_box());
+  EXPECT_FALSE(many.scaling.public_constants);
+}
+
 }  // namespace
 }  // namespace dpsosp

@@ -116,13 +116,14 @@ std::string run_summary_line(const Summary& s, const std::string& eval_figure, d
   return line;
 }
 
-std::string clipping_note(const Summary& s) {
+std::string clipping_note(const Summary& s, bool public_constants) {
   const Diagnostics& d = s.diagnostics;
   const Index checked = d.checked_o1 + d.checked_o2;
   const Index clipped = d.clipped_o1 + d.clipped_o2;
   // A G estimated privately (the default) is the median of the norms, or a
-  // quarter of it for a classifier: it clips half or more by design.
-  if (s.estimate && s.estimate->G) return "";
+  // quarter of it for a classifier, and the public G of a scaled run on few
+  // records is a quarter of the box's cap: they clip half or more by design.
+  if ((s.estimate && s.estimate->G) || public_constants) return "";
   if (checked == 0 || 2 * clipped <= checked) return "";
   char text[320];
   std::snprintf(text, sizeof text,

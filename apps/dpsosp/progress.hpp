@@ -50,8 +50,10 @@ std::string run_summary_line(const Summary& s, const std::string& eval_figure, d
                              const std::string& report);
 
 /// A note for the data owner when clipping changed more than half the
-/// per-example vectors (a diagnostic: computed from the records); empty otherwise.
-std::string clipping_note(const Summary& s);
+/// per-example vectors (a diagnostic: computed from the records); empty otherwise,
+/// and where G clips most of them by design: estimated, or public_constants (a
+/// quarter of the unit box's cap, docs/parameters.md "Few records").
+std::string clipping_note(const Summary& s, bool public_constants = false);
 
 /// A warning when delta is above 1/(10 n) (public: delta and n); empty otherwise.
 std::string delta_note(double delta, Index n);

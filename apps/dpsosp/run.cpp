@@ -198,7 +198,7 @@ int do_run(const RunArgs& a) {
         eval_diagnostics(*p.model, s.x, *eval, eval_y, so.target ? &scaled.scaling : nullptr, eval_figure);
   }
   // Heavy clipping, for the data owner (a diagnostic: not with --release-only).
-  const std::string clipping = release_only ? "" : clipping_note(s);
+  const std::string clipping = release_only ? "" : clipping_note(s, scaled.scaling.public_constants);
   if (!clipping.empty()) std::fprintf(stderr, "dpsosp: note: %s\n", clipping.c_str());
   // The certificate on --eval data is a diagnostic; on a synthetic problem's
   // known population it is computed from x and public parameters alone, so it

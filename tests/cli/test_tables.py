@@ -330,6 +330,14 @@ class Tables(unittest.TestCase):
                        "--scale", "none")  # as they are
         self.assertLess(json.loads(small.stdout)["diagnostics"]["clipped"]["fraction"], 0.5)
         self.assertNotIn("clipping", small.stderr)
+        # A scaled run on few records takes the public G, a quarter of the box's cap: by design too, no note.
+        few = dpsosp("run", "--model", "softmax", "--classes", "3", "--data", self.numeric(rows[:150]), "--seed",
+                     "7", *KEY)
+        self.assertEqual(few.returncode, 0, few.stderr)
+        report = json.loads(few.stdout)
+        self.assertTrue(report["scaling"]["public_constants"])
+        self.assertGreater(report["diagnostics"]["clipped"]["fraction"], 0.5)
+        self.assertNotIn("clipping", few.stderr)
 
     def test_large_values_keep_their_scale_and_the_top_is_warned(self):
         # A target about 3e6 (clamped near 1.05e6 before the private estimate's range reached 2^40) and a

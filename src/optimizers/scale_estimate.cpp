@@ -170,11 +170,13 @@ std::vector<ColumnBox> estimate_boxes(const RowMatrix& columns, double count_noi
     // where the kept counts hold kTightShare of the n (public) records; else 0.
     double L = 0;
     if (found) {
-      double kept = 0;
-      int low = kOctaveBins;
-      for (int k = kOctaveBins - 1; k >= 0; --k)
-        if (magnitude[static_cast<std::size_t>(k)] > 0) kept += magnitude[static_cast<std::size_t>(k)], low = k;
-      if (kept >= kTightShare * static_cast<double>(n)) L = octave_edges[static_cast<std::size_t>(low)];
+      if (magnitude_only) {
+        double kept = 0;
+        int low = kOctaveBins;
+        for (int k = kOctaveBins - 1; k >= 0; --k)
+          if (magnitude[static_cast<std::size_t>(k)] > 0) kept += magnitude[static_cast<std::size_t>(k)], low = k;
+        if (kept >= kTightShare * static_cast<double>(n)) L = octave_edges[static_cast<std::size_t>(low)];
+      }
       // The upper edge of the bin holding the point.
       int k = 0;
       while (k + 1 < kOctaveBins && octave_edges[static_cast<std::size_t>(k + 1)] < S) ++k;

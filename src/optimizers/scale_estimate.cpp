@@ -11,9 +11,9 @@ namespace dpsosp {
 namespace {
 
 // The octave grid: public range [-2^40, 2^40]. Its first 41 octaves a side
-// ([0, 2^-20) to [2^19, 2^20], the whole grid before it reached 2^40) keep
+// ([0, 2^-20] to (2^19, 2^20], the whole grid before it reached 2^40) keep
 // their counts' noise as drawn before (release 0, column by column); the 20
-// octaves a side above them, (2^20, 2^21) to [2^39, 2^40], take theirs from
+// octaves a side above them, (2^20, 2^21] to (2^39, 2^40], take theirs from
 // release 2, so that a column inside [-2^20, 2^20] gets the same noise, and
 // the same box, as before (scaling.hpp).
 constexpr int kLowExponent = -20, kOldHighExponent = 20, kHighExponent = 40;
@@ -28,25 +28,30 @@ constexpr double kQuantile = 0.02;           // the box spans the 2% to 98% poin
 constexpr double kMagnitudeThreshold = 4.0;  // counts kept: above 4 sigma (octaves), 2.5 sigma (linear)
 constexpr double kLinearThreshold = 2.5;
 constexpr double kTightShare = 0.8;  // step 1 alone: kept counts holding 80% of n bound a box from below
+// Where no count is kept, the guess among pairs takes a public prior: a raw
+// column is non-negative with odds 20 to 1 (scaling.hpp).
+constexpr double kNonNegativeOdds = 20.0;
 // The noise releases (Noise): the octaves up to 2^20, the linear bins, the
 // octaves above 2^20. Secure mode draws column c's counts of release r from
 // the discrete stream 100 + r * kReleaseStride + c: distinct for C < kReleaseStride.
 constexpr std::uint32_t kOctaveRelease = 0, kLinearRelease = 1, kHighRelease = 2, kPairRelease = 3;
 // Octave pairs (step 1 alone where no count can clear its threshold, scaling.hpp):
-// pair 0 is [0, 2^-20), pair j >= 1 the octaves 2j - 1 and 2j, [2^(2j-22), 2^(2j-20)),
-// up to pair 20, [2^18, 2^20] with everything beyond it.
+// pair 0 is [0, 2^-20], pair j >= 1 the octaves 2j - 1 and 2j, (2^(2j-22), 2^(2j-20)],
+// up to pair 20, (2^18, 2^20] with everything beyond it.
 constexpr int kPairs = (kOldBins + 1) / 2;
 static_assert(2 * (kPairs - 1) == kOldBins - 1, "the pairs end at 2^20");
 constexpr std::uint32_t kReleaseStride = 100000;
 
-// The octave of |v|: 0 for [0, 2^-20), k for [2^(k-21), 2^(k-20)) up to the
-// old top [2^19, 2^20] (closed, as before), then (2^20, 2^21), [2^21, 2^22),
-// ..., and the top [2^39, 2^40] with everything beyond it.
+// The octave of |v|, closed above: 0 for [0, 2^-20], k for
+// (2^(k-21), 2^(k-20)], up to the top (2^39, 2^40] with everything beyond
+// it. Closed above, a power of two is the top of its octave: integer data
+// that reaches 16, or a proportion that reaches 1, keeps S = 16 or 1 rather
+// than twice it (scaling.hpp).
 int octave_bin(double v) {
   const double a = std::abs(v);
-  if (!(a >= std::ldexp(1.0, kLowExponent))) return 0;
-  const int e = std::ilogb(a);  // a in [2^e, 2^(e+1))
-  if (a <= kOldRange) return std::min(kOldBins - 1, e - kLowExponent + 1);
+  if (!(a > std::ldexp(1.0, kLowExponent))) return 0;
+  int e = std::ilogb(a);             // a in [2^e, 2^(e+1))
+  if (a == std::ldexp(1.0, e)) --e;  // 2^e: the top of (2^(e-1), 2^e]
   return std::min(kOctaveBins - 1, e - kLowExponent + 1);
 }
 double octave_upper_edge(int bin) { return std::ldexp(1.0, kLowExponent + bin); }
@@ -118,6 +123,11 @@ std::vector<ColumnBox> estimate_boxes(const RowMatrix& columns, double count_noi
     // Exact counts (sigma = 0) keep every nonzero count.
     const double t1 = sigma > 0 ? kMagnitudeThreshold * sigma : 0.5;
     const double t2 = sigma > 0 ? kLinearThreshold * sigma : 0.5;
+    // The prior's weight in counts: a candidate holding all n records has log
+    // likelihood n c / sigma^2 (up to terms alike for all), so prior odds r
+    // weigh sigma^2 log(r) / n; it fades as n grows against the noise.
+    const double negative_cost =
+        sigma > 0 && n > 0 ? sigma * sigma * std::log(kNonNegativeOdds) / static_cast<double>(n) : 0.0;
     if (magnitude_only && static_cast<double>(n) < t1) {
       // No count of n records can clear the threshold (public: n, sigma): one
       // histogram of octave pairs instead, each pair's count one noise draw
@@ -130,9 +140,10 @@ std::vector<ColumnBox> estimate_boxes(const RowMatrix& columns, double count_noi
         pairs[static_cast<std::size_t>(j + (v < 0 ? kPairs : 0))] += 1;
       }
       paired.add(pairs, sigma);
+      for (int k = kPairs; k < 2 * kPairs; ++k) pairs[static_cast<std::size_t>(k)] -= negative_cost;
       const auto best = static_cast<int>(std::max_element(pairs.begin(), pairs.end()) - pairs.begin());
       const int j = best % kPairs;
-      // The pair itself: [2^(2j-22), 2^(2j-20)) (pair 0: [0, 2^-20)).
+      // The pair itself: (2^(2j-22), 2^(2j-20)] (pair 0: [0, 2^-20]).
       const double S = octave_upper_edge(2 * j), L = j == 0 ? 0.0 : octave_upper_edge(2 * j - 2);
       boxes[static_cast<std::size_t>(c)] =
           best >= kPairs ? ColumnBox{-S, -L, false, false} : ColumnBox{L, S, false, false};
@@ -211,7 +222,8 @@ std::vector<ColumnBox> estimate_boxes(const RowMatrix& columns, double count_noi
       int best = 0;
       const auto pair = [&](int k) {
         const int side = k >= kOldBins - 1 ? kOldBins : 0, j = k - (side ? kOldBins - 1 : 0);
-        return counts[static_cast<std::size_t>(side + j)] + counts[static_cast<std::size_t>(side + j + 1)];
+        return counts[static_cast<std::size_t>(side + j)] + counts[static_cast<std::size_t>(side + j + 1)] -
+               (side ? negative_cost : 0.0);
       };
       for (int k = 1; k < 2 * (kOldBins - 1); ++k)
         if (pair(k) > pair(best)) best = k;
@@ -225,6 +237,13 @@ std::vector<ColumnBox> estimate_boxes(const RowMatrix& columns, double count_noi
     const double a = negative ? -S : 0.0, b = positive ? S : 0.0;
     const bool top = S >= kPublicRange;  // values beyond 2^40 (if any) are clamped
     if (magnitude_only) {                // the sides and the magnitude are the box; one side from L
+      // Where octave 0's kept count holds half of the n (public) records, the
+      // median is 0: the box is [-S, S], centred on it as step 2 centres its
+      // boxes, so that the zeros stay 0 (a mostly dark pixel; scaling.hpp).
+      if (found && magnitude[0] >= 0.5 * static_cast<double>(n)) {
+        boxes[static_cast<std::size_t>(c)] = {-S, S, found, top};
+        continue;
+      }
       boxes[static_cast<std::size_t>(c)] = {positive && !negative ? L : a, negative && !positive ? -L : b, found, top};
       continue;
     }
@@ -278,7 +297,24 @@ std::vector<ColumnBox> estimate_boxes(const RowMatrix& columns, double count_noi
 double automatic_scale_share(Index columns, Index n, const RunOptions& run) {
   constexpr double kMost = 0.25, kLeast = 0.1, kRoom = 0.2;  // 2.5 sigma under kRoom n
   const auto room = [&](double share) { return 2.5 * scale_count_noise(columns, run, share) <= kRoom * n; };
-  if (columns <= 0 || n <= 0 || !run.is_private_run() || !room(kMost)) return kMost;
+  if (columns <= 0 || n <= 0 || !run.is_private_run()) return kMost;
+  if (!room(kMost)) {
+    // Few records: up to kBuried, the least share at which step 1's counts
+    // (one histogram, sqrt(2) below the two's noise) stand kRead sigma under
+    // n, so that half of a column's records in one bin clear 3 sigma.
+    constexpr double kBuried = 0.4, kRead = 6.0;
+    const auto read = [&](double share) {
+      return kRead * scale_count_noise(columns, run, share) / std::sqrt(2.0) <= static_cast<double>(n);
+    };
+    if (read(kMost)) return kMost;
+    if (!read(kBuried)) return kBuried;
+    double lo = kMost, hi = kBuried;  // read(hi), not read(lo)
+    for (int i = 0; i < 40; ++i) {
+      const double mid = 0.5 * (lo + hi);
+      (read(mid) ? hi : lo) = mid;
+    }
+    return hi;
+  }
   if (room(kLeast)) return kLeast;
   double lo = kLeast, hi = kMost;  // room(hi), not room(lo): the noise falls as the share grows
   for (int i = 0; i < 40; ++i) {

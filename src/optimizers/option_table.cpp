@@ -151,7 +151,8 @@ std::vector<OptionSpec> build_table() {
       constant("scale_share", "--scale-share", "ScalingOptions::share", ValueRule::kOpenUnit,
                "The share of the budget (of mu^2) the private scale estimate takes, in (0, 1), or auto: 0.25, or, "
                "where no regression target is estimated, less (down to 0.1) where its counts would stand far out "
-               "of their noise (public: n, the columns, the target; docs/own-table.md)"),
+               "of their noise, more (up to 0.4) where a small table's would not stand out (public: n, the columns, "
+               "the target; docs/own-table.md)"),
       other("normalize", "--normalize", "ScalingOptions::normalize", OptionKind::kFlag, "", 0,
             "Scale each record (after the box) to norm 1 (a public transform)"),
       other("bounds", "--bounds", "ScalingOptions::bounds", OptionKind::kBounds, "", 0,

@@ -6,9 +6,10 @@
 The diabetes target (scikit-learn, raw: 25 to 346) on random 331-record subsets (a 75% training split), its
 histogram over the public signed octave grid with Gaussian noise sigma on every count, read as
 src/optimizers/scale_estimate.cpp reads it: the counts above 4 sigma in the bulk's cluster, or where none is, the
-pair of adjacent octaves with the largest noisy count (a negative pair's less the sign prior's weight). A box of noise: the wrong sign, or an upper edge S below a quarter or above
-64 times the target's 98% point. sigma 37.3 is the count noise of 11 columns at mu_s = 0.126 (eps 1, delta 1e-6,
-share 0.25) with equal parts; 22.5 the target's with its part w = 1/4 of mu_s^2.
+pair of adjacent octaves with the largest noisy count (a negative pair's less the sign prior's weight). A box of
+noise: the wrong sign, or an upper edge S below a quarter or above 64 times the target's 98% point. sigma 37.3 is
+the count noise of 11 columns at mu_s = 0.126 (eps 1, delta 1e-6, share 0.25) with equal parts; 22.5 the target's
+with its part w = 1/4 of mu_s^2.
 """
 import argparse
 

@@ -179,6 +179,71 @@ TEST(ScaleRange, TheTopOfTheRangeIsFlaggedAndWarned) {
   EXPECT_EQ(other, 0);
 }
 
+// Step 1's octave pairs (few records: n < 4 sigma) reach 2^20: a column at
+// 3e6 takes their top pair, (2^18, 2^20], flagged so that minimize_scaled
+// warns that its values beyond +-2^20 are clamped (declare its bounds). 100
+// records at sigma 26: a column at 3e6 wins the top pair with probability
+// 0.956, a column at 5 with 0.002 (the 41 other pairs' noise, the negative
+// ones less the prior's 20.3; numpy, 4e5 draws), so at least 85 of 100 and at
+// most 3 of 100 (binomial false failures 8e-6 and 7e-5). Then a run of 120
+// records of 20 columns (10 at 3e6, 10 at 5; the pairs at the 0.4 share,
+// sigma 42) warns for exactly the features whose box is the top pair's, and
+// for some (each about 0.7: none in 10, 1e-5).
+TEST(ScaleRange, TheTopOfTheFewRecordsPairsIsFlaggedAndWarned) {
+  std::mt19937_64 g(9);
+  std::uniform_real_distribution<double> u(0, 1);
+  RowMatrix m(100, 200);
+  for (Index i = 0; i < 100; ++i)
+    for (Index c = 0; c < 200; ++c) m(i, c) = c < 100 ? 3e6 * (1 + 0.1 * u(g)) : 4 + 2 * u(g);
+  int big = 0, small = 0;
+  const std::vector<ColumnBox> b = estimate_boxes(m, 26.0, false, 0, test_noise_key(), true);
+  for (Index c = 0; c < 200; ++c) {
+    const ColumnBox& x = b[static_cast<std::size_t>(c)];
+    (c < 100 ? big : small) += x.pairs_top;
+    if (x.pairs_top) EXPECT_EQ(x.upper, 0x1p+20) << c;
+    EXPECT_FALSE(x.top) << c;
+  }
+  EXPECT_GE(big, 85);
+  EXPECT_LE(small, 3);
+
+  const Index n = 120;
+  RowMatrix X(n, 20);
+  Vec y(n);
+  for (Index i = 0; i < n; ++i) {
+    for (Index c = 0; c < 20; ++c) X(i, c) = c % 2 ? 3e6 * (1 + 0.1 * u(g)) : 4 + 2 * u(g);
+    y[i] = u(g) < 0.5 ? 0.0 : 1.0;
+  }
+  ModelOptions mo;
+  mo.fit_intercept = true;
+  const auto model = make_model("logistic", 20, mo);
+  RunOptions o;
+  o.privacy = PrivacyTarget{1.0, 1e-6};
+  o.seed = 7;
+  o.noise_key = test_noise_key();
+  o.max_steps = 2;
+  ScalingOptions so;
+  so.estimate_features = true;
+  so.automatic_share = true;
+  const ScaledSummary r = minimize_scaled(*model, Dataset(X, y), Vec::Zero(21), o, so);
+  EXPECT_EQ(r.scaling.histograms, 1);
+  EXPECT_EQ(r.scaling.share, 0.4);
+  int flagged = 0;
+  for (Index c = 0; c < 20; ++c) {
+    const std::string head = "scale: feature " + std::to_string(c) + " (0-based) reaches the top of the few-records";
+    int warned = 0;
+    for (const std::string& w : r.summary.warnings)
+      if (w.rfind(head, 0) == 0) {
+        ++warned;
+        EXPECT_NE(w.find("beyond +-2^20"), std::string::npos) << w;
+      }
+    const bool top_pair = r.scaling.lower[static_cast<std::size_t>(c)] == 0x1p+18 &&
+                          r.scaling.upper[static_cast<std::size_t>(c)] == 0x1p+20;
+    EXPECT_EQ(warned, top_pair ? 1 : 0) << c;
+    flagged += top_pair;
+  }
+  EXPECT_GE(flagged, 1);
+}
+
 // A regression whose target is about 3e6 (and one of whose features is): the
 // boxes hold the bulk, and the private fit explains most of the variance in
 // the user's units (before the widening: a target box [983040, 1048576]).

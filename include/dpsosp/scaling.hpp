@@ -91,7 +91,9 @@
 // largest noisy count (the negative pairs' less the prior's sigma^2 log(20) /
 // n) are the box, [S / 4, S] or [-S, -S / 4] ([0, 2^-20] for the first): the
 // argmax above sums two noisy octaves (sqrt(2) sigma) where a pair here
-// carries one draw (release 3 of the stream).
+// carries one draw (release 3 of the stream). The top pair is flagged
+// (ColumnBox::pairs_top): its values beyond 2^20 are clamped, and the run
+// warns.
 //
 // On the unit box a record's gradient and curvature have public bounds (the
 // model's loss slope and curvature bounds times ||[z, 1]||, ||[z, 1]||^2): the
@@ -214,6 +216,11 @@ struct ColumnBox {
   /// S_c is the public range's top (the 98% point in its top octave): values
   /// beyond +-kScaleRangeTop, if any, are clamped (minimize_scaled warns).
   bool top = false;
+  /// Step 1's octave pairs (few records) chose their top pair, (2^18, 2^20]
+  /// with everything beyond it: values beyond +-2^20 are clamped to it
+  /// (minimize_scaled warns; the pairs do not reach further, so that a
+  /// column inside it is not lost among twice the candidates).
+  bool pairs_top = false;
 };
 /// last_column_noise > 0 (float mode): the last column's (a regression
 /// target's) counts get this noise instead of count_noise.

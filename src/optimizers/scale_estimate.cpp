@@ -145,8 +145,8 @@ std::vector<ColumnBox> estimate_boxes(const RowMatrix& columns, double count_noi
       const int j = best % kPairs;
       // The pair itself: (2^(2j-22), 2^(2j-20)] (pair 0: [0, 2^-20]).
       const double S = octave_upper_edge(2 * j), L = j == 0 ? 0.0 : octave_upper_edge(2 * j - 2);
-      boxes[static_cast<std::size_t>(c)] =
-          best >= kPairs ? ColumnBox{-S, -L, false, false} : ColumnBox{L, S, false, false};
+      boxes[static_cast<std::size_t>(c)] = best >= kPairs ? ColumnBox{-S, -L, false, false, j == kPairs - 1}
+                                                          : ColumnBox{L, S, false, false, j == kPairs - 1};
       continue;
     }
     // One histogram over the signed octaves, in two parts: those up to 2^20

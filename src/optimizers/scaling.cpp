@@ -234,18 +234,23 @@ ScaledSummary minimize_scaled(const Model& model, const Dataset& data, const Vec
                            target_sigma);
     // A column whose 98% point fell in the public range's top octave: its
     // values beyond it are clamped (post-processing of the noisy counts).
-    const std::string beyond =
-        " reaches the top octave of the private estimate's public range: its values beyond +-2^40 (" +
-        show(kScaleRangeTop) + "), if any, are clamped to it; declare ";
+    // So is one whose octave pairs (few records) chose their top pair.
+    const auto beyond = [&](const ColumnBox& b) {
+      return b.top ? " reaches the top octave of the private estimate's public range: its values beyond +-2^40 (" +
+                         show(kScaleRangeTop) + "), if any, are clamped to it; declare "
+                   : " reaches the top of the few-records estimate's octave pairs: its values beyond +-2^20 (" +
+                         show(std::ldexp(1.0, 20)) + "), if any, are clamped to it; declare ";
+    };
     for (std::size_t k = 0; estimate_x && k < estimated.size(); ++k)
-      if (boxes[k].top)
-        notes.push_back("scale: feature " + std::to_string(estimated[k]) + " (0-based)" + beyond +
+      if (boxes[k].top || boxes[k].pairs_top)
+        notes.push_back("scale: feature " + std::to_string(estimated[k]) + " (0-based)" + beyond(boxes[k]) +
                         "its bounds (bounds)");
     if (estimate_y) {
       s.has_target = true;
       s.y_lower = boxes.back().lower;
       s.y_upper = boxes.back().upper;
-      if (boxes.back().top) notes.push_back("scale: the target" + beyond + "its interval (y_bounds)");
+      if (boxes.back().top || boxes.back().pairs_top)
+        notes.push_back("scale: the target" + beyond(boxes.back()) + "its interval (y_bounds)");
       s.target_source = is_private ? "private" : "exact (non-private run)";
     }
   }

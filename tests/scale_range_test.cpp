@@ -48,6 +48,21 @@ void expect_boxes(const std::vector<ColumnBox>& got, const std::vector<ColumnBox
   }
 }
 
+// Two steps of a private run (eps 1, delta 1e-6, the tests' key) of `model`
+// with an intercept on `data` scaled as `so` says: what minimize_scaled
+// estimates and warns.
+ScaledSummary two_scaled_steps(const char* model_name, const Dataset& data, const ScalingOptions& so) {
+  ModelOptions mo;
+  mo.fit_intercept = true;
+  const auto model = make_model(model_name, data.cols(), mo);
+  RunOptions o;
+  o.privacy = PrivacyTarget{1.0, 1e-6};
+  o.seed = 7;
+  o.noise_key = test_noise_key();
+  o.max_steps = 2;
+  return minimize_scaled(*model, data, Vec::Zero(model->dim()), o, so);
+}
+
 // The boxes the estimate gave these columns before the range was widened: the
 // values printed (%a) by estimate_boxes of commit 3cad76f (grid [-2^20, 2^20])
 // on old_range_columns(3000) and the tests' key. Float mode with two
@@ -153,17 +168,9 @@ TEST(ScaleRange, TheTopOfTheRangeIsFlaggedAndWarned) {
   EXPECT_EQ(b[1].upper, kScaleRangeTop);
   EXPECT_GE(b[1].lower, 0x1p+39);
 
-  ModelOptions mo;
-  mo.fit_intercept = true;
-  const auto model = make_model("linear", 2, mo);
-  RunOptions o;
-  o.privacy = PrivacyTarget{1.0, 1e-6};
-  o.seed = 7;
-  o.noise_key = test_noise_key();
-  o.max_steps = 2;
   ScalingOptions so;
   so.target = so.estimate_features = so.estimate_target = true;
-  const ScaledSummary r = minimize_scaled(*model, Dataset(X, y), Vec::Zero(3), o, so);
+  const ScaledSummary r = two_scaled_steps("linear", Dataset(X, y), so);
   EXPECT_EQ(r.scaling.upper[1], kScaleRangeTop);
   EXPECT_EQ(r.scaling.y_upper, kScaleRangeTop);
   int feature = 0, target = 0, other = 0;
@@ -213,18 +220,10 @@ TEST(ScaleRange, TheTopOfTheFewRecordsPairsIsFlaggedAndWarned) {
     for (Index c = 0; c < 20; ++c) X(i, c) = c % 2 ? 3e6 * (1 + 0.1 * u(g)) : 4 + 2 * u(g);
     y[i] = u(g) < 0.5 ? 0.0 : 1.0;
   }
-  ModelOptions mo;
-  mo.fit_intercept = true;
-  const auto model = make_model("logistic", 20, mo);
-  RunOptions o;
-  o.privacy = PrivacyTarget{1.0, 1e-6};
-  o.seed = 7;
-  o.noise_key = test_noise_key();
-  o.max_steps = 2;
   ScalingOptions so;
   so.estimate_features = true;
   so.automatic_share = true;
-  const ScaledSummary r = minimize_scaled(*model, Dataset(X, y), Vec::Zero(21), o, so);
+  const ScaledSummary r = two_scaled_steps("logistic", Dataset(X, y), so);
   EXPECT_EQ(r.scaling.histograms, 1);
   EXPECT_EQ(r.scaling.share, 0.4);
   int flagged = 0;

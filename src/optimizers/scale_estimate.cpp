@@ -145,8 +145,9 @@ std::vector<ColumnBox> estimate_boxes(const RowMatrix& columns, double count_noi
       const int j = best % kPairs;
       // The pair itself: (2^(2j-22), 2^(2j-20)] (pair 0: [0, 2^-20]).
       const double S = octave_upper_edge(2 * j), L = j == 0 ? 0.0 : octave_upper_edge(2 * j - 2);
-      boxes[static_cast<std::size_t>(c)] = best >= kPairs ? ColumnBox{-S, -L, false, false, j == kPairs - 1}
-                                                          : ColumnBox{L, S, false, false, j == kPairs - 1};
+      const bool at_top = j == kPairs - 1;  // values beyond 2^20 are clamped to it
+      boxes[static_cast<std::size_t>(c)] =
+          best >= kPairs ? ColumnBox{-S, -L, false, false, at_top} : ColumnBox{L, S, false, false, at_top};
       continue;
     }
     // One histogram over the signed octaves, in two parts: those up to 2^20

@@ -10,7 +10,8 @@ import numpy as np
 
 from . import _core, _options
 from ._labels import label_indices, label_numbers
-from ._table import _declared_width, _table_input, encode_table, kept_rule, load_data_table, table_rule  # noqa: F401
+from ._table import (_declared_width, _numeric_dtype, _table_input, encode_table, kept_rule, load_data_table,  # noqa: F401
+                     table_rule)
 from ._warnings import PrivacyLeakWarning, RunWarning
 
 __all__ = ["RunWarning", "PrivacyLeakWarning", "run", "certify",
@@ -60,7 +61,7 @@ def _records(X, name="X"):
             raise ValueError(f"{name}: expected a 2-d matrix")
         return m
     if hasattr(X, "to_numpy") and hasattr(X, "dtypes"):  # pandas.DataFrame
-        bad = [c for c, t in zip(X.columns, X.dtypes) if not (np.issubdtype(t, np.number) or np.issubdtype(t, np.bool_))]
+        bad = [c for c, t in zip(X.columns, X.dtypes) if not _numeric_dtype(t)]
         if bad:
             raise ValueError(f"{name}: column {bad[0]!r} is not numeric ({X[bad[0]].dtype})")
         X = X.to_numpy(dtype=np.float64)

@@ -12,7 +12,7 @@ from sklearn.utils.validation import _get_feature_names, check_array, check_cons
 from . import _options
 from ._api import run
 from ._model import Model
-from ._table import _encode, _is_frame, table_rule
+from ._table import _encode, _is_frame, _numeric_dtype, table_rule
 from ._warm import warm_start_options
 from ._weights import XFAIL_WEIGHTS
 
@@ -129,7 +129,7 @@ class _DPEstimator(BaseEstimator):
         if categorical is None and impute is None:
             if not _is_frame(X):
                 return X
-            if all(np.issubdtype(t, np.number) or np.issubdtype(t, np.bool_) for t in X.dtypes) and \
+            if all(_numeric_dtype(t) for t in X.dtypes) and \
                     not X.isna().to_numpy().any():
                 return X
         table, one_hot = _encode(X, categorical, impute)

@@ -14,6 +14,20 @@ def _is_frame(X):
     return hasattr(X, "to_numpy") and hasattr(X, "dtypes") and hasattr(X, "columns")
 
 
+def _numeric_dtype(dtype):
+    """Whether a column of this dtype holds numbers (bool included): numpy's, and pandas' nullable ones (Int64,
+    Float64, boolean), whose pandas.NA is a missing value. A pandas category or string column does not: its
+    categories are declared (categorical=), never read from it."""
+    try:
+        import pandas
+        from pandas.api.types import is_bool_dtype, is_numeric_dtype
+    except ImportError:
+        return np.issubdtype(dtype, np.number) or np.issubdtype(dtype, np.bool_)
+    if isinstance(dtype, pandas.CategoricalDtype):
+        return False
+    return bool(is_numeric_dtype(dtype) or is_bool_dtype(dtype))
+
+
 def _isna(values):
     """Missing entries of a 1-d array: NaN, None, pandas.NA / NaT."""
     try:
@@ -159,8 +173,7 @@ def _encode(X, categorical, impute, name="X"):
     for j, key in enumerate(keys):
         values = column(j)
         series = values if hasattr(values, "to_numpy") else None
-        numeric = key not in categorical and (
-            np.issubdtype(values.dtype, np.number) or np.issubdtype(values.dtype, np.bool_))
+        numeric = key not in categorical and _numeric_dtype(values.dtype)
         if numeric:  # a number column: NaN (pandas.NA) is its missing value
             numbers_ = (series.to_numpy(dtype=np.float64, na_value=np.nan) if series is not None
                         else np.asarray(values, dtype=np.float64))
@@ -231,7 +244,7 @@ def _table_input(model, X, y, classes, label, categorical, impute, models):
             y, X = a[:, label], np.delete(a, label, axis=1)
     if X is not None and (_is_frame(X) or categorical is not None or impute is not None):
         if not (_is_frame(X) and categorical is None and impute is None and
-                all(np.issubdtype(t, np.number) or np.issubdtype(t, np.bool_) for t in X.dtypes) and
+                all(_numeric_dtype(t) for t in X.dtypes) and
                 not X.isna().to_numpy().any()):
             X, one_hot = _encode(X, categorical, impute)
     elif categorical is not None or impute is not None:

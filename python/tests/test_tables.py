@@ -18,6 +18,7 @@ from dpsosp import DPClassifier
 CLI = os.environ.get("DPSOSP_CLI")
 SPECIES = ["setosa", "versicolor", "virginica"]
 COLORS = ["red", "green", "blue"]
+KEY = bytes(range(16))  # a fixed noise key: the same bits from two runs
 
 
 def frame(n=600, seed=3):
@@ -54,6 +55,43 @@ class EncodeTable(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, r"impute\['color'\]: 'pink' is not one of the column's categories"):
             dpsosp.encode_table(df.assign(color=["red", None, "red"]), categorical={"color": COLORS},
                                 impute={"color": "pink", "age": 1})
+
+    def test_pandas_nullable_and_category_columns(self):
+        # pandas' nullable numbers (Int64, Float64, boolean) are numbers, their pandas.NA a missing value; a
+        # category or string column is refused in one line until its categories are declared (once a TypeError
+        # from numpy for all three kinds).
+        rng = np.random.default_rng(5)
+        n = 120
+        ages, counts, shares = rng.integers(20, 70, n), rng.integers(0, 5, n), np.round(rng.random(n), 6)
+        flags = rng.random(n) < 0.4
+        y = (counts + rng.standard_normal(n) > 2).astype(int)
+        plain = pd.DataFrame({"age": ages, "count": counts.astype(float), "share": shares, "flag": flags.astype(float)})
+        nullable = pd.DataFrame({"age": ages, "count": pd.array(counts, dtype="Int64"),
+                                 "share": pd.array(shares, dtype="Float64"), "flag": pd.array(flags, dtype="boolean")})
+        np.testing.assert_array_equal(dpsosp.encode_table(nullable), plain.to_numpy())
+        runs = [dpsosp.run("logistic", X, y, epsilon=1, seed=4, noise_key=KEY)["x"] for X in (plain, nullable)]
+        np.testing.assert_array_equal(runs[0], runs[1])
+        fits = [DPClassifier(epsilon=1, random_state=4, noise_key=KEY).fit(X, y) for X in (plain, nullable)]
+        np.testing.assert_array_equal(fits[0].coef_, fits[1].coef_)
+        np.testing.assert_array_equal(fits[0].predict(plain), fits[1].predict(nullable))
+        holes = nullable.copy()
+        holes.loc[9, "count"] = pd.NA
+        for fit in (lambda: dpsosp.encode_table(holes), lambda: dpsosp.run("logistic", holes, y, epsilon=1),
+                    lambda: DPClassifier(epsilon=1).fit(holes, y)):
+            with self.assertRaisesRegex(ValueError, r"^X: row 9 \(0-based\), column 'count': missing value; "):
+                fit()
+        filled = DPClassifier(epsilon=1, impute={"count": 0}, random_state=4, noise_key=KEY).fit(holes, y)
+        self.assertEqual(filled.n_features_in_, 4)
+        cities = pd.Categorical(rng.choice(["Oslo", "Rome"], n))
+        for column, kind in ((cities, "category"), (pd.array(rng.choice(["a", "b"], n), dtype="string"), "string")):
+            X = plain.assign(city=column)
+            for fit in (lambda: dpsosp.encode_table(X), lambda: dpsosp.run("logistic", X, y, epsilon=1),
+                        lambda: DPClassifier(epsilon=1).fit(X, y)):
+                with self.assertRaisesRegex(ValueError, rf"^X: column 'city' is not numeric \({kind}\); declare its "
+                                                        r"public categories: categorical=\{'city': \[\.\.\.\]\}$"):
+                    fit()
+        declared = dpsosp.encode_table(plain.assign(city=cities), categorical={"city": ["Oslo", "Rome"]})
+        np.testing.assert_array_equal(declared[:, 4:], np.column_stack([cities == "Oslo", cities == "Rome"]))
 
     def test_undeclared_values_are_refused_in_words_that_name_no_record(self):
         messages = []

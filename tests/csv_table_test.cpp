@@ -171,5 +171,34 @@ TEST_F(CsvTableTest, TheLoaderNamesItsOneHotFeatures) {
   EXPECT_EQ(d.dense(), load_csv(path, o).dense());
 }
 
+// A spreadsheet's "CSV UTF-8" starts with a byte-order mark; the label is
+// then still found by its header name, and a file without a header still
+// starts with a number. A ';'- or tab-separated file is named as such in one
+// line (it read as one column before).
+TEST_F(CsvTableTest, SpreadsheetExportsByteOrderMarkAndOtherSeparators) {
+  LoadOptions by_name;
+  by_name.label_column = "y";
+  const Dataset named = load_csv(write("bom.csv", "\xEF\xBB\xBFy,x\n1,0.5\n0,2\n"), by_name);
+  EXPECT_EQ(named.labels(), Vec((Vec(2) << 1, 0).finished()));
+  EXPECT_EQ(named.dense(), RowMatrix((RowMatrix(2, 1) << 0.5, 2).finished()));
+  const Dataset plain = load_csv(write("bom_records.csv",
+                                       "\xEF\xBB\xBF"
+                                       "1,0.5\n0,2\n"),
+                                 LoadOptions{});
+  EXPECT_EQ(plain.rows(), 2u);
+  EXPECT_EQ(plain.labels(), Vec((Vec(2) << 1, 0).finished()));
+  for (const auto& [text, name] :
+       {std::pair<std::string, std::string>{"y;x\n1;0,5\n0;2\n", "semicolons"}, {"y\tx\n1\t0.5\n0\t2\n", "tabs"}}) {
+    const std::string path = write("sep.csv", text);
+    for (const bool labeled : {true, false}) {
+      LoadOptions o;
+      o.labeled = labeled;
+      EXPECT_EQ(error_of([&] { load_csv(path, o); }),
+                "CSV file " + path + " line 1: the fields are separated by commas, and this line has none but " + name +
+                    ": save the table with commas between fields (and a '.' decimal mark)");
+    }
+  }
+}
+
 }  // namespace
 }  // namespace dpsosp

@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "data/csv_table.hpp"
@@ -89,9 +90,21 @@ Dataset load_csv(const std::string& path, const LoadOptions& options, std::vecto
     }
   if (first_no == 0)
     fail(kFn, path, "", options.header ? "empty file (no header, no records)" : "empty file (no records)");
-  const std::string first(line);
+  // A spreadsheet's "CSV UTF-8" starts with a byte-order mark: not part of
+  // the first field (a header's first name, or a record's first value).
+  std::string first(line);
+  if (first.rfind("\xEF\xBB\xBF", 0) == 0) first.erase(0, 3);
   split(first, first_no);
   const std::size_t columns = fields.size();
+  if (columns == 1) {
+    // One field whose text holds semicolons or tabs: another separator (a
+    // spreadsheet's ';' where the decimal mark is a comma), not one column.
+    for (const auto& [mark, name] : {std::pair<char, const char*>{';', "semicolons"}, {'\t', "tabs"}})
+      if (first.find(mark) != std::string::npos && fields[0].find(mark) != std::string_view::npos)
+        fail(kFn, path, line_at(first_no),
+             std::string("the fields are separated by commas, and this line has none but ") + name +
+                 ": save the table with commas between fields (and a '.' decimal mark)");
+  }
   if (options.labeled && columns < 2)
     fail(kFn, path, line_at(first_no), "labeled data needs a label and at least one feature column, got 1 column");
 

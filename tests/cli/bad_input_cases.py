@@ -27,6 +27,8 @@ CASES = [
     ("empty csv", ["run", "--model", "logistic", "--data", bad("empty.csv")], "empty file"),
     ("only blank lines", ["run", "--model", "logistic", "--data", bad("blank_lines_only.csv")], "empty file"),
     ("ragged rows", ["run", "--model", "logistic", "--data", bad("ragged.csv")], "expected 3 columns, got 2"),
+    ("semicolon-separated", ["run", "--model", "logistic", "--data", bad("semicolons.csv")],
+     "the fields are separated by commas, and this line has none but semicolons"),
     ("non-numeric value", ["run", "--model", "logistic", "--data", bad("non_numeric.csv")], "non-numeric value 'abc'"),
     ("NaN value", ["run", "--model", "logistic", "--data", bad("nan.csv")],
      "line 2: missing value ('nan') in column 1 (0-based): fill it in, or declare a rule: --impute zero"),

@@ -120,13 +120,14 @@ PYBIND11_MODULE(_core, m) {
         lo.impute_zero = impute_zero;
         for (const auto& [column, value] : impute) lo.impute.push_back({column, value});
         std::vector<bool> one_hot;
-        const Dataset data = load_csv(path, lo, &one_hot);
+        std::vector<std::string> notes;
+        const Dataset data = load_csv(path, lo, &one_hot, &notes);
         return py::make_tuple(RowMatrix(data.dense()), data.has_labels() ? py::cast(Vec(data.labels())) : py::none(),
-                              one_hot);
+                              one_hot, notes);
       },
       py::arg("path"), py::arg("label"), py::arg("labeled"), py::arg("class_names"), py::arg("categorical"),
       py::arg("impute_zero"), py::arg("impute"),
-      "A CSV table by the CLI's loader: (X, y or None, one-hot flags per feature).");
+      "A CSV table by the CLI's loader: (X, y or None, one-hot flags per feature, notes on its header line).");
 
   m.def(
       "generate_noise_key",

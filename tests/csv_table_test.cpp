@@ -200,5 +200,34 @@ TEST_F(CsvTableTest, SpreadsheetExportsByteOrderMarkAndOtherSeparators) {
   }
 }
 
+// A feature column with no name in the header line (pandas' to_csv writes its
+// index so) is noted for the run's warnings; named columns, an unnamed label
+// column and a file without a header line give no note.
+TEST_F(CsvTableTest, AnUnnamedFeatureColumnIsNoted) {
+  LoadOptions o;
+  o.label_column = "y";
+  std::vector<bool> one_hot;
+  std::vector<std::string> notes;
+  const std::string indexed = write("indexed.csv", ",y,x\n0,1,0.5\n1,0,2\n");
+  const Dataset d = load_csv(indexed, o, &one_hot, &notes);
+  EXPECT_EQ(d.cols(), 2u);  // read as it is: the index is a feature
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0], "CSV file " + indexed +
+                          ": column 0 (0-based) has no name in the header line and is read as a feature; a table's "
+                          "index that pandas' to_csv wrote (without index=False) is no feature: save the table "
+                          "without it");
+  notes.clear();
+  load_csv(write("named.csv", "i,y,x\n0,1,0.5\n1,0,2\n"), o, &one_hot, &notes);
+  EXPECT_TRUE(notes.empty());
+  LoadOptions header;
+  header.header = true;
+  load_csv(write("label.csv", ",x\n1,0.5\n0,2\n"), header, &one_hot, &notes);
+  EXPECT_TRUE(notes.empty());
+  LoadOptions fill;
+  fill.impute_zero = true;
+  load_csv(write("plain.csv", "1,,0.5\n0,2,2\n"), fill, &one_hot, &notes);
+  EXPECT_TRUE(notes.empty());
+}
+
 }  // namespace
 }  // namespace dpsosp

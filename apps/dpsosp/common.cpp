@@ -119,7 +119,8 @@ void check_declared_width(const DataSource& s, FileFormat format, const Dataset&
 }
 
 Dataset load_file(const DataSource& s, const std::string& path, const std::string& labels_path, bool labeled,
-                  const std::string& source, std::vector<bool>* one_hot = nullptr) {
+                  const std::string& source, std::vector<bool>* one_hot = nullptr,
+                  std::vector<std::string>* notes = nullptr) {
   const FileFormat format = format_of(s, path);
   if (s.header && !format_info(format).csv_options) throw Error("--header: applies to CSV files, not " + path);
   for (const char* option : {"--label", "--categorical", "--impute"})
@@ -144,7 +145,8 @@ Dataset load_file(const DataSource& s, const std::string& path, const std::strin
       lo.labeled = labeled;
       lo.libsvm_features = declared_features(s);
       if (format_info(format).csv_options) csv_table_options(s, labeled, lo);
-      data = format == FileFormat::kCsv && one_hot ? load_csv(path, lo, one_hot) : load_dataset(path, format, lo);
+      data =
+          format == FileFormat::kCsv && one_hot ? load_csv(path, lo, one_hot, notes) : load_dataset(path, format, lo);
     }
     check_declared_width(s, format, data, path);
     return data;
@@ -274,7 +276,7 @@ LoadedProblem load_problem(const DataSource& s, std::optional<std::uint64_t> sam
     // Files stay in their own order: moving the records afterwards
     // (Dataset::store_in_sample_order) costs several times what a single
     // pass then saves (docs/performance.md).
-    p.data = load_file(s, s.data_path, s.labels_path, model_info(model_name).labeled, source, &p.one_hot);
+    p.data = load_file(s, s.data_path, s.labels_path, model_info(model_name).labeled, source, &p.one_hot, &p.notes);
   }
   p.load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   p.model = build_model(model_name, p.data, options, source);

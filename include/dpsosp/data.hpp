@@ -224,7 +224,11 @@ Dataset load_csv(const std::string& path, const LoadOptions& options = {});
 /// load_csv, and *one_hot_features = per feature of its records, whether it is
 /// a one-hot feature of a declared categorical column (public: the declared
 /// categories and the header line say so; RunRequest::scaling reads them).
-Dataset load_csv(const std::string& path, const LoadOptions& options, std::vector<bool>* one_hot_features);
+/// With notes, what the header line says that a user may not mean, for the
+/// run's warnings (public: the header line, no record): a feature column with
+/// no name, as pandas' to_csv writes its index.
+Dataset load_csv(const std::string& path, const LoadOptions& options, std::vector<bool>* one_hot_features,
+                 std::vector<std::string>* notes = nullptr);
 /// LibSVM / SVMlight: "label idx:val idx:val ..." with 1-based increasing indices.
 Dataset load_libsvm(const std::string& path, const LoadOptions& options = {});
 /// IDX (optionally gzip-compressed) images; pixels of unsigned-byte files are

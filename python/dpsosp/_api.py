@@ -272,8 +272,9 @@ def run(model, X=None, y=None, **options):
     rule = table_rule(categorical, impute)  # checked whole, as the options are, before X is read
     csv = None if data is None or X is not None else load_data_table(_core, model, data, y, label, classes, rule,
                                                                      stream)
+    notes = []  # the loader's notes on a CSV table's header line: they lead the run's warnings, as the CLI's
     if csv is not None:  # the table's rule applied by the loader: X, y and its one-hot flags as the CLI's
-        (X, y, encoded_one_hot), data = csv, None
+        (X, y, encoded_one_hot, notes), data = csv, None
     X, y, class_names, one_hot = _table_input(model, X, y, classes, *((None,) * 3 if csv else (label, categorical,
                                                                                             impute)), _core.models())
     one_hot = one_hot or encoded_one_hot or []
@@ -300,6 +301,7 @@ def run(model, X=None, y=None, **options):
         None if y_bounds is None else _bounds("y_bounds", y_bounds, "(lo, hi)")[0], budget,
         None if sample_weight is None else _sample_weight(sample_weight, records), one_hot)
     _keep_table_rule(result, class_names, label, categorical, impute)
+    result["warnings"] = list(notes) + list(result["warnings"])
     for message in result["warnings"]:
         warnings.warn(message, RunWarning, stacklevel=2)
     if result["private"] and result["n"] > 0 and result["delta"] > 0.1 / result["n"]:  # public: delta and n

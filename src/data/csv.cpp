@@ -68,7 +68,8 @@ class DenseRows {
 
 Dataset load_csv(const std::string& path, const LoadOptions& options) { return load_csv(path, options, nullptr); }
 
-Dataset load_csv(const std::string& path, const LoadOptions& options, std::vector<bool>* one_hot_features) {
+Dataset load_csv(const std::string& path, const LoadOptions& options, std::vector<bool>* one_hot_features,
+                 std::vector<std::string>* notes) {
   const OptionWords words{options.keyword_words};
   LineReader reader(kFn, path);
   DenseRows features;
@@ -130,6 +131,12 @@ Dataset load_csv(const std::string& path, const LoadOptions& options, std::vecto
     table = std::make_unique<Table>(path, options, columns, &names);
   }
   const Table& t = *table;
+  if (header && notes)
+    for (std::size_t j = 0; j < columns; ++j)
+      if (names[j].empty() && (t[j].kind == Kind::kNumber || t[j].kind == Kind::kCategorical))
+        notes->push_back("CSV file " + path + ": column " + std::to_string(j) +
+                         " (0-based) has no name in the header line and is read as a feature; a table's index that "
+                         "pandas' to_csv wrote (without index=False) is no feature: save the table without it");
   const std::size_t cols = t.features();
   if (cols == 0) fail(kFn, path, "", "no feature columns (every column is the label)");
 

@@ -229,5 +229,22 @@ TEST_F(CsvTableTest, AnUnnamedFeatureColumnIsNoted) {
   EXPECT_TRUE(notes.empty());
 }
 
+// pandas' to_csv writes a bool column as True / False: read as 1 / 0 (any
+// case), as dpsosp.encode_table reads a bool, in a feature or a numeric
+// label column; a first record holding one is not taken for a header line,
+// as one holding another word is (docs/data-formats.md, "Header line").
+TEST_F(CsvTableTest, TrueAndFalseAreOneAndZero) {
+  LoadOptions by_name;
+  by_name.label_column = "y";
+  const Dataset named = load_csv(write("bools.csv", "flag,y,x\nFalse,True,0.5\nTRUE,false,2\n"), by_name);
+  EXPECT_EQ(named.labels(), Vec((Vec(2) << 1, 0).finished()));
+  EXPECT_EQ(named.dense(), RowMatrix((RowMatrix(2, 2) << 0, 0.5, 1, 2).finished()));
+  const Dataset plain = load_csv(write("bools_records.csv", "1,true,0.5\n0,False,2\n"), LoadOptions{});
+  ASSERT_EQ(plain.rows(), 2u);
+  EXPECT_EQ(plain.dense(), RowMatrix((RowMatrix(2, 2) << 1, 0.5, 0, 2).finished()));
+  EXPECT_CONTAINS(error_of([&] { load_csv(write("yes.csv", "1,yes,0.5\n0,no,2\n"), LoadOptions{}); }),
+                  "line 2: non-numeric value 'no' in column 'yes'");
+}
+
 }  // namespace
 }  // namespace dpsosp

@@ -28,6 +28,14 @@ def _numeric_dtype(dtype):
     return bool(is_numeric_dtype(dtype) or is_bool_dtype(dtype))
 
 
+def _number(value):
+    """An object column's value as a number: a number, or the text True / False (any case) as 1 / 0, as the CSV
+    loader reads a field (pandas' to_csv writes a bool column so)."""
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return 1.0 if value.strip().lower() == "true" else 0.0
+    return float(value)
+
+
 def _isna(values):
     """Missing entries of a 1-d array: NaN, None, pandas.NA / NaT."""
     try:
@@ -199,7 +207,7 @@ def _encode(X, categorical, impute, name="X"):
             continue
         if not numeric:  # an object column of numbers (None for a missing one) passes
             try:
-                numbers_ = np.array([np.nan if m else float(v) for v, m in zip(values, missing)], dtype=np.float64)
+                numbers_ = np.array([np.nan if m else _number(v) for v, m in zip(values, missing)], dtype=np.float64)
             except (TypeError, ValueError):
                 kind = f" ({series.dtype})" if series is not None else ""
                 raise ValueError(f"{name}: column {key!r} is not numeric{kind}; declare its public categories: "

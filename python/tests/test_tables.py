@@ -319,32 +319,6 @@ class CsvFiles(unittest.TestCase):
             self.assertEqual(list(r["x"]), j["x"])
             self.assertEqual(r["scaling"]["sources"], j["scaling"]["sources"])
 
-    def test_a_written_index_is_warned_by_both_front_ends(self):
-        # pandas' to_csv without index=False writes the index as a first column with no name: read as a feature
-        # (the file is as it is), and the run warns of it in the report, as a RunWarning and on the CLI's stderr.
-        indexed = os.path.join(self.tmp.name, "indexed.csv")
-        frame().to_csv(indexed)
-        note = (f"CSV file {indexed}: column 0 (0-based) has no name in the header line and is read as a feature; "
-                "a table's index that pandas' to_csv wrote (without index=False) is no feature: save the table "
-                "without it")
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            r = dpsosp.run("softmax", **self.rule(data=indexed), epsilon=1)
-        self.assertEqual(r["shape"]["features"], 6)
-        self.assertEqual(r["warnings"][0], note)
-        self.assertIn(note, [str(w.message) for w in caught])
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            plain = dpsosp.run("softmax", **self.rule(), epsilon=1)
-        self.assertNotIn("has no name", " ".join(plain["warnings"] + [str(w.message) for w in caught]))
-        if CLI:
-            cli = subprocess.run([CLI, "run", "--model", "softmax", "--data", indexed, "--label", "species",
-                                  "--classes", ",".join(SPECIES), "--categorical", "color=" + "|".join(COLORS),
-                                  "--impute", "zero", "--epsilon", "1", "--quiet"], capture_output=True, text=True)
-            self.assertEqual(cli.returncode, 0, cli.stderr)
-            self.assertEqual(json.loads(cli.stdout)["warnings"][0], note)
-            self.assertIn("dpsosp: warning: " + note, cli.stderr)
-
     def test_a_csv_files_refusals_name_the_keywords(self):
         for changes, words in (
                 (dict(impute=None), "missing value (an empty field) in column 'a': fill it in, or declare a rule: "

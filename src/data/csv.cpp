@@ -28,7 +28,6 @@ using detail::is_space;
 using detail::line_at;
 using detail::LineReader;
 using detail::number_problem;
-using detail::parse_double;
 using detail::ParseStatus;
 using detail::trim;
 
@@ -197,7 +196,7 @@ Dataset load_csv(const std::string& path, const LoadOptions& options, std::vecto
         continue;
       }
       double value = 0.0;
-      const ParseStatus status = parse_double(token, value);
+      const ParseStatus status = parse_field(token, value);
       if (status != ParseStatus::kOk) {
         // A label is refused as a named one outside the classes is: naming no
         // record, line or value (SPEC section 9).

@@ -97,9 +97,22 @@ inline const char* split_fields(std::string_view line, std::vector<std::string_v
   }
 }
 
+// A field as a number: a number, or True / False (any case; pandas' to_csv
+// writes a bool column so, and dpsosp.encode_table reads a bool as 1 / 0) as
+// 1 / 0.
+inline ParseStatus parse_field(std::string_view token, double& value) {
+  const ParseStatus status = parse_double(token, value);
+  if (status != ParseStatus::kNotNumber || token.size() < 4 || token.size() > 5) return status;
+  std::string lower;
+  for (const char c : token) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (lower != "true" && lower != "false") return status;
+  value = lower == "true" ? 1.0 : 0.0;
+  return ParseStatus::kOk;
+}
+
 inline bool is_number(std::string_view token) {
   double value = 0.0;
-  return !token.empty() && parse_double(token, value) != ParseStatus::kNotNumber;
+  return !token.empty() && parse_field(token, value) != ParseStatus::kNotNumber;
 }
 
 inline bool is_index(const std::string& ref) {

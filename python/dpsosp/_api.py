@@ -10,8 +10,8 @@ import numpy as np
 
 from . import _core, _options
 from ._labels import label_indices, label_numbers
-from ._table import (_declared_width, _numeric_dtype, _table_input, encode_table, kept_rule, load_data_table,  # noqa: F401
-                     table_rule)
+from ._table import _declared_width, _numeric_dtype, _table_input, load_data_table
+from ._table import encode_table, kept_rule, table_rule  # noqa: F401
 from ._warnings import PrivacyLeakWarning, RunWarning
 
 __all__ = ["RunWarning", "PrivacyLeakWarning", "run", "certify",

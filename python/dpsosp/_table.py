@@ -31,9 +31,8 @@ def _numeric_dtype(dtype):
 def _number(value):
     """An object column's value as a number: a number, or the text True / False (any case) as 1 / 0, as the CSV
     loader reads a field (pandas' to_csv writes a bool column so)."""
-    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
-        return 1.0 if value.strip().lower() == "true" else 0.0
-    return float(value)
+    word = value.strip().lower() if isinstance(value, str) else None
+    return 1.0 if word == "true" else 0.0 if word == "false" else float(value)
 
 
 def _isna(values):
@@ -207,7 +206,8 @@ def _encode(X, categorical, impute, name="X"):
             continue
         if not numeric:  # an object column of numbers (None for a missing one) passes
             try:
-                numbers_ = np.array([np.nan if m else _number(v) for v, m in zip(values, missing)], dtype=np.float64)
+                numbers_ = np.array([np.nan if m else _number(v) for v, m in zip(values, missing)],
+                                    dtype=np.float64)
             except (TypeError, ValueError):
                 kind = f" ({series.dtype})" if series is not None else ""
                 raise ValueError(f"{name}: column {key!r} is not numeric{kind}; declare its public categories: "
@@ -279,8 +279,8 @@ def _declared_width(records, n_features):
 def load_data_table(core, model, data, y, label, classes, rule, stream):
     """run(data=path): a CSV table read by the CLI's own loader (--label, --classes a,b,c, --categorical,
     --impute: the same records as `dpsosp run --data`; its refusals in the keywords' words), as (X, y, one_hot
-    flags, notes on its header line); None where data is a record file (read by the library as it is). Other formats are refused in one
-    line. rule: table_rule's (categorical, zero, fills)."""
+    flags, notes on its header line); None where data is a record file (read by the library as it is). Other
+    formats are refused in one line. rule: table_rule's (categorical, zero, fills)."""
     path = os.fspath(data)
     kind = core.file_format(path)
     if kind == "records":

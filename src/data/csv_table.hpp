@@ -44,12 +44,18 @@ struct OptionWords {
 };
 inline constexpr std::size_t kNone = static_cast<std::size_t>(-1);
 
+// A field's text in lower case (the words the loader reads in any case).
+inline std::string lowered(std::string_view t) {
+  std::string lower;
+  for (const char c : t) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return lower;
+}
+
 // An empty field, NA, N/A or NaN (any case).
 inline bool is_missing(std::string_view t) {
   if (t.empty()) return true;
   if (t.size() > 3) return false;
-  std::string lower;
-  for (const char c : t) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string lower = lowered(t);
   return lower == "na" || lower == "n/a" || lower == "nan";
 }
 
@@ -103,8 +109,7 @@ inline const char* split_fields(std::string_view line, std::vector<std::string_v
 inline ParseStatus parse_field(std::string_view token, double& value) {
   const ParseStatus status = parse_double(token, value);
   if (status != ParseStatus::kNotNumber || token.size() < 4 || token.size() > 5) return status;
-  std::string lower;
-  for (const char c : token) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string lower = lowered(token);
   if (lower != "true" && lower != "false") return status;
   value = lower == "true" ? 1.0 : 0.0;
   return ParseStatus::kOk;

@@ -60,6 +60,9 @@ void bind_privacy(py::module_& m);  // python/privacy.cpp
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "dpsosp: differentially private second-order stationary points";
+  // A refusal of the labels (a ValueError): run(data=...) adds where a CSV
+  // table's labels were read from, as the CLI does.
+  py::register_exception<LabelError>(m, "LabelError", PyExc_ValueError);
 
   dpsosp::python::bind_run(m);
   dpsosp::python::bind_audit(m);
@@ -120,14 +123,15 @@ PYBIND11_MODULE(_core, m) {
         lo.impute_zero = impute_zero;
         for (const auto& [column, value] : impute) lo.impute.push_back({column, value});
         std::vector<bool> one_hot;
-        std::vector<std::string> notes;
+        CsvNotes notes;
         const Dataset data = load_csv(path, lo, &one_hot, &notes);
         return py::make_tuple(RowMatrix(data.dense()), data.has_labels() ? py::cast(Vec(data.labels())) : py::none(),
-                              one_hot, notes);
+                              one_hot, notes.warnings, notes.label_origin);
       },
       py::arg("path"), py::arg("label"), py::arg("labeled"), py::arg("class_names"), py::arg("categorical"),
       py::arg("impute_zero"), py::arg("impute"),
-      "A CSV table by the CLI's loader: (X, y or None, one-hot flags per feature, notes on its header line).");
+      "A CSV table by the CLI's loader: (X, y or None, one-hot flags per feature, warnings on its layout, where its "
+      "labels were read from where the label column was not chosen, else '').");
 
   m.def(
       "generate_noise_key",

@@ -207,26 +207,71 @@ TEST_F(CsvTableTest, AnUnnamedFeatureColumnIsNoted) {
   LoadOptions o;
   o.label_column = "y";
   std::vector<bool> one_hot;
-  std::vector<std::string> notes;
+  CsvNotes notes;
   const std::string indexed = write("indexed.csv", ",y,x\n0,1,0.5\n1,0,2\n");
   const Dataset d = load_csv(indexed, o, &one_hot, &notes);
   EXPECT_EQ(d.cols(), 2u);  // read as it is: the index is a feature
-  ASSERT_EQ(notes.size(), 1u);
-  EXPECT_EQ(notes[0], "CSV file " + indexed +
-                          ": column 0 (0-based) has no name in the header line and is read as a feature; a table's "
-                          "index that pandas' to_csv wrote (without index=False) is no feature: save the table "
-                          "without it");
-  notes.clear();
+  ASSERT_EQ(notes.warnings.size(), 1u);
+  EXPECT_EQ(notes.warnings[0], "CSV file " + indexed +
+                                   ": column 0 (0-based) has no name in the header line and is read as a feature; a "
+                                   "table's index that pandas' to_csv wrote (without index=False) is no feature: save "
+                                   "the table without it");
   load_csv(write("named.csv", "i,y,x\n0,1,0.5\n1,0,2\n"), o, &one_hot, &notes);
-  EXPECT_TRUE(notes.empty());
+  EXPECT_TRUE(notes.warnings.empty());
   LoadOptions header;
   header.header = true;
   load_csv(write("label.csv", ",x\n1,0.5\n0,2\n"), header, &one_hot, &notes);
-  EXPECT_TRUE(notes.empty());
+  EXPECT_TRUE(notes.warnings.empty());
   LoadOptions fill;
   fill.impute_zero = true;
   load_csv(write("plain.csv", "1,,0.5\n0,2,2\n"), fill, &one_hot, &notes);
-  EXPECT_TRUE(notes.empty());
+  EXPECT_TRUE(notes.warnings.empty());
+}
+
+// Labels read from the default first column: the notes say which column that
+// was and how another is picked (for a refusal of the labels), and warn where
+// another column is named like a label (a regression would fit the wrong
+// target silently); the loader's own refusals of a label say it too. None of
+// it where the label column was chosen.
+TEST_F(CsvTableTest, LabelsFromTheDefaultColumnSaySo) {
+  std::vector<bool> one_hot;
+  CsvNotes notes;
+  const std::string last = write("last.csv", "age,bmi,Target\n50,30,151\n20,22,75\n");
+  load_csv(last, {}, &one_hot, &notes);
+  const std::string read = "the labels were read from column 0, 'age' (the first column, the default)";
+  EXPECT_EQ(notes.label_origin,
+            read + ", and column 'Target' is named like a label: --label Target reads them from it");
+  ASSERT_EQ(notes.warnings.size(), 1u);
+  EXPECT_EQ(notes.warnings[0], "CSV file " + last + ": " + notes.label_origin +
+                                   " (--label 0 keeps the first column and this warning away)");
+  for (const char* chosen : {"0", "Target", "2"}) {
+    LoadOptions o;
+    o.label_column = chosen;
+    load_csv(last, o, &one_hot, &notes);
+    EXPECT_TRUE(notes.warnings.empty() && notes.label_origin.empty()) << chosen;
+  }
+  LoadOptions keywords;
+  keywords.keyword_words = true;
+  load_csv(write("spaced.csv", "mean radius,x,is class\n1,2,0\n"), keywords, &one_hot, &notes);
+  EXPECT_EQ(notes.label_origin,
+            "the labels were read from column 0, 'mean radius' (the first column, the default): "
+            "label='NAME' (or a 0-based index) reads them from another column");
+  EXPECT_TRUE(notes.warnings.empty());
+  load_csv(write("bare.csv", "1,2\n0,3\n"), {}, &one_hot, &notes);
+  EXPECT_EQ(notes.label_origin,
+            "the labels were read from column 0 (the first column, the default): --label INDEX (0-based) reads them "
+            "from another column");
+  const std::string names = write("names.csv", "name,x,y\nbob,1,0\n");
+  EXPECT_EQ(
+      error_of([&] { load_csv(names, {}); }),
+      "CSV file " + names +
+          ": a label in column 'name' is not a finite number; named classes must be declared "
+          "(--classes a,b,c), every label then one of them; the labels were read from column 0, 'name' (the first "
+          "column, the default), and column 'y' is named like a label: --label y reads them from it");
+  LoadOptions unlabeled;
+  unlabeled.labeled = false;
+  load_csv(last, unlabeled, &one_hot, &notes);
+  EXPECT_TRUE(notes.warnings.empty() && notes.label_origin.empty());
 }
 
 // pandas' to_csv writes a bool column as True / False: read as 1 / 0 (any

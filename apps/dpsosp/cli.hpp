@@ -100,8 +100,8 @@ struct LoadedProblem {
   std::optional<RecordFile> records;
   /// CSV: per feature, whether it is a one-hot feature of a --categorical column (load_csv); else empty.
   std::vector<bool> one_hot;
-  /// CSV: what its header line says that a user may not mean (load_csv's notes), for the run's warnings.
-  std::vector<std::string> notes;
+  /// CSV: what its layout says (load_csv's notes): warnings for the run's, and where its labels were read from.
+  CsvNotes notes;
   Index rows() const { return records ? records->info().rows : data.rows(); }
 };
 /// Loads the records and builds the model; every problem is reported as an Error

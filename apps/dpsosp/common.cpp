@@ -91,9 +91,13 @@ std::unique_ptr<Model> build_model(const std::string& name, const Dataset& data,
   }
 }
 
-void validate_for_model(const Model& model, const Dataset& data, const std::string& source) {
+// Refusals of the labels add where they were read from (CsvNotes::label_origin).
+void validate_for_model(const Model& model, const Dataset& data, const std::string& source,
+                        const std::string& label_origin = "") {
   try {
     model.validate(data);
+  } catch (const LabelError& e) {
+    throw Error(source + ": " + e.what() + (label_origin.empty() ? "" : "; " + label_origin));
   } catch (const Error& e) {
     throw Error(source + ": " + e.what());
   }
@@ -119,8 +123,7 @@ void check_declared_width(const DataSource& s, FileFormat format, const Dataset&
 }
 
 Dataset load_file(const DataSource& s, const std::string& path, const std::string& labels_path, bool labeled,
-                  const std::string& source, std::vector<bool>* one_hot = nullptr,
-                  std::vector<std::string>* notes = nullptr) {
+                  const std::string& source, std::vector<bool>* one_hot = nullptr, CsvNotes* notes = nullptr) {
   const FileFormat format = format_of(s, path);
   if (s.header && !format_info(format).csv_options) throw Error("--header: applies to CSV files, not " + path);
   for (const char* option : {"--label", "--categorical", "--impute"})
@@ -279,8 +282,12 @@ LoadedProblem load_problem(const DataSource& s, std::optional<std::uint64_t> sam
     p.data = load_file(s, s.data_path, s.labels_path, model_info(model_name).labeled, source, &p.one_hot, &p.notes);
   }
   p.load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  p.model = build_model(model_name, p.data, options, source);
-  validate_for_model(*p.model, p.data, source);
+  try {
+    p.model = build_model(model_name, p.data, options, source);
+  } catch (const LabelError& e) {  // the class count inferred from the labels
+    throw Error(source + ": " + e.what() + (p.notes.label_origin.empty() ? "" : "; " + p.notes.label_origin));
+  }
+  validate_for_model(*p.model, p.data, source, p.notes.label_origin);
   if (p.synthetic && p.synthetic->population && p.synthetic->model == p.model->name() &&
       p.synthetic->population->dim() == p.model->dim())
     p.population = p.synthetic->population;

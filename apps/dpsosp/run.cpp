@@ -168,7 +168,7 @@ int do_run(const RunArgs& a) {
     scaled = minimize_scaled(*p.model, p.data, x0, o, so);
   }
   // The loader's notes on the table (its header line: public) lead the run's warnings.
-  scaled.summary.warnings.insert(scaled.summary.warnings.begin(), p.notes.begin(), p.notes.end());
+  scaled.summary.warnings.insert(scaled.summary.warnings.begin(), p.notes.warnings.begin(), p.notes.warnings.end());
   const Summary& s = scaled.summary;
   // The held-out targets in the user's units, unclipped: R^2 is measured on them.
   const Vec eval_y = eval && eval->has_labels() ? eval->labels() : Vec();

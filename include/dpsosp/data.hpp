@@ -215,6 +215,21 @@ FileFormat parse_file_format(const std::string& name);
 /// (.gz stripped); throws Error when neither tells.
 FileFormat guess_file_format(const std::string& path);
 
+/// What load_csv says of a table beyond its records, from its header line and
+/// the options alone (public: no record is read for it).
+struct CsvNotes {
+  /// What a user may not mean, for the run's warnings: a feature column with
+  /// no name (pandas' to_csv writes its index so); a column named like a label
+  /// (target, label, class, y, outcome; any case) while the labels are read
+  /// from the default first column.
+  std::vector<std::string> warnings;
+  /// Where the label column was not chosen (LoadOptions::label_column empty):
+  /// which column the labels were read from and how another is picked, in the
+  /// options' words, for a front end to add to a refusal of its labels
+  /// (LabelError). Empty where the label column was chosen or there is none.
+  std::string label_origin;
+};
+
 /// The loaders read the path "-" as the standard input (once; gzip or plain).
 /// CSV, one record per line (docs/data-formats.md): numbers, class names,
 /// categories, "quoted" fields. Errors name the file, line and reason. With
@@ -224,11 +239,9 @@ Dataset load_csv(const std::string& path, const LoadOptions& options = {});
 /// load_csv, and *one_hot_features = per feature of its records, whether it is
 /// a one-hot feature of a declared categorical column (public: the declared
 /// categories and the header line say so; RunRequest::scaling reads them).
-/// With notes, what the header line says that a user may not mean, for the
-/// run's warnings (public: the header line, no record): a feature column with
-/// no name, as pandas' to_csv writes its index.
+/// With notes, what the table's layout says (CsvNotes).
 Dataset load_csv(const std::string& path, const LoadOptions& options, std::vector<bool>* one_hot_features,
-                 std::vector<std::string>* notes = nullptr);
+                 CsvNotes* notes = nullptr);
 /// LibSVM / SVMlight: "label idx:val idx:val ..." with 1-based increasing indices.
 Dataset load_libsvm(const std::string& path, const LoadOptions& options = {});
 /// IDX (optionally gzip-compressed) images; pixels of unsigned-byte files are

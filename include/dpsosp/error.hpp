@@ -13,6 +13,14 @@ class Error : public std::invalid_argument {
   explicit Error(const std::string& what) : std::invalid_argument(what) {}
 };
 
+/// A record's label that the model cannot take (the models' label checks). A
+/// front end that read the labels from a CSV table's default column adds which
+/// column that was and how another is picked (CsvNotes::label_origin).
+class LabelError : public Error {
+ public:
+  using Error::Error;
+};
+
 /// A value an option cannot take (options.hpp names the options): the option's
 /// key ("delta", "fit_intercept", "overrides.b") and what follows its name in
 /// the message (" = 0.5: not below 1/n ..."). what() names it `shown_as` (a

@@ -9,6 +9,7 @@ import warnings
 import numpy as np
 
 from . import _core, _options
+from ._budget import charged_core
 from ._labels import label_indices, label_numbers
 from ._table import _declared_width, _numeric_dtype, _table_input, load_data_table
 from ._table import encode_table, kept_rule, table_rule  # noqa: F401
@@ -272,9 +273,9 @@ def run(model, X=None, y=None, **options):
     rule = table_rule(categorical, impute)  # checked whole, as the options are, before X is read
     csv = None if data is None or X is not None else load_data_table(_core, model, data, y, label, classes, rule,
                                                                      stream)
-    notes = []  # the loader's notes on a CSV table's header line: they lead the run's warnings, as the CLI's
+    notes, origin = [], ""  # the loader's warnings on a CSV table's layout lead the run's, as the CLI's
     if csv is not None:  # the table's rule applied by the loader: X, y and its one-hot flags as the CLI's
-        (X, y, encoded_one_hot, notes), data = csv, None
+        (X, y, encoded_one_hot, notes, origin), data = csv, None
     X, y, class_names, one_hot = _table_input(model, X, y, classes, *((None,) * 3 if csv else (label, categorical,
                                                                                             impute)), _core.models())
     one_hot = one_hot or encoded_one_hot or []
@@ -286,20 +287,19 @@ def run(model, X=None, y=None, **options):
     if class_names is not None:
         classes = len(class_names) if model in ("softmax", "mlp") else None
     classes, hidden, rank = _model_options(model, classes, hidden, rank)
-    if budget is not None:
-        from ._budget import Budget
-        if not isinstance(budget, Budget):
-            raise TypeError(f"budget: expected a dpsosp.Budget, got {budget!r}")
-        budget = budget._charged_core()
+    budget = charged_core(budget)
     if callback is not None and not callable(callback):
         raise TypeError(f"callback: expected a callable callback(step, info), got {callback!r}")
-    result = _core.run(
-        model, records, labels, text, overrides, None if x0 is None else np.asarray(x0, dtype=np.float64),
-        classes, hidden, rank, None if fit_intercept is None else bool(fit_intercept), noise_key, callback,
-        None if data is None else os.fspath(data), stream,
-        0 if n_features is None else _count("n_features", n_features, 1, 2147483647), _bounds("bounds", bounds),
-        None if y_bounds is None else _bounds("y_bounds", y_bounds, "(lo, hi)")[0], budget,
-        None if sample_weight is None else _sample_weight(sample_weight, records), one_hot)
+    try:
+        result = _core.run(
+            model, records, labels, text, overrides, None if x0 is None else np.asarray(x0, dtype=np.float64),
+            classes, hidden, rank, None if fit_intercept is None else bool(fit_intercept), noise_key, callback,
+            None if data is None else os.fspath(data), stream,
+            0 if n_features is None else _count("n_features", n_features, 1, 2147483647), _bounds("bounds", bounds),
+            None if y_bounds is None else _bounds("y_bounds", y_bounds, "(lo, hi)")[0], budget,
+            None if sample_weight is None else _sample_weight(sample_weight, records), one_hot)
+    except _core.LabelError as e:  # a refusal of a CSV table's labels says where they were read from, as the CLI's
+        raise (ValueError(f"{e}; {origin}") if origin else e) from None
     _keep_table_rule(result, class_names, label, categorical, impute)
     result["warnings"] = list(notes) + list(result["warnings"])
     for message in result["warnings"]:

@@ -203,3 +203,12 @@ class Budget:
         n = self._core.charges()
         return (f"Budget(epsilon={self.epsilon:.4g}, delta={self.delta:.4g}): {n} run{'s' if n != 1 else ''} "
                 f"charged, epsilon {self.spent():.4g} spent")
+
+
+def charged_core(budget):
+    """A run's budget= as the core takes it: None, or a Budget's core (TypeError for anything else)."""
+    if budget is None:
+        return None
+    if not isinstance(budget, Budget):
+        raise TypeError(f"budget: expected a dpsosp.Budget, got {budget!r}")
+    return budget._charged_core()

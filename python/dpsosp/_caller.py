@@ -6,6 +6,7 @@ import numpy as np
 
 from . import _core, _options
 from ._api import RunWarning, _count
+from ._budget import charged_core
 
 __all__ = ["run_gradients"]
 
@@ -70,12 +71,7 @@ def run_gradients(gradients, n, dim, **options):
             raise TypeError(f"{key}: expected a callable, got {own[key]!r}")
     n = _count("n", n, 1, 2 ** 53)
     dim = _count("dim", dim, 1, 2 ** 31 - 1)
-    budget = own["budget"]
-    if budget is not None:
-        from ._budget import Budget
-        if not isinstance(budget, Budget):
-            raise TypeError(f"budget: expected a dpsosp.Budget, got {budget!r}")
-        budget = budget._charged_core()
+    budget = charged_core(own["budget"])
 
     def rows(x, ids):
         out = np.asarray(gradients(x, ids), dtype=np.float64)

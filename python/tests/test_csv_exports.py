@@ -83,6 +83,42 @@ class PandasExports(unittest.TestCase):
             self.assertEqual(cli.returncode, 0, cli.stderr)
             self.assertEqual(json.loads(cli.stdout)["x"], list(csv_run["x"]))
 
+    def test_labels_from_the_default_column_are_named_by_both_front_ends(self):
+        # A table with its label last, as scikit-learn's frames and many exports have it: the default label is the
+        # first column. A refusal of those labels says where they were read from and which column to name; a
+        # regression, which takes any number, fits the first column and warns that another is named like a label.
+        rng = np.random.default_rng(5)
+        df = pd.DataFrame({"age": np.round(rng.uniform(20, 80, 120), 1), "bmi": np.round(rng.uniform(18, 40, 120), 1),
+                           "target": (rng.random(120) < 0.5).astype(int)})
+        path = os.path.join(self.tmp.name, "last.csv")
+        df.to_csv(path, index=False)
+        origin = ("the labels were read from column 0, 'age' (the first column, the default), and column 'target' is "
+                  "named like a label: {} reads them from it")
+        refusal = ("logistic: a record's label is not 0, 1, -1 or +1 (0 is read as -1); which record is not said, as "
+                   "a refusal must not depend on it; " + origin)
+        with self.assertRaises(ValueError) as refused:
+            dpsosp.run("logistic", data=path, epsilon=1)
+        self.assertEqual(str(refused.exception), refusal.format("label='target'"))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            r = dpsosp.run("linear", data=path, epsilon=1)
+        warning = f"CSV file {path}: " + origin.format("label='target'") + " (label=0 keeps the first column and this " \
+            "warning away)"
+        self.assertEqual(r["warnings"][0], warning)
+        self.assertIn(warning, [str(w.message) for w in caught])
+        chosen = dpsosp.run("logistic", data=path, label="target", epsilon=1)
+        self.assertFalse([w for w in chosen["warnings"] if "the labels were read" in w])
+        if CLI:
+            cli = subprocess.run([CLI, "run", "--model", "logistic", "--data", path, "--epsilon", "1"],
+                                 capture_output=True, text=True)
+            self.assertEqual(cli.returncode, 1)
+            self.assertEqual(cli.stderr, f"dpsosp: error: --data {path}: " + refusal.format("--label target") + "\n")
+            cli = subprocess.run([CLI, "run", "--model", "linear", "--data", path, "--epsilon", "1", "--quiet"],
+                                 capture_output=True, text=True)
+            self.assertEqual(cli.returncode, 0, cli.stderr)
+            self.assertEqual(json.loads(cli.stdout)["warnings"][0], warning.replace("label='target'", "--label target")
+                             .replace("label=0", "--label 0"))
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -63,12 +63,50 @@ class DenseRows {
   std::vector<std::vector<double>> blocks_;
 };
 
+// A header name that users give a label column (any case).
+bool label_like(const std::string& name) {
+  const std::string lower = lowered(name);
+  for (const char* word : {"target", "label", "labels", "class", "y", "outcome"})
+    if (lower == word) return true;
+  return false;
+}
+
+// The notes of CsvNotes, from the layout (the header line and the options).
+CsvNotes layout_notes(const std::string& path, const LoadOptions& o, const Table& t, bool header) {
+  const OptionWords words{o.keyword_words};
+  CsvNotes notes;
+  for (std::size_t j = 0; header && j < t.size(); ++j)
+    if (t[j].name.empty() && (t[j].kind == Kind::kNumber || t[j].kind == Kind::kCategorical))
+      notes.warnings.push_back("CSV file " + path + ": column " + std::to_string(j) +
+                               " (0-based) has no name in the header line and is read as a feature; a table's index "
+                               "that pandas' to_csv wrote (without index=False) is no feature: save the table without "
+                               "it");
+  if (!o.labeled || !o.label_column.empty()) return notes;
+  std::size_t like = kNone;
+  for (std::size_t j = 1; header && j < t.size() && like == kNone; ++j)
+    if (label_like(t[j].name)) like = j;
+  const std::string read = "the labels were read from column 0" +
+                           (t[0].name.empty() ? std::string() : ", " + detail::quote(t[0].name)) +
+                           " (the first column, the default)";
+  if (like == kNone) {
+    notes.label_origin = read + ": " + words.label(header ? "NAME" : "INDEX", !header) +
+                         (header ? " (or a 0-based index)" : " (0-based)") + " reads them from another column";
+    return notes;
+  }
+  const std::string pick = ", and " + column_text(like, t[like]) +
+                           " is named like a label: " + words.label(t[like].name, false) + " reads them from it";
+  notes.label_origin = read + pick;
+  notes.warnings.push_back("CSV file " + path + ": " + read + pick + " (" + words.label("0", true) +
+                           " keeps the first column and this warning away)");
+  return notes;
+}
+
 }  // namespace
 
 Dataset load_csv(const std::string& path, const LoadOptions& options) { return load_csv(path, options, nullptr); }
 
 Dataset load_csv(const std::string& path, const LoadOptions& options, std::vector<bool>* one_hot_features,
-                 std::vector<std::string>* notes) {
+                 CsvNotes* notes) {
   const OptionWords words{options.keyword_words};
   LineReader reader(kFn, path);
   DenseRows features;
@@ -130,12 +168,10 @@ Dataset load_csv(const std::string& path, const LoadOptions& options, std::vecto
     table = std::make_unique<Table>(path, options, columns, &names);
   }
   const Table& t = *table;
-  if (header && notes)
-    for (std::size_t j = 0; j < columns; ++j)
-      if (names[j].empty() && (t[j].kind == Kind::kNumber || t[j].kind == Kind::kCategorical))
-        notes->push_back("CSV file " + path + ": column " + std::to_string(j) +
-                         " (0-based) has no name in the header line and is read as a feature; a table's index that "
-                         "pandas' to_csv wrote (without index=False) is no feature: save the table without it");
+  const CsvNotes layout = layout_notes(path, options, t, header);
+  if (notes) *notes = layout;
+  // A refusal of a label read from the default column says so.
+  const std::string origin = layout.label_origin.empty() ? std::string() : "; " + layout.label_origin;
   const std::size_t cols = t.features();
   if (cols == 0) fail(kFn, path, "", "no feature columns (every column is the label)");
 
@@ -156,7 +192,7 @@ Dataset load_csv(const std::string& path, const LoadOptions& options, std::vecto
         if (c.kind == Kind::kLabel || c.kind == Kind::kLabelName)
           fail(kFn, path, line_at(line_no),
                "missing label (" + what + ") in " + column_text(j, c) +
-                   ": labels are never imputed; fill it in or leave the record out");
+                   ": labels are never imputed; fill it in or leave the record out" + origin);
         if (c.kind == Kind::kWeight)
           fail(kFn, path, line_at(line_no),
                "missing weight (" + what + ") in " + column_text(j, c) + ": weights are never imputed");
@@ -182,7 +218,7 @@ Dataset load_csv(const std::string& path, const LoadOptions& options, std::vecto
             fail(kFn, path, "",
                  "a label in " + column_text(j, c) + " is not one of the " + std::to_string(c.values.size()) +
                      " declared classes (" + words.classes(listed(c.values, ",")) +
-                     "); every label must be one of them, compared as text");
+                     "); every label must be one of them, compared as text" + origin);
           fail(kFn, path, "",
                "a value in the categorical " + column_text(j, c) + " is not one of its " +
                    std::to_string(c.values.size()) + " declared categories (" + listed(c.values, "|") +
@@ -205,7 +241,8 @@ Dataset load_csv(const std::string& path, const LoadOptions& options, std::vecto
                "a label in " + column_text(j, c) + " is not a finite number" +
                    (status == ParseStatus::kNotNumber ? "; named classes must be declared (" + words.classes("a,b,c") +
                                                             "), every label then one of them"
-                                                      : "; every label must be one (labels are never imputed)"));
+                                                      : "; every label must be one (labels are never imputed)") +
+                   origin);
         const char* what = c.kind == Kind::kWeight ? "weight" : "value";
         std::string reason = number_problem(status, token, what, "in " + column_text(j, c));
         // Text that does not start as a number might be a category; '12abc' is a typo.

@@ -41,6 +41,15 @@ struct OptionWords {
   std::string impute_rules(const std::string& column) const {
     return (keywords ? "impute='zero'" : "--impute zero") + std::string(" or ") + impute(column, "VALUE");
   }
+  // The label option naming a column (a header name, quoted where a shell
+  // would split it) or an index.
+  std::string label(const std::string& ref, bool index) const {
+    if (keywords) return index ? "label=" + ref : "label='" + ref + "'";
+    const bool plain = std::all_of(ref.begin(), ref.end(), [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+    });
+    return "--label " + (plain ? ref : "'" + ref + "'");
+  }
 };
 inline constexpr std::size_t kNone = static_cast<std::size_t>(-1);
 

@@ -20,8 +20,8 @@ namespace detail {
 
 namespace {
 [[noreturn]] void bad_label(const Model& model, Index i, double label, const std::string& rule) {
-  throw Error(model.name() + ": label of record " + std::to_string(i) + " (0-based) is " + format_number(label) +
-              ", expected " + rule);
+  throw LabelError(model.name() + ": label of record " + std::to_string(i) + " (0-based) is " + format_number(label) +
+                   ", expected " + rule);
 }
 }  // namespace
 
@@ -51,8 +51,8 @@ void check_each_label(const Model& model, const Dataset& data, const IndexList* 
     const double y = data.label(rows ? (*rows)[k] : k);
     if (!ok(y) && !label_set) bad_label(model, k, y, rule);
     if (!ok(y))
-      throw Error(model.name() + ": a record's label is not " + rule +
-                  "; which record is not said, as a refusal must not depend on it");
+      throw LabelError(model.name() + ": a record's label is not " + rule +
+                       "; which record is not said, as a refusal must not depend on it");
   }
 }
 }  // namespace
@@ -342,8 +342,8 @@ Index infer_classes(const std::string& name, const Dataset& data) {
   for (Index i = 0; i < data.rows(); ++i) {
     const double y = data.label(i);
     if (!(y >= 0.0 && std::floor(y) == y && y < 1e9)) {
-      throw Error(name + ": label of record " + std::to_string(i) + " (0-based) is " + detail::format_number(y) +
-                  ", expected a non-negative integer (a class index)");
+      throw LabelError(name + ": label of record " + std::to_string(i) + " (0-based) is " + detail::format_number(y) +
+                       ", expected a non-negative integer (a class index)");
     }
     if (y > top) top = y;
   }

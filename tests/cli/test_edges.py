@@ -46,7 +46,8 @@ class Edges(unittest.TestCase):
         # A label is refused naming no record: no line, no value (SPEC section 9).
         self.assertEqual(r.stderr, "dpsosp: error: CSV file (stdin): a label in column 0 (0-based) is not a finite "
                                    "number; named classes must be declared (--classes a,b,c), every label then one "
-                                   "of them\n")
+                                   "of them; the labels were read from column 0 (the first column, the default): "
+                                   "--label INDEX (0-based) reads them from another column\n")
 
     def test_header_on_a_file_without_one_is_refused(self):
         r = dpsosp("run", "--model", "logistic", "--data", "-", "--format", "csv", "--header", stdin=records(50))

@@ -8,6 +8,7 @@ PACKAGES=(cmake g++ make libeigen3-dev libcli11-dev nlohmann-json3-dev libspectr
           python3-scipy python3-sklearn python3-pandas python3-jsonschema
           python3-pip python3-venv python3-setuptools python3-wheel pkg-config
           python3-torch                # dpsosp.torch and its tests (torch 1.13 with functorch)
+          python3-statsmodels          # its bundled tables: experiments/other_tables.py
           ninja-build                  # pip install builds with Ninja when it is there (setup.py)
           openmpi-bin libopenmpi-dev   # MPI: data-parallel runs (DPSOSP_MPI; about 16 s to install)
           clang-format-14)             # the C++ style (.clang-format; scripts/format.sh --check in CI)

@@ -61,6 +61,48 @@ TEST(ClipEstimate, FindsTheMediansWithinTheResolution) {
   EXPECT_EQ(e.rounds, 2 * kEstimateRounds);
 }
 
+// Of k records whose gradient at x0 is zero, floor(k / 2) count as below
+// every threshold and the rest as above, so the medians are the other
+// records' (float and secure noise alike: the counts stay integers): a linear fit at
+// x0 = 0 whose targets are 0 for 1407 of 2008 records (a zero-inflated target
+// centred on its zeros), where the median of every norm was 0 (G and M at
+// 2^-20: steps of 1/M). Huber's gradient at x0 = 0 is -y a for |y| <= 1 and
+// its curvature along a is |a|^2.
+TEST(ClipEstimate, ZeroGradientsLeaveTheMediansToTheOthers) {
+  const Index n = 2008, d = 3;
+  RowMatrix a(n, d);
+  Vec y(n);
+  for (Index i = 0; i < n; ++i) {
+    for (Index j = 0; j < d; ++j) a(i, j) = 0.2 + static_cast<double>((7 * i + 13 * j) % 17) / 10.0;
+    y[i] = i % 10 < 7 ? 0.0 : 0.1 + static_cast<double>((11 * i) % 80) / 100.0;
+  }
+  const Dataset data(a, y);
+  const auto model = make_model("linear", d);
+  const Vec x0 = Vec::Zero(d);
+  const ConstantsEstimate e =
+      estimate_constants(*model, data, first(n), x0, {true, true}, {1e6, 1e-6}, testing::test_noise_key(), 7);
+  std::vector<double> norms, curvatures;
+  for (Index i = 0; i < n; ++i)
+    if (y[i] != 0) {
+      norms.push_back(y[i] * a.row(i).norm());
+      curvatures.push_back(a.row(i).squaredNorm());
+    }
+  ASSERT_EQ(norms.size(), 601u);
+  const double step = std::exp2(40.0 / 1024.0);
+  ASSERT_TRUE(e.G && e.M);
+  EXPECT_GE(*e.G, median(norms) / step);
+  EXPECT_LE(*e.G, median(norms) * step);
+  EXPECT_GE(*e.M, median(curvatures) / step);
+  EXPECT_LE(*e.M, median(curvatures) * step);
+  PrivacyTarget secure{1e6, 1e-6};
+  secure.noise = NoiseMode::kSecure;  // discrete noise of scale 1 on integer counts: a rank or two
+  const ConstantsEstimate s =
+      estimate_constants(*model, data, first(n), x0, {true, true}, secure, testing::test_noise_key(), 7);
+  ASSERT_TRUE(s.G && s.M);
+  EXPECT_NEAR(std::log2(*s.G / median(norms)), 0.0, 0.25);
+  EXPECT_NEAR(std::log2(*s.M / median(curvatures)), 0.0, 0.25);
+}
+
 // The counts' noise makes the estimate mu-GDP at the target (float), or
 // rho-zCDP at the target's rho (secure: an integer scale); one constant
 // takes half the rounds.

@@ -6,7 +6,13 @@
 // median of the per-example ratios ||grad f(x0 + h u; z) - grad f(x0; z)|| / h
 // along the record's own gradient direction u = grad f(x0; z) / ||grad f(x0; z)||
 // (h = 1e-3 max(1, ||x0||)): the record's curvature in the direction a step
-// on it moves, whose inverse is a step size that does not overshoot it.
+// on it moves, whose inverse is a step size that does not overshoot it. A
+// regression's (linear, cauchy) record whose gradient at x0 is zero, its
+// target predicted exactly (no clip acts on it, no direction), has no value:
+// of k such records floor(k / 2) count as below every threshold, the rest as
+// above, so the medians are the other records' (a zero-inflated target,
+// centred on its zeros, put G and M near 2^-20 and the steps at 1/M).
+// Elsewhere a zero gradient is x0's stationarity and counts as 0.
 // minimize() uses G = f median and M = max(f median, G / max(1, ||x0||)): a step
 // at the clip norm moves the iterate by at most max(1, ||x0||), where the
 // curvature at x0 is lower than what the steps meet later. f = 1/4 for a
@@ -15,7 +21,7 @@
 // step's length bound G / M the medians'), else 1. Each median is found by
 // a noisy binary search on log2 of the value over [-20, 20]: every round
 // releases how many of the records lie below the midpoint, plus noise. A count
-// changes by at most 1 when one record is replaced, so `rounds` counts with
+// changes by at most 1 when one record is replaced (floor(k / 2) included), so `rounds` counts with
 // noise sigma_c are (sqrt(rounds) / sigma_c)-GDP (Gaussian mechanisms compose
 // exactly), and sigma_c is chosen to make the estimate mu-GDP for the run's
 // target mu. The records are the first ones of the public sample order,

@@ -8,6 +8,7 @@
 
 #include "dpsosp/discrete_gaussian.hpp"
 #include "dpsosp/error.hpp"
+#include "dpsosp/model.hpp"
 #include "dpsosp/privacy.hpp"
 
 namespace dpsosp {
@@ -52,17 +53,31 @@ class NoisyCounts {
   std::uint32_t released_ = 0;
 };
 
-// The noisy median of the values by binary search on log2; non-finite values
-// count as above every midpoint. Returns 2^(upper end).
+// A record with no value of its own (a zero gradient: no clip norm acts on it,
+// no direction to curve along).
+constexpr double kNoValue = std::numeric_limits<double>::quiet_NaN();
+
+// The noisy median of the values by binary search on log2; infinite values
+// count as above every midpoint, and of the k kNoValue floor(k / 2) as below
+// every one, so that the median is the other values'. A count stays an integer
+// (secure mode's discrete noise needs one) that one record moves by at most 1:
+// a record turning from kNoValue into a value below moves floor(k / 2) by 0
+// or -1 and its own count by +1. Returns 2^(upper end).
 double noisy_median(const std::vector<double>& values, NoisyCounts& counts) {
   std::vector<double> logs;
   logs.reserve(values.size());
-  for (double v : values) logs.push_back(std::isfinite(v) ? std::log2(v) : std::numeric_limits<double>::infinity());
+  double none = 0;
+  for (double v : values) {
+    if (std::isnan(v))
+      none += 1;
+    else
+      logs.push_back(std::isinf(v) ? std::numeric_limits<double>::infinity() : std::log2(v));
+  }
   double lo = kLow, hi = kHigh;
   const double half = 0.5 * static_cast<double>(values.size());
   for (int r = 0; r < kEstimateRounds; ++r) {
     const double mid = 0.5 * (lo + hi);
-    double below = 0;
+    double below = std::floor(0.5 * none);
     for (double l : logs) below += l <= mid ? 1.0 : 0.0;
     if (counts.noisy(below) >= half)
       hi = mid;
@@ -103,22 +118,34 @@ ConstantsEstimate estimate_constants(const Model& model, const Dataset& data, co
   Vec g(d), g_moved(d), moved(d);
   std::vector<double> norms, ratios;
   const double h = 1e-3 * std::max(1.0, x0.norm());
+  // A model of the table's regression rows (a caller's model is none).
+  const auto& table = model_table();
+  const bool regression = std::any_of(table.begin(), table.end(),
+                                      [&](const ModelInfo& m) { return m.name == model.name() && m.regression; });
   for (Index i : records) {
     model.gradient(x0, data, i, g);
     const double norm = g.norm();
-    if (what.G) norms.push_back(norm);
+    // A regression's record whose target x0 predicts exactly (most of a
+    // zero-inflated target centred on its zeros) has a zero gradient and no
+    // value of its own. Elsewhere a zero gradient is x0's stationarity (phase
+    // retrieval, PCA at their saddle: every record's), and counts as 0. A
+    // non-finite gradient counts as above every threshold.
+    const bool none = norm == 0 && regression;
+    if (what.G) norms.push_back(none ? kNoValue : std::isfinite(norm) ? norm : HUGE_VAL);
     if (what.M) {
       // The record's curvature along its own gradient, the direction it
-      // pushes a step: a zero gradient has none; a non-finite one counts as
-      // above every threshold.
-      if (!(norm > 0)) {
+      // pushes a step: a zero gradient has none.
+      if (none) {
+        ratios.push_back(kNoValue);
+      } else if (!(norm > 0)) {
         ratios.push_back(0.0);
       } else if (!std::isfinite(norm)) {
         ratios.push_back(std::numeric_limits<double>::infinity());
       } else {
         moved = x0 + (h / norm) * g;
         model.gradient(moved, data, i, g_moved);
-        ratios.push_back((g_moved - g).norm() / h);
+        const double ratio = (g_moved - g).norm() / h;
+        ratios.push_back(std::isnan(ratio) ? std::numeric_limits<double>::infinity() : ratio);
       }
     }
   }

@@ -268,6 +268,13 @@ TEST_F(CsvTableTest, LabelsFromTheDefaultColumnSaySo) {
           ": a label in column 'name' is not a finite number; named classes must be declared "
           "(--classes a,b,c), every label then one of them; the labels were read from column 0, 'name' (the first "
           "column, the default), and column 'y' is named like a label: --label y reads them from it");
+  LoadOptions declared;  // a column named like a label but declared a categorical one is none
+  declared.categorical = {{"class", {"a", "b"}}};
+  load_csv(write("declared.csv", "x,class\n1,a\n"), declared, &one_hot, &notes);
+  EXPECT_TRUE(notes.warnings.empty());
+  EXPECT_EQ(notes.label_origin,
+            "the labels were read from column 0, 'x' (the first column, the default): --label "
+            "NAME (or a 0-based index) reads them from another column");
   LoadOptions unlabeled;
   unlabeled.labeled = false;
   load_csv(last, unlabeled, &one_hot, &notes);

@@ -280,8 +280,8 @@ def load_data_table(core, model, data, y, label, classes, rule, stream):
     """run(data=path): a CSV table read by the CLI's own loader (--label, --classes a,b,c, --categorical,
     --impute: the same records as `dpsosp run --data`; its refusals in the keywords' words), as (X, y, one_hot
     flags, warnings on its layout, where its labels were read from: '' where label= chose the column); None where
-    data is a record file (read by the library as it is). Other
-    formats are refused in one line. rule: table_rule's (categorical, zero, fills)."""
+    data is a record file (read by the library as it is). Other formats are refused in one line. rule:
+    table_rule's (categorical, zero, fills)."""
     path = os.fspath(data)
     kind = core.file_format(path)
     if kind == "records":

@@ -84,7 +84,7 @@ CsvNotes layout_notes(const std::string& path, const LoadOptions& o, const Table
   if (!o.labeled || !o.label_column.empty()) return notes;
   std::size_t like = kNone;
   for (std::size_t j = 1; header && j < t.size() && like == kNone; ++j)
-    if (label_like(t[j].name)) like = j;
+    if (t[j].kind == Kind::kNumber && label_like(t[j].name)) like = j;  // not one declared otherwise
   const std::string read = "the labels were read from column 0" +
                            (t[0].name.empty() ? std::string() : ", " + detail::quote(t[0].name)) +
                            " (the first column, the default)";

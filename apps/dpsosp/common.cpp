@@ -91,13 +91,18 @@ std::unique_ptr<Model> build_model(const std::string& name, const Dataset& data,
   }
 }
 
-// Refusals of the labels add where they were read from (CsvNotes::label_origin).
+// A refusal of the labels read from `source`, with where they were read from
+// (CsvNotes::label_origin; empty: nothing to add).
+Error label_refusal(const std::string& source, const LabelError& e, const std::string& label_origin) {
+  return Error(source + ": " + e.what() + (label_origin.empty() ? "" : "; " + label_origin));
+}
+
 void validate_for_model(const Model& model, const Dataset& data, const std::string& source,
                         const std::string& label_origin = "") {
   try {
     model.validate(data);
   } catch (const LabelError& e) {
-    throw Error(source + ": " + e.what() + (label_origin.empty() ? "" : "; " + label_origin));
+    throw label_refusal(source, e, label_origin);
   } catch (const Error& e) {
     throw Error(source + ": " + e.what());
   }
@@ -285,7 +290,7 @@ LoadedProblem load_problem(const DataSource& s, std::optional<std::uint64_t> sam
   try {
     p.model = build_model(model_name, p.data, options, source);
   } catch (const LabelError& e) {  // the class count inferred from the labels
-    throw Error(source + ": " + e.what() + (p.notes.label_origin.empty() ? "" : "; " + p.notes.label_origin));
+    throw label_refusal(source, e, p.notes.label_origin);
   }
   validate_for_model(*p.model, p.data, source, p.notes.label_origin);
   if (p.synthetic && p.synthetic->population && p.synthetic->model == p.model->name() &&

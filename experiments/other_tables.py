@@ -43,6 +43,8 @@ def tables():
     yield ("modechoice: choice", True, mode.drop(columns=["choice", "individual"]).to_numpy(float),
            mode["choice"].astype(int).to_numpy())
     yield "fair: affairs", False, features, fair["affairs"].to_numpy(float)
+    rand = sd.randhie.load_pandas().data
+    yield "randhie: mdvis", False, rand.drop(columns=["mdvis"]).to_numpy(float), rand["mdvis"].to_numpy(float)
     star = sd.star98.load_pandas().data
     share = star["NABOVE"] / (star["NABOVE"] + star["NBELOW"])
     yield "star98: share above", False, star.drop(columns=["NABOVE", "NBELOW"]).to_numpy(float), share.to_numpy()

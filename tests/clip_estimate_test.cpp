@@ -96,6 +96,19 @@ TEST(ClipEstimate, ZeroGradientsLeaveTheMediansToTheOthers) {
   ASSERT_EQ(norms.size(), 601u);
   expect_within_resolution(e.G, median(norms));
   expect_within_resolution(e.M, median(curvatures));
+  // A higher quantile (a regression's G where the noise is small): of the
+  // 1407 no-value records floor(0.9 * 1407) count below, so the search stops
+  // at the value of rank ceil(0.9 * 2008) - floor(0.9 * 1407) of the others.
+  ConstantsEstimateOptions high{true, false};
+  high.g_quantile = 0.9;
+  const ConstantsEstimate q =
+      estimate_constants(*model, data, first(n), x0, high, {1e6, 1e-6}, testing::test_noise_key(), 7);
+  std::sort(norms.begin(), norms.end());
+  const auto rank = static_cast<std::size_t>(std::ceil(0.9 * 2008) - std::floor(0.9 * 1407));
+  expect_within_resolution(q.G, norms[rank - 1]);
+  EXPECT_GT(*q.G, 1.5 * *e.G);
+  EXPECT_EQ(q.g_quantile, 0.9);
+  EXPECT_EQ(e.g_quantile, 0.5);
   PrivacyTarget secure{1e6, 1e-6};
   secure.noise = NoiseMode::kSecure;  // discrete noise of scale 1 on integer counts: a rank or two
   const ConstantsEstimate s =
@@ -233,9 +246,41 @@ TEST(ClipEstimate, OnlyForPrivateRuns) {
   EXPECT_THROW(o.Validate(), Error);
 }
 
-// A regression's averaged run keeps the medians (a quarter's larger steps
-// overshoot its residual gradients: docs/parameters.md, "Why a quarter").
-TEST(ClipEstimate, ARegressionRunsAtTheMedians) {
+// A regression's G: the median where the noise is not small, 0.9 where it
+// is, log-linear in sqrt(d) / (n mu) between (docs/parameters.md, "A
+// regression's clip").
+TEST(ClipEstimate, ARegressionsClipQuantileRisesAsTheNoiseFalls) {
+  // n = 1000, d = 16: sqrt(d) / (n mu) = 0.004 / mu.
+  EXPECT_EQ(regression_clip_quantile(1000, 16, 0.004 / kClipQuantileNoisy), 0.5);
+  EXPECT_EQ(regression_clip_quantile(1000, 16, 0.1), 0.5);
+  EXPECT_DOUBLE_EQ(regression_clip_quantile(1000, 16, 1.0), 0.7);  // 0.004: halfway in log between 0.008 and 0.002
+  EXPECT_EQ(regression_clip_quantile(1000, 16, 0.004 / kClipQuantileQuiet), kClipQuantileHigh);
+  EXPECT_EQ(regression_clip_quantile(1000, 16, 100.0), kClipQuantileHigh);
+  double last = 0.5;
+  for (double mu = 0.1; mu < 10; mu *= 1.1) {
+    const double q = regression_clip_quantile(1000, 16, mu);
+    EXPECT_GE(q, last);
+    EXPECT_LE(q, kClipQuantileHigh);
+    last = q;
+  }
+  EXPECT_EQ(regression_clip_quantile(0, 16, 1.0), 0.5);
+  EXPECT_THROW(estimate_constants(
+                   *make_model("linear", 2), testing::make_test_data(10, 2, testing::Labels::kReal, false, 1),
+                   first(10), Vec::Zero(2),
+                   [] {
+                     ConstantsEstimateOptions o{true, false};
+                     o.g_quantile = 1.0;
+                     return o;
+                   }(),
+                   {1.0, 1e-6}, testing::test_noise_key(), 1),
+               Error);
+}
+
+// A regression's averaged run keeps its estimates whole (a quarter's larger
+// steps overshoot its residual gradients: docs/parameters.md, "Why a
+// quarter"); at 30000 records and eps 2 its G is the 0.9 quantile, a
+// classifier's the median, a regression's on 300 records the median.
+TEST(ClipEstimate, ARegressionRunsAtItsEstimates) {
   const Dataset data = testing::make_test_data(30000, 6, testing::Labels::kReal, false, 8);
   const auto model = make_model("linear", 6);
   RunOptions o;
@@ -248,6 +293,11 @@ TEST(ClipEstimate, ARegressionRunsAtTheMedians) {
   ASSERT_TRUE(s.estimate);
   EXPECT_EQ(s.constants.G, *s.estimate->G);
   EXPECT_EQ(s.constants.M, std::max(*s.estimate->M, s.constants.G));
+  EXPECT_EQ(s.estimate->g_quantile, kClipQuantileHigh);
+  const Dataset few = testing::make_test_data(300, 6, testing::Labels::kReal, false, 8);
+  EXPECT_EQ(minimize(*model, few, Vec::Zero(6), o).estimate->g_quantile, 0.5);
+  const Dataset labels = testing::make_test_data(30000, 6, testing::Labels::kBinary, false, 8);
+  EXPECT_EQ(minimize(*make_model("logistic", 6), labels, Vec::Zero(6), o).estimate->g_quantile, 0.5);
 }
 
 }  // namespace

@@ -2,26 +2,29 @@
 // docs/parameters.md, "Estimated constants").
 //
 // G: the median of the per-example gradient norms ||grad f(x0; z)||, the clip
-// norm that Andrew, Thakkar, McMahan and Ramaswamy (2021) adapt to. M: the
+// norm that Andrew, Thakkar, McMahan and Ramaswamy (2021) adapt to (a
+// regression's where the noise is small: a higher quantile, up to 0.9, by the
+// public rule regression_clip_quantile). M: the
 // median of the per-example ratios ||grad f(x0 + h u; z) - grad f(x0; z)|| / h
 // along the record's own gradient direction u = grad f(x0; z) / ||grad f(x0; z)||
 // (h = 1e-3 max(1, ||x0||)): the record's curvature in the direction a step
 // on it moves, whose inverse is a step size that does not overshoot it. A
 // regression's (linear, cauchy) record whose gradient at x0 is zero, its
 // target predicted exactly (no clip acts on it, no direction), has no value:
-// of k such records floor(k / 2) count as below every threshold, the rest as
-// above, so the medians are the other records' (a zero-inflated target,
+// of k such records floor(q k) count as below every threshold (q the
+// quantile sought), the rest as above, so the quantiles are the other
+// records' (a zero-inflated target,
 // centred on its zeros, put G and M near 2^-20 and the steps at 1/M).
 // Elsewhere a zero gradient is x0's stationarity and counts as 0.
-// minimize() uses G = f median and M = max(f median, G / max(1, ||x0||)): a step
+// minimize() uses G = f times the G estimate and M = max(f median, G / max(1, ||x0||)): a step
 // at the clip norm moves the iterate by at most max(1, ||x0||), where the
 // curvature at x0 is lower than what the steps meet later. f = 1/4 for a
 // classifier fitted by an algorithm that averages its last iterates (most
 // gradients clipped, the noise, which scales with G, four times smaller, the
-// step's length bound G / M the medians'), else 1. Each median is found by
+// step's length bound G / M the medians'), else 1. Each quantile is found by
 // a noisy binary search on log2 of the value over [-20, 20]: every round
 // releases how many of the records lie below the midpoint, plus noise. A count
-// changes by at most 1 when one record is replaced (floor(k / 2) included), so `rounds` counts with
+// changes by at most 1 when one record is replaced (floor(q k) included), so `rounds` counts with
 // noise sigma_c are (sqrt(rounds) / sigma_c)-GDP (Gaussian mechanisms compose
 // exactly), and sigma_c is chosen to make the estimate mu-GDP for the run's
 // target mu. The records are the first ones of the public sample order,
@@ -63,6 +66,9 @@ struct ConstantsEstimateOptions {
   /// > 0: the counts' GDP parameter (a shared estimate, composed into the
   /// run); 0: the target's (PrivacyTarget::run_gdp_mu, parallel composition).
   double mu = 0;
+  /// The quantile of the gradient norms that G estimates: the median (0.5),
+  /// or a regression's public rule (regression_clip_quantile).
+  double g_quantile = 0.5;
   bool any() const { return G || M; }
 };
 
@@ -76,7 +82,20 @@ struct ConstantsEstimate {
   /// The run used these records too: mu is composed into the run's own
   /// figures (a prior release), not in parallel with them.
   bool shared = false;
+  double g_quantile = 0;  ///< the quantile G estimates (0: G not estimated)
 };
+
+/// The quantile of the per-example gradient norms that a regression's G
+/// estimates (public: n, d, mu): the median where the noise is not small
+/// (noise_to_signal sqrt(d) / (n mu) >= kClipQuantileNoisy), 0.9 where it is
+/// (<= kClipQuantileQuiet), log-linear between. Clipping at the median makes
+/// the fit a Huber regression whose residuals beyond the clip count only by
+/// their sign: on a skewed target it follows the median, not the mean R^2
+/// measures (randhie's doctor visits, fair's affairs: R^2 about 0 against a
+/// non-private 0.05 to 0.07). A higher clip costs noise, which scales with G:
+/// only where there is little (docs/parameters.md, "A regression's clip").
+double regression_clip_quantile(Index n, Index d, double mu);
+constexpr double kClipQuantileNoisy = 0.008, kClipQuantileQuiet = 0.002, kClipQuantileHigh = 0.9;
 
 /// Rounds of the binary search per constant: [-20, 20] in log2 halved ten
 /// times, a resolution of 40 / 2^10 = 0.04 of an octave (3 %).

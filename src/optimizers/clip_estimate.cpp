@@ -10,6 +10,7 @@
 #include "dpsosp/error.hpp"
 #include "dpsosp/model.hpp"
 #include "dpsosp/privacy.hpp"
+#include "dpsosp/scaling.hpp"
 
 namespace dpsosp {
 namespace {
@@ -57,13 +58,13 @@ class NoisyCounts {
 // no direction to curve along).
 constexpr double kNoValue = std::numeric_limits<double>::quiet_NaN();
 
-// The noisy median of the values by binary search on log2; infinite values
-// count as above every midpoint, and of the k kNoValue floor(k / 2) as below
-// every one, so that the median is the other values'. A count stays an integer
-// (secure mode's discrete noise needs one) that one record moves by at most 1:
-// a record turning from kNoValue into a value below moves floor(k / 2) by 0
-// or -1 and its own count by +1. Returns 2^(upper end).
-double noisy_median(const std::vector<double>& values, NoisyCounts& counts) {
+// The noisy q-quantile of the values by binary search on log2; infinite
+// values count as above every midpoint, and of the k kNoValue floor(q k) as
+// below every one, so that the quantile is the other values'. A count stays an
+// integer (secure mode's discrete noise needs one) that one record moves by at
+// most 1: a record turning from kNoValue into a value below moves floor(q k)
+// by 0 or -1 and its own count by +1. Returns 2^(upper end).
+double noisy_quantile(const std::vector<double>& values, NoisyCounts& counts, double q) {
   std::vector<double> logs;
   logs.reserve(values.size());
   double none = 0;
@@ -74,12 +75,12 @@ double noisy_median(const std::vector<double>& values, NoisyCounts& counts) {
       logs.push_back(std::isinf(v) ? std::numeric_limits<double>::infinity() : std::log2(v));
   }
   double lo = kLow, hi = kHigh;
-  const double half = 0.5 * static_cast<double>(values.size());
+  const double share = q * static_cast<double>(values.size());
   for (int r = 0; r < kEstimateRounds; ++r) {
     const double mid = 0.5 * (lo + hi);
-    double below = std::floor(0.5 * none);
+    double below = std::floor(q * none);
     for (double l : logs) below += l <= mid ? 1.0 : 0.0;
-    if (counts.noisy(below) >= half)
+    if (counts.noisy(below) >= share)
       hi = mid;
     else
       lo = mid;
@@ -88,6 +89,14 @@ double noisy_median(const std::vector<double>& values, NoisyCounts& counts) {
 }
 
 }  // namespace
+
+double regression_clip_quantile(Index n, Index d, double mu) {
+  const double r = noise_to_signal(n, d, mu);
+  if (!(r < kClipQuantileNoisy)) return 0.5;  // NaN (no records) too
+  if (r <= kClipQuantileQuiet) return kClipQuantileHigh;
+  const double f = std::log(kClipQuantileNoisy / r) / std::log(kClipQuantileNoisy / kClipQuantileQuiet);
+  return 0.5 + f * (kClipQuantileHigh - 0.5);
+}
 
 Index estimate_records(Index n) {
   const Index floor = std::min<Index>(500, n / 10);
@@ -99,6 +108,8 @@ ConstantsEstimate estimate_constants(const Model& model, const Dataset& data, co
                                      const NoiseKey& key, std::uint64_t seed) {
   if (!what.any()) throw Error("estimate_constants: nothing to estimate (G and M both off)");
   if (records.empty()) throw Error("estimate_constants: no records to estimate from");
+  if (!(what.g_quantile > 0 && what.g_quantile < 1))
+    throw Error("estimate_constants: the G quantile must lie in (0, 1), got " + std::to_string(what.g_quantile));
   target.Validate();
   if (!target.is_private()) throw Error("estimate_constants: needs a private target (a finite epsilon)");
   if (static_cast<Index>(x0.size()) != model.dim())
@@ -149,8 +160,9 @@ ConstantsEstimate estimate_constants(const Model& model, const Dataset& data, co
       }
     }
   }
-  if (what.G) e.G = noisy_median(norms, counts);
-  if (what.M) e.M = noisy_median(ratios, counts);
+  if (what.G) e.G = noisy_quantile(norms, counts, what.g_quantile);
+  if (what.M) e.M = noisy_quantile(ratios, counts, 0.5);
+  e.g_quantile = what.G ? what.g_quantile : 0.0;
   return e;
 }
 

@@ -112,15 +112,22 @@ Summary run_checked(const Model& model, const Dataset& records, const Vec& x0, c
                   " records are too few to estimate G or M "
                   "privately (the estimate takes min(20000, max(min(500, n/10), n/50)) of them, at least one); give G "
                   "and M");
+    // A regression's G: a higher quantile of the gradient norms where the
+    // noise is small (public: n, d, the target; regression_clip_quantile).
+    ConstantsEstimateOptions what = options.estimate;
+    const auto& table = model_table();
+    if (std::any_of(table.begin(), table.end(),
+                    [&](const ModelInfo& i) { return i.name == model.name() && i.regression; }))
+      what.g_quantile = regression_clip_quantile(records.rows(), model.dim(),
+                                                 privacy::gdp_mu(options.privacy->epsilon, options.privacy->delta));
     ConstantsEstimate e;
     if (first_records) {  // streamed: the file's first m records
       const Dataset first = first_records(m);
       IndexList idx(m);
       std::iota(idx.begin(), idx.end(), Index{0});
-      e = estimate_constants(model, first, idx, x0, options.estimate, *options.privacy, key, summary.seed);
+      e = estimate_constants(model, first, idx, x0, what, *options.privacy, key, summary.seed);
     } else {
       SamplePool pool(records, summary.seed);
-      ConstantsEstimateOptions what = options.estimate;
       if (shared) what.mu = options.privacy->run_gdp_mu() / static_cast<double>(kSharedRecords);
       e = estimate_constants(model, records, pool.draw(m), x0, what, *options.privacy, key, summary.seed);
     }

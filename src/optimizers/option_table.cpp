@@ -82,8 +82,9 @@ std::vector<OptionSpec> build_table() {
             "run; keep it as secret as the data (default: a fresh key from the OS, kept nowhere)"),
       constant(
           "G", "--G", "constants.G", ValueRule::kPositive,
-          "Lipschitz constant: the per-example gradient clip (> 0), or auto: the private median of the "
-          "per-example gradient norms at x0 on the first min(20000, max(min(500, n/10), n/50)) records, which "
+          "Lipschitz constant: the per-example gradient clip (> 0), or auto: the private median (a regression where "
+          "the noise is small: a higher quantile, up to 0.9) of the per-example gradient norms at x0 on the first "
+          "min(20000, max(min(500, n/10), n/50)) records, which "
           "the run then leaves unused (Poisson runs under PLD on fewer than 25000 records: on eight times as many, "
           "which the run keeps, its counts composed into the run's PLD) (private runs; non-private: 1)"),
       constant("M", "--M", "constants.M", ValueRule::kPositive,

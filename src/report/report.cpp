@@ -156,7 +156,7 @@ nlohmann::json release_report(const Summary& s) {
     j["estimate"] = {
         {"records", e.records}, {"rounds", e.rounds}, {"count_noise", e.count_noise}, {"shared", e.shared}};
     if (e.mu > 0) j["estimate"]["mu"] = e.mu;
-    if (e.G) j["estimate"]["G"] = *e.G;
+    if (e.G) j["estimate"]["G"] = *e.G, j["estimate"]["quantile"] = e.g_quantile;
     if (e.M) j["estimate"]["M"] = *e.M;
   }
   j["interrupted"] = s.interrupted();

@@ -92,7 +92,7 @@ double noisy_quantile(const std::vector<double>& values, NoisyCounts& counts, do
 
 double regression_clip_quantile(Index n, Index d, double mu) {
   const double r = noise_to_signal(n, d, mu);
-  if (!(r < kClipQuantileNoisy)) return 0.5;  // NaN (no records) too
+  if (!(r < kClipQuantileNoisy)) return 0.5;  // infinite at n = 0, NaN at n = d = 0
   if (r <= kClipQuantileQuiet) return kClipQuantileHigh;
   const double f = std::log(kClipQuantileNoisy / r) / std::log(kClipQuantileNoisy / kClipQuantileQuiet);
   return 0.5 + f * (kClipQuantileHigh - 0.5);

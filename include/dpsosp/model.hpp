@@ -165,6 +165,12 @@ struct ModelInfo {
 const std::vector<ModelInfo>& model_table();
 /// The row of `name`; throws Error "unknown model 'NAME', expected one of ...".
 const ModelInfo& model_info(const std::string& name);
+/// The row of `name`, or null where the table has none (a caller's model).
+inline const ModelInfo* find_model_info(const std::string& name) {
+  for (const ModelInfo& m : model_table())
+    if (m.name == name) return &m;
+  return nullptr;
+}
 
 /// Model names: logistic, sigmoid, cauchy, phase-retrieval, pca, softmax, mlp, linear.
 /// `features` is the number of feature columns of the data; `data` (may be null)

@@ -130,9 +130,8 @@ ConstantsEstimate estimate_constants(const Model& model, const Dataset& data, co
   std::vector<double> norms, ratios;
   const double h = 1e-3 * std::max(1.0, x0.norm());
   // A model of the table's regression rows (a caller's model is none).
-  const auto& table = model_table();
-  const bool regression = std::any_of(table.begin(), table.end(),
-                                      [&](const ModelInfo& m) { return m.name == model.name() && m.regression; });
+  const ModelInfo* info = find_model_info(model.name());
+  const bool regression = info && info->regression;
   for (Index i : records) {
     model.gradient(x0, data, i, g);
     const double norm = g.norm();

@@ -115,9 +115,7 @@ Summary run_checked(const Model& model, const Dataset& records, const Vec& x0, c
     // A regression's G: a higher quantile of the gradient norms where the
     // noise is small (public: n, d, the target; regression_clip_quantile).
     ConstantsEstimateOptions what = options.estimate;
-    const auto& table = model_table();
-    if (std::any_of(table.begin(), table.end(),
-                    [&](const ModelInfo& i) { return i.name == model.name() && i.regression; }))
+    if (const ModelInfo* info = find_model_info(model.name()); info && info->regression)
       what.g_quantile = regression_clip_quantile(records.rows(), model.dim(),
                                                  privacy::gdp_mu(options.privacy->epsilon, options.privacy->delta));
     ConstantsEstimate e;

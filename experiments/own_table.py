@@ -12,7 +12,9 @@ given to both estimators (the defaults otherwise); --no-cli: the estimators alon
 classifiers get the whole table's per-feature min and max as declared bounds. That reads the records outside any
 guarantee (not private): a reference for what a perfect, free scale estimate would give, nothing a user may do.
 --trials T: the check itself T times (--splits random splits, fresh noise, the estimators alone), and how often
-its figures meet the issue's targets.
+its figures meet the issue's targets. --keys K: each fit's noise key and sample order fixed by (K, split, fit), so
+that two builds draw the same noise and a change's effect is read paired (the keys are public: an experiment's
+device, never for real data).
 """
 import argparse
 import json
@@ -49,6 +51,7 @@ def load(loader):
 OPTIONS = {}
 REPEATS = 1
 ORACLE = False
+KEYS = None
 
 
 def oracle_bounds(X):
@@ -57,11 +60,19 @@ def oracle_bounds(X):
     return [(float(a), float(b) if b > a else float(a) + 1.0) for a, b in zip(lo, hi)]
 
 
-def fit_score(make, Xtr, ytr, score):
-    """The mean over REPEATS fits with fresh noise of score(fitted estimator)."""
+def fit_score(make, Xtr, ytr, score, split):
+    """The mean over REPEATS fits with fresh noise (or --keys' fixed ones) of score(fitted estimator)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return float(np.mean([score(make().fit(Xtr, ytr)) for _ in range(REPEATS)]))
+        return float(np.mean([score(make(**fixed(split, r)).fit(Xtr, ytr)) for r in range(REPEATS)]))
+
+
+def fixed(split, r):
+    """--keys: the fit's noise key and sample order from (KEYS, split, fit); none otherwise (fresh, secret)."""
+    if KEYS is None:
+        return {}
+    k = (KEYS * 1000 + split) * 100 + r
+    return {"noise_key": k.to_bytes(16, "little"), "random_state": k}
 
 
 def seeds(splits):
@@ -105,8 +116,8 @@ def classification(name, loader, eps_list, splits):
             vals, counts = np.unique(ytr, return_counts=True)
             maj.append(np.mean(yte == vals[np.argmax(counts)]))
             ref.append(make_pipeline(StandardScaler(), LogisticRegression(max_iter=5000)).fit(Xtr, ytr).score(Xte, yte))
-            dp.append(fit_score(lambda: dpsosp.DPClassifier(epsilon=eps, classes=np.unique(y), **OPTIONS, **extra), Xtr, ytr,
-                                lambda m: m.score(Xte, yte)))
+            dp.append(fit_score(lambda **k: dpsosp.DPClassifier(epsilon=eps, classes=np.unique(y), **OPTIONS, **extra, **k),
+                                Xtr, ytr, lambda m: m.score(Xte, yte), s))
         m, r, d = np.median(maj), np.median(ref), np.median(dp)
         rows.append((name, len(X), eps, m, r, d, min(dp), (d - m) / (r - m)))
     return rows
@@ -120,8 +131,8 @@ def regression(name, loader, eps_list, splits):
         for s in seeds(splits):
             Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.25, random_state=s)
             ref.append(r2_score(yte, make_pipeline(StandardScaler(), Ridge()).fit(Xtr, ytr).predict(Xte)))
-            dp.append(fit_score(lambda: dpsosp.DPRegressor(epsilon=eps, **OPTIONS), Xtr, ytr,
-                                lambda m: r2_score(yte, m.predict(Xte))))
+            dp.append(fit_score(lambda **k: dpsosp.DPRegressor(epsilon=eps, **OPTIONS, **k), Xtr, ytr,
+                                lambda m: r2_score(yte, m.predict(Xte)), s))
         r, d = np.median(ref), np.median(dp)
         rows.append((name, len(X), eps, 0.0, r, d, min(dp), d / r))
     return rows
@@ -161,13 +172,15 @@ def main():
     ap.add_argument("--options", default="{}")
     ap.add_argument("--no-cli", action="store_true")
     ap.add_argument("--oracle-bounds", action="store_true", help="not private: see the module's docstring")
+    ap.add_argument("--keys", type=int, default=None, help="fixed noise keys and sample orders (paired comparisons)")
     ap.add_argument("--trials", type=int, default=0,
                     help="repeat the check (--splits fresh random splits, one fit each) this many times and print "
                          "how often it meets the issue's targets")
     a = ap.parse_args()
-    global REPEATS, ORACLE
+    global REPEATS, ORACLE, KEYS
     REPEATS = a.repeats
     ORACLE = a.oracle_bounds
+    KEYS = a.keys
     OPTIONS.update(json.loads(a.options))
     eps_list = [float(e) for e in a.eps.split(",")]
     t = time.time()
@@ -197,6 +210,7 @@ def main():
     for name, model, eps, d, w in cli_rows:
         lines.append(f"| {name} | {model} | {eps:g} | {d:.3f} | {w:.3f} |")
     text = "\n".join(lines) + f"\n\n({a.splits} splits, {a.repeats} fits each, options {a.options}, " \
+        f"{'' if KEYS is None else f'keys {KEYS}, '}" \
         f"{'oracle bounds (not private), ' if ORACLE else ''}" \
         f"{time.time() - t:.0f} s)\n"
     print(text)

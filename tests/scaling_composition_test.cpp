@@ -238,29 +238,59 @@ TEST(Scaling, NoiseWarningIsThePublicRule) {
 
 // Where the G/M estimate would have too few records for its noise (small n,
 // small eps), the run takes the public constants on the unit box: G a quarter
-// of its cap slope sqrt(r2) and M a quarter of curvature r2 (r2 = features + 1
-// with the intercept; scaling.cpp), for a classifier and a regression alike;
-// with many records the estimate sets them.
-TEST(Scaling, FewRecordsTakeAQuarterOfThePublicCaps) {
+// of its cap slope sqrt(r2), a sixth deeper in the noise
+// (few_records_clip_fraction), and M a quarter of curvature r2 (r2 = features
+// + 1 with the intercept; scaling.cpp), for a classifier and a regression
+// alike; with many records the estimate sets them.
+TEST(Scaling, FewRecordsClipAtAPublicFractionOfTheCaps) {
+  // eps 1, delta 1e-6, share 0.25: the run's mu is about 0.205; G and M
+  // estimated (20 rounds): the ratio of few_records_clip_fraction is
+  // (n / 10) / (4 sqrt(20) / 0.205), about n / 870: 0.115 at n = 100 (deep:
+  // G_cap / 6), 0.17 at n = 150 (between), 0.69 at n = 600 (G_cap / 4).
   const RunOptions run = private_run(1.0);
   const auto linear = with_intercept("linear", 2);  // slope 1, curvature 1, r2 = 3
-  const ScaledSummary few = minimize_scaled(*linear, regression(150, 3), Vec::Zero(3), run, estimate_every_box());
-  EXPECT_TRUE(few.scaling.public_constants);
-  EXPECT_DOUBLE_EQ(few.summary.constants.G, 0.25 * std::sqrt(3.0));
-  EXPECT_DOUBLE_EQ(few.summary.constants.M, 0.25 * 3.0);
+  const double cap = std::sqrt(3.0);
+  const ScaledSummary deep = minimize_scaled(*linear, regression(100, 3), Vec::Zero(3), run, estimate_every_box());
+  EXPECT_TRUE(deep.scaling.public_constants);
+  EXPECT_DOUBLE_EQ(deep.summary.constants.G, cap / 6);
+  EXPECT_DOUBLE_EQ(deep.summary.constants.M, 0.25 * 3.0);
+  const ScaledSummary between = minimize_scaled(*linear, regression(150, 3), Vec::Zero(3), run, estimate_every_box());
+  EXPECT_TRUE(between.scaling.public_constants);
+  EXPECT_GT(between.summary.constants.G, cap / 6);
+  EXPECT_LT(between.summary.constants.G, cap / 4);
+  EXPECT_DOUBLE_EQ(between.summary.constants.M, 0.25 * 3.0);
+  const ScaledSummary edge = minimize_scaled(*linear, regression(600, 3), Vec::Zero(3), run, estimate_every_box());
+  EXPECT_TRUE(edge.scaling.public_constants);
+  EXPECT_DOUBLE_EQ(edge.summary.constants.G, cap / 4);
   const auto logistic = with_intercept("logistic", 2);  // slope 1, curvature 1/4, r2 = 3
-  Dataset labels = regression(150, 4);
-  Vec y(150);
-  for (Index i = 0; i < 150; ++i) y[i] = labels.label(i) > 200 ? 1.0 : 0.0;
+  Dataset labels = regression(100, 4);
+  Vec y(100);
+  for (Index i = 0; i < 100; ++i) y[i] = labels.label(i) > 200 ? 1.0 : 0.0;
   ScalingOptions features;
   features.estimate_features = true;
   const ScaledSummary c =
       minimize_scaled(*logistic, Dataset(RowMatrix(labels.dense()), y), Vec::Zero(3), run, features);
   EXPECT_TRUE(c.scaling.public_constants);
-  EXPECT_DOUBLE_EQ(c.summary.constants.G, 0.25 * std::sqrt(3.0));
+  EXPECT_DOUBLE_EQ(c.summary.constants.G, cap / 6);
   EXPECT_DOUBLE_EQ(c.summary.constants.M, 0.25 * 0.25 * 3.0);
   const ScaledSummary many = minimize_scaled(*linear, regression(20000, 3), Vec::Zero(3), run, estimate_every_box());
   EXPECT_FALSE(many.scaling.public_constants);
+}
+
+TEST(Scaling, FewRecordsClipFractionFallsDeeperInTheNoise) {
+  EXPECT_EQ(few_records_clip_fraction(0.0), kFewRecordsClipLow);
+  EXPECT_EQ(few_records_clip_fraction(kFewRecordsDeep), kFewRecordsClipLow);
+  EXPECT_EQ(few_records_clip_fraction(std::nan("")), kFewRecordsClipLow);
+  EXPECT_DOUBLE_EQ(few_records_clip_fraction(2 * kFewRecordsDeep), kFewRecordsClipHigh);
+  EXPECT_EQ(few_records_clip_fraction(0.99), kFewRecordsClipHigh);
+  // Halfway in log2 between the ends: the geometric mean of 1/6 and 1/4.
+  EXPECT_DOUBLE_EQ(few_records_clip_fraction(std::sqrt(2.0) * kFewRecordsDeep), std::sqrt(1.0 / 24));
+  double last = 0;
+  for (double r = 0.05; r < 1; r *= 1.05) {
+    const double f = few_records_clip_fraction(r);
+    EXPECT_GE(f, last);
+    last = f;
+  }
 }
 
 }  // namespace

@@ -122,7 +122,7 @@ std::string clipping_note(const Summary& s, bool public_constants) {
   const Index clipped = d.clipped_o1 + d.clipped_o2;
   // A G estimated privately (the default) is the median of the norms, or a
   // quarter of it for a classifier, and the public G of a scaled run on few
-  // records is a quarter of the box's cap: they clip half or more by design.
+  // records is a quarter to a sixth of the box's cap: they clip half or more by design.
   if ((s.estimate && s.estimate->G) || public_constants) return "";
   if (checked == 0 || 2 * clipped <= checked) return "";
   char text[320];

@@ -97,6 +97,20 @@ struct ConstantsEstimate {
 double regression_clip_quantile(Index n, Index d, double mu);
 constexpr double kClipQuantileNoisy = 0.008, kClipQuantileQuiet = 0.002, kClipQuantileHigh = 0.9;
 
+/// The fraction of the public cap G_cap (scaling.hpp) that a scaled run
+/// clips at where its estimate has too few records for its noise (the public
+/// rule of docs/parameters.md, "Few records"). `ratio`: the estimate's
+/// records over 4 times its counts' noise at the run's mu (below 1 where the
+/// rule applies; public: n, the budget). 1/4 where ratio >=
+/// kFewRecordsDeep * 2, 1/6 where ratio <= kFewRecordsDeep, log-linear between.
+/// The deeper in the noise, the more a smaller clip's smaller noise is worth
+/// against the gradients it cuts: at 1/6, wine and iris at eps 1 (ratio 0.13,
+/// 0.11) gain 2 to 5 points of the way from the majority class to the
+/// non-private model, where iris at eps 3 (ratio 0.34) would lose 1 to 6
+/// (docs/parameters.md, "Few records").
+double few_records_clip_fraction(double ratio);
+constexpr double kFewRecordsDeep = 0.15, kFewRecordsClipLow = 1.0 / 6, kFewRecordsClipHigh = 0.25;
+
 /// Rounds of the binary search per constant: [-20, 20] in log2 halved ten
 /// times, a resolution of 40 / 2^10 = 0.04 of an octave (3 %).
 constexpr int kEstimateRounds = 10;

@@ -98,6 +98,12 @@ double regression_clip_quantile(Index n, Index d, double mu) {
   return 0.5 + f * (kClipQuantileHigh - 0.5);
 }
 
+double few_records_clip_fraction(double ratio) {
+  if (!(ratio > kFewRecordsDeep)) return kFewRecordsClipLow;  // NaN too: the smaller clip
+  if (ratio >= 2 * kFewRecordsDeep) return kFewRecordsClipHigh;
+  return kFewRecordsClipLow * std::pow(kFewRecordsClipHigh / kFewRecordsClipLow, std::log2(ratio / kFewRecordsDeep));
+}
+
 Index estimate_records(Index n) {
   const Index floor = std::min<Index>(500, n / 10);
   return std::min<Index>(20000, std::max(floor, n / 50));

@@ -304,16 +304,18 @@ ScaledSummary minimize_scaled(const Model& model, const Dataset& data, const Vec
       o.estimate.M_cap = curvature * r2;
       // Where the estimate's records are too few for its noise (fewer than 4
       // times the counts' noise at the run's mu: small n, small eps), the
-      // public rule instead: G = G_cap / 4, M = M_cap / 4. The caps are the
-      // box's corner, far beyond most records' gradient and curvature; G at
-      // half the cap put twice the noise on every step (docs/parameters.md,
-      // "Few records").
+      // public rule instead: G = G_cap / 4 down to G_cap / 6 deep in the noise
+      // (few_records_clip_fraction), M = M_cap / 4. The caps are the box's
+      // corner, far beyond most records' gradient and curvature; G at half the
+      // cap put twice the noise on every step (docs/parameters.md, "Few
+      // records").
       if (is_private && o.estimate.any() && o.privacy->noise == NoiseMode::kFloat) {
         const double mu_r = o.privacy->run_gdp_mu();
         const int rounds = kEstimateRounds * ((o.estimate.G ? 1 : 0) + (o.estimate.M ? 1 : 0));
         const double noise = std::sqrt(static_cast<double>(rounds)) / mu_r;
-        if (static_cast<double>(estimate_records(data.rows())) < 4.0 * noise) {
-          if (o.estimate.G) o.constants.G = 0.25 * o.estimate.G_cap;
+        const double ratio = static_cast<double>(estimate_records(data.rows())) / (4.0 * noise);
+        if (ratio < 1.0) {
+          if (o.estimate.G) o.constants.G = few_records_clip_fraction(ratio) * o.estimate.G_cap;
           if (o.estimate.M) o.constants.M = 0.25 * o.estimate.M_cap;
           o.estimate = ConstantsEstimateOptions{};
           s.public_constants = true;

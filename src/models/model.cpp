@@ -317,8 +317,7 @@ const std::vector<ModelInfo>& model_table() {
 }
 
 const ModelInfo& model_info(const std::string& name) {
-  for (const ModelInfo& m : model_table())
-    if (m.name == name) return m;
+  if (const ModelInfo* m = find_model_info(name)) return *m;
   std::string list;
   for (const ModelInfo& m : model_table()) list += (list.empty() ? "" : ", ") + m.name;
   throw Error("unknown model '" + name + "', expected one of " + list);

@@ -8,12 +8,17 @@
 #include "dpsosp/dpsosp.hpp"
 #include "test_keys.hpp"
 #include "test_phase_retrieval.hpp"
+#include "test_scaling_data.hpp"
 
 namespace dpsosp {
 namespace {
 
+using testing::estimate_every_box;
 using testing::mf_options;
 using testing::PhaseRetrieval;
+using testing::private_run;
+using testing::regression;
+using testing::with_intercept;
 
 // The front ends' default (choose_default_sampling): Poisson at a replace-one
 // target, and with epochs unset default_passes(n) passes (3 up to 100000
@@ -47,6 +52,47 @@ TEST(DefaultRun, MakesItsDefaultPasses) {
   RunOptions streamed = mf_options(2.0, 7);
   EXPECT_FALSE(choose_default_sampling(streamed, /*streamed=*/true));
   EXPECT_FALSE(streamed.default_passes);
+}
+
+// A classifier's passes (classifier_passes): the base where the noise ratio
+// r = sqrt(d) / (n mu) is at least 0.1; below it base 0.1 / r, at most 30, at
+// most base 1000 / T (T the base passes' Poisson steps at the default batch).
+// Hand-computed: (630, 32, 0.3): r = 0.02993, 10.02 passes by the ratio, 100
+// by the steps (b1 = n / 10 = 63, T = 30); (630, 8, 1): 66.8 and 44.4, the cap
+// 30; (4774, 9, 0.33): 157.5 and 17.6 (b1 = 84, T = 170.5); Fashion-MNIST's
+// 60000 x 7850 at mu 1: 203 and 1.03 (b1 = 62, T = 2903), the base.
+TEST(DefaultRun, AClassifierMakesMorePassesWhereTheNoiseIsSmall) {
+  EXPECT_EQ(classifier_passes(133, 42, 0.33), 3);  // r = 0.148: wine at eps 1
+  EXPECT_EQ(classifier_passes(630, 32, 0.3), 10);
+  EXPECT_EQ(classifier_passes(630, 8, 1.0), 30);
+  EXPECT_EQ(classifier_passes(4774, 9, 0.33), 18);
+  EXPECT_EQ(classifier_passes(60000, 7850, 1.0), 3);
+  EXPECT_EQ(classifier_passes(150000, 7850, 1.0), 2);  // default_passes beyond 100000 records
+  EXPECT_EQ(classifier_passes(0, 8, 1.0), 3);
+  EXPECT_EQ(classifier_passes(630, 8, 0.0), 3);
+  EXPECT_EQ(classifier_passes(630, 8, std::nan("")), 3);
+  // The scaled table's default run: a classifier takes them, a regression on
+  // the same records keeps default_passes(n), and epochs given are kept.
+  const Index n = 2000;
+  const Dataset table = regression(n, 5);
+  Vec labels(n);
+  for (Index i = 0; i < n; ++i) labels[i] = table.label(i) > 200 ? 1.0 : 0.0;
+  const Dataset classes(RowMatrix(table.dense()), labels);
+  const auto passes = [&](const std::string& model, const Dataset& data, std::optional<double> epochs) {
+    RunOptions o = private_run(3.0);
+    o.threads = 1;
+    o.epochs = epochs;
+    choose_default_sampling(o, /*streamed=*/false);
+    ScalingOptions so = estimate_every_box();
+    so.target = so.estimate_target = model == "linear";
+    const auto m = with_intercept(model, 2);
+    return minimize_scaled(*m, data, Vec::Zero(3), o, so).summary.params.at("epochs");
+  };
+  const double mu = privacy::gdp_mu(3.0, 1e-6);
+  ASSERT_GT(classifier_passes(n, 3, mu), 3);
+  EXPECT_EQ(passes("logistic", classes, std::nullopt), static_cast<double>(classifier_passes(n, 3, mu)));
+  EXPECT_EQ(passes("logistic", classes, 2.0), 2.0);
+  EXPECT_EQ(passes("linear", table, std::nullopt), 3.0);
 }
 
 // Writing a default out changes nothing: epochs = 3 (the default's passes at

@@ -87,8 +87,13 @@ struct RunOptions {
   /// default (below). With more, `sampling` says how.
   std::optional<double> epochs;
   /// Set by choose_default_sampling where epochs is unset: spider-mf-adaptive
-  /// makes default_passes(n) Poisson passes (n the records, public).
+  /// makes default_passes(n) Poisson passes (n the records, public), or
+  /// default_epochs where it is set.
   bool default_passes = false;
+  /// The passes of such a default run where a public rule other than
+  /// default_passes(n) chose them: a classifier on a scaled table,
+  /// classifier_passes (set by the scaled path, never by a front end).
+  std::optional<double> default_epochs;
   /// spider-mf-adaptive: how its passes draw records (params.hpp, Sampling):
   /// poisson (the default when epochs > 1: cyclic Poisson sampling with the
   /// banded square-root factorization, amplified, zero-out, accounted by
@@ -190,6 +195,17 @@ bool choose_default_sampling(RunOptions& options, bool streamed);
 /// 4.1 points; five or ten lost at eps 1 and n = 2000 (the replace-one noise
 /// multiplier grows with them).
 Index default_passes(Index n);
+
+/// A classifier's default passes over n records of model dimension d at the
+/// target's GDP parameter mu (public): default_passes(n) where the noise ratio
+/// r = sqrt(d) / (n mu) is at least 0.1; below it more, base 0.1 / r, at most
+/// 30 and at most as many as take base * 1000 / T steps (T the base passes'
+/// Poisson steps at the default batch), rounded, never fewer than base. Where
+/// the noise is small a linear classifier's few default steps had not converged
+/// (statsmodels' modechoice at the majority class even at eps 30); where the
+/// steps are many already (large n) the passes stay (docs/parameters.md,
+/// "A classifier's passes").
+Index classifier_passes(Index n, Index d, double mu);
 
 /// The rules a front end checks a numeric option by, and their words, so that
 /// the CLI (--epsilon) and Python (epsilon=) refuse a value alike:

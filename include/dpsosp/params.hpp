@@ -136,6 +136,11 @@ struct MfChoices {
 MfParameters spider_mf_adaptive_parameters(Index n, Index d, const PrivacyTarget& privacy, const ProblemConstants& c,
                                            const MfChoices& choices = {}, const ParameterOverrides& overrides = {});
 
+/// spider-mf-adaptive's default O1 batch b1 for n records at GDP parameter mu
+/// (public): ceil(0.25 sqrt(n / mu)), with Poisson sampling at least
+/// 16 sqrt(epochs) / mu, within [16, n / 10] (docs/parameters.md).
+Index default_o1_batch(Index n, double mu, double epochs, bool poisson);
+
 /// alpha of Theorem 3.11 with hidden constants 1 (before alpha_scale).
 double theorem_alpha(Index n, Index d, double epsilon, const ProblemConstants& c);
 

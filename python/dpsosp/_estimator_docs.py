@@ -75,7 +75,8 @@ CLASSIFIER = """Differentially private classifier fitted by one private run.
     Logistic regression (2 classes), softmax regression (more), or the sigmoid-loss or mlp models of dpsosp.
     Every fit is one private run: its guarantee (epsilon_, delta_, report_) covers coef_, intercept_ and every
     prediction. The defaults are dpsosp.run's (the CLI's): spider-mf-adaptive, 3 Poisson passes up to 100000
-    records (dpsosp.run's epochs) at a replace-one target where the records are in memory, G and M estimated
+    records (dpsosp.run's epochs; up to 30 on a scaled table where the noise is small: docs/parameters.md, "A
+    classifier's passes") at a replace-one target where the records are in memory, G and M estimated
     privately, the scale estimated privately.
 
     Parameters

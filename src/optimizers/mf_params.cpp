@@ -176,6 +176,12 @@ void poisson_passes(MfParameters& p, Index n, const PrivacyTarget& privacy, cons
 
 }  // namespace
 
+Index default_o1_batch(Index n, double mu, double epochs, bool poisson) {
+  double want = kBatchScale * std::sqrt(static_cast<double>(n) / mu);
+  if (poisson) want = std::max(want, kPoissonBatch * std::sqrt(epochs) / mu);
+  return std::min(std::max<Index>(kMinBatch, ceil_count(want)), std::max<Index>(1, n / 10));
+}
+
 MfParameters spider_mf_adaptive_parameters(Index n, Index d, const PrivacyTarget& privacy, const ProblemConstants& c,
                                            const MfChoices& ch, const ParameterOverrides& o) {
   const char* who = "spider-mf-adaptive";
@@ -235,9 +241,7 @@ MfParameters spider_mf_adaptive_parameters(Index n, Index d, const PrivacyTarget
   if (ch.b1) {
     p.b1 = *ch.b1;
   } else {
-    double want = kBatchScale * std::sqrt(static_cast<double>(n) / mu);
-    if (sampling == Sampling::kPoisson) want = std::max(want, kPoissonBatch * std::sqrt(ch.epochs) / mu);
-    p.b1 = std::min(std::max<Index>(kMinBatch, ceil_count(want)), std::max<Index>(1, n / 10));
+    p.b1 = default_o1_batch(n, mu, ch.epochs, sampling == Sampling::kPoisson);
   }
   if (p.b1 == 0) throw Error(std::string(who) + ": the O1 batch must be at least 1");
   if (p.b1 > n) {

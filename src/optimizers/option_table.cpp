@@ -102,7 +102,8 @@ std::vector<OptionSpec> build_table() {
             "spider-tree-periodic: an O1 every q >= 1 steps (default: from the theory)"),
       real("epochs", "--epochs", "epochs", "", ValueRule::kNonNegative, kKnobEpochs,
            "spider-mf-adaptive: passes (0 or 1: one), drawn as sampling says; unset: the default run's, 3 up to "
-           "100000 records, then floor(300000 / n), at least 1. dpsgd: > 0 selects multi-epoch Poisson sampling; "
+           "100000 records, then floor(300000 / n), at least 1; a classifier on a scaled table more where the "
+           "noise is small, up to 30 (docs/parameters.md). dpsgd: > 0 selects multi-epoch Poisson sampling; "
            "0 or unset: one pass"),
       choice("sampling", "--sampling", "sampling", "", {"poisson", "order"}, kKnobSampling,
              "spider-mf-adaptive: poisson (cyclic Poisson sampling with the banded square-root factorization, "

@@ -10,6 +10,7 @@
 #include "dpsosp/error.hpp"
 #include "dpsosp/optimizer.hpp"
 #include "dpsosp/options.hpp"
+#include "dpsosp/params.hpp"
 
 namespace dpsosp {
 
@@ -64,6 +65,18 @@ bool choose_default_sampling(RunOptions& o, bool streamed) {
 Index default_passes(Index n) {
   constexpr Index kPasses = 3, kRecords = 300000;
   return std::clamp<Index>(n > 0 ? kRecords / n : kPasses, 1, kPasses);
+}
+
+Index classifier_passes(Index n, Index d, double mu) {
+  constexpr double kQuiet = 0.1, kMaxPasses = 30, kSteps = 1000;
+  const Index base = default_passes(n);
+  if (n <= 0 || d <= 0 || !(mu > 0)) return base;
+  const double r = std::sqrt(static_cast<double>(d)) / (static_cast<double>(n) * mu);
+  if (!(r < kQuiet)) return base;
+  const double passes = static_cast<double>(base);
+  const double steps = passes * static_cast<double>(n) / static_cast<double>(default_o1_batch(n, mu, passes, true));
+  const double want = std::min({passes * kQuiet / r, kMaxPasses, passes * kSteps / steps});
+  return std::max(base, static_cast<Index>(std::lround(want)));
 }
 
 std::string value_rule_text(ValueRule rule) {

@@ -323,6 +323,11 @@ ScaledSummary minimize_scaled(const Model& model, const Dataset& data, const Vec
       }
     }
   }
+  // A classifier's default passes on a scaled table: more where the noise is
+  // small (public: n, d, the target; classifier_passes).
+  if (is_private && (s.maps_features() || s.normalize) && !o.epochs && !model_info(model.name()).regression)
+    o.default_epochs = static_cast<double>(
+        classifier_passes(data.rows(), model.dim(), privacy::gdp_mu(o.privacy->epsilon, o.privacy->delta)));
   const bool supplied = options.noise_key.has_value();
   out.summary = minimize(model, unit, x0, o);
   if (!supplied) out.summary.noise_key_source = "generated";

@@ -44,7 +44,10 @@ MfChoices choices_of(const RunOptions& o, Index records) {
           "1e6), or sampling = poisson";
     throw Error(os.str());
   }
-  c.epochs = epochs > 0 ? epochs : o.default_passes ? static_cast<double>(default_passes(records)) : 1.0;
+  c.epochs = epochs > 0          ? epochs
+             : !o.default_passes ? 1.0
+             : o.default_epochs  ? *o.default_epochs
+                                 : static_cast<double>(default_passes(records));
   return c;
 }
 

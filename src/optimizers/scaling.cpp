@@ -325,7 +325,8 @@ ScaledSummary minimize_scaled(const Model& model, const Dataset& data, const Vec
   }
   // A classifier's default passes on a scaled table: more where the noise is
   // small (public: n, d, the target; classifier_passes).
-  if (is_private && (s.maps_features() || s.normalize) && !o.epochs && !model_info(model.name()).regression)
+  const ModelInfo* info = find_model_info(model.name());
+  if (is_private && (s.maps_features() || s.normalize) && !o.epochs && info && (info->classifier || info->binary))
     o.default_epochs = static_cast<double>(
         classifier_passes(data.rows(), model.dim(), privacy::gdp_mu(o.privacy->epsilon, o.privacy->delta)));
   const bool supplied = options.noise_key.has_value();

@@ -10,6 +10,7 @@
 #include <random>
 
 #include "dpsosp/dpsosp.hpp"
+#include "dpsosp/report.hpp"
 #include "test_scaling_data.hpp"
 
 namespace dpsosp {
@@ -275,6 +276,40 @@ TEST(Scaling, FewRecordsClipAtAPublicFractionOfTheCaps) {
   EXPECT_DOUBLE_EQ(c.summary.constants.M, 0.25 * 0.25 * 3.0);
   const ScaledSummary many = minimize_scaled(*linear, regression(20000, 3), Vec::Zero(3), run, estimate_every_box());
   EXPECT_FALSE(many.scaling.public_constants);
+}
+
+// The diagnostics (not released) say how many records each box clipped: the
+// exact shares outside the declared boxes, feature by feature and the
+// target's; a run that maps no feature and no target reports none.
+TEST(Scaling, DiagnosticsSayWhatShareEachBoxClipped) {
+  const Index n = 400;
+  const Dataset data = regression(n, 11);
+  double below = 0, above = 0, target = 0;
+  for (Index i = 0; i < n; ++i) {
+    below += data.dense()(i, 0) < 45;
+    above += data.dense()(i, 0) > 60;
+    target += data.label(i) < 180 || data.label(i) > 220;
+  }
+  ASSERT_GT(below + above, 0);
+  ASSERT_GT(target, 0);
+  ScalingOptions so;
+  so.target = true;
+  so.bounds = {Interval{45, 60}, Interval{-1, 1}};
+  so.y_bounds = Interval{180, 220};
+  const auto linear = with_intercept("linear", 2);
+  const ScaledSummary r = minimize_scaled(*linear, data, Vec::Zero(3), private_run(3.0), so);
+  const Diagnostics& d = r.summary.diagnostics;
+  ASSERT_EQ(d.outside_box.size(), 2u);
+  EXPECT_DOUBLE_EQ(d.outside_box[0], (below + above) / n);
+  EXPECT_EQ(d.outside_box[1], 0.0);  // the second feature's values are about 0.01
+  EXPECT_DOUBLE_EQ(d.target_outside_box, target / n);
+  const nlohmann::json j = diagnostics_report(r.summary, FrontEnd::kCli);
+  EXPECT_DOUBLE_EQ(j.at("outside_box").at("features").at(0).get<double>(), (below + above) / n);
+  RunOptions plain = private_run(3.0);
+  plain.estimate.G = plain.estimate.M = false;
+  const Summary none = minimize(*linear, data, Vec::Zero(3), plain);
+  EXPECT_TRUE(none.diagnostics.outside_box.empty());
+  EXPECT_FALSE(diagnostics_report(none, FrontEnd::kCli).contains("outside_box"));
 }
 
 TEST(Scaling, FewRecordsClipFractionFallsDeeperInTheNoise) {

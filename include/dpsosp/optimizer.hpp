@@ -258,6 +258,12 @@ struct Diagnostics {
   /// Of seconds, the accountant's: the run's parameter rules, the noise
   /// calibration and the stated guarantee (public quantities only).
   double accounting_seconds = 0;
+  /// A scaled run (scaling.hpp): the share of the records outside each
+  /// feature's box, clipped into it (empty where the features are not mapped),
+  /// and the target's (-1 where it is not scaled). A large share on a skewed
+  /// column says the box cut its tail: declare bounds.
+  std::vector<double> outside_box;
+  double target_outside_box = -1;
 };
 
 /// What a run released, what it guarantees, and apart from both its diagnostics.

@@ -109,6 +109,7 @@
 #pragma once
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dpsosp/data.hpp"
@@ -196,6 +197,11 @@ struct Scaling {
   /// The unit-scale records: features clipped into the box and mapped onto
   /// [-1, 1], normalized if asked, labels mapped where has_target.
   Dataset apply(const Dataset& data) const;
+  /// The share of the records that apply() clips into the box: per feature
+  /// (empty where the features are not mapped), then the target's (-1 where it
+  /// is not). Exact counts of the private records: diagnostics only
+  /// (Diagnostics::outside_box), never released.
+  std::pair<std::vector<double>, double> outside_box(const Dataset& data) const;
   /// A unit-scale prediction of the target in the user's units, clamped into
   /// the target's box (public).
   double target_to_user(double v) const;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <tuple>
 
 #include "dpsosp/discrete_gaussian.hpp"
 #include "dpsosp/error.hpp"
@@ -331,6 +332,7 @@ ScaledSummary minimize_scaled(const Model& model, const Dataset& data, const Vec
         classifier_passes(data.rows(), model.dim(), privacy::gdp_mu(o.privacy->epsilon, o.privacy->delta)));
   const bool supplied = options.noise_key.has_value();
   out.summary = minimize(model, unit, x0, o);
+  std::tie(out.summary.diagnostics.outside_box, out.summary.diagnostics.target_outside_box) = s.outside_box(data);
   if (!supplied) out.summary.noise_key_source = "generated";
   // The whole run's guarantee: the estimate composed with the run.
   PrivacyRecord& r = out.summary.privacy;

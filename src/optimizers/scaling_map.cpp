@@ -7,6 +7,21 @@
 
 namespace dpsosp {
 
+std::pair<std::vector<double>, double> Scaling::outside_box(const Dataset& data) const {
+  const Index n = data.rows(), p = maps_features() ? data.cols() : 0;
+  std::vector<double> features(static_cast<std::size_t>(p), 0.0);
+  double target = has_target && data.has_labels() ? 0.0 : -1.0;
+  Vec row(data.cols());
+  for (Index i = 0; i < n; ++i) {
+    if (p > 0) data.row_dense(i, row);
+    for (Index j = 0; j < p; ++j) features[static_cast<std::size_t>(j)] += row[j] < lower[j] || row[j] > upper[j];
+    if (target >= 0) target += data.label(i) < y_lower || data.label(i) > y_upper;
+  }
+  const double share = n > 0 ? 1.0 / static_cast<double>(n) : 0.0;
+  for (double& f : features) f *= share;
+  return {features, target >= 0 ? target * share : -1.0};
+}
+
 Dataset Scaling::apply(const Dataset& data) const {
   const Index n = data.rows(), p = data.cols();
   if (maps_features() && static_cast<Index>(lower.size()) != p)

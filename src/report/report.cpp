@@ -186,6 +186,12 @@ nlohmann::json diagnostics_report(const Summary& s, FrontEnd front_end) {
       checked > 0 ? nlohmann::json(static_cast<double>(d.clipped_o1 + d.clipped_o2) / static_cast<double>(checked))
                   : nlohmann::json(nullptr);
   j["nonfinite"] = {{"o1", d.nonfinite_o1}, {"o2", d.nonfinite_o2}, {"total", d.nonfinite_o1 + d.nonfinite_o2}};
+  // A scaled run: the share of the records the box clipped, per feature and
+  // the target's (a skewed column's cut tail).
+  if (!d.outside_box.empty() || d.target_outside_box >= 0)
+    j["outside_box"] = {
+        {"features", d.outside_box},
+        {"target", d.target_outside_box >= 0 ? nlohmann::json(d.target_outside_box) : nlohmann::json(nullptr)}};
   j["gradient_evaluations"] = d.gradient_evaluations;
   j["seconds"] = d.seconds;
   j["accounting_seconds"] = d.accounting_seconds;

@@ -92,6 +92,7 @@ class Report(unittest.TestCase):
             self.assertEqual(errors, [], name)
         self.assertIn("diagnostics", self.reports["mf"])
         self.assertIn("certificate", self.reports["mf"]["diagnostics"])
+        self.assertEqual(len(self.reports["mf"]["diagnostics"]["outside_box"]["features"]), 3)  # a scaled CSV
         self.assertIn("certificate", self.reports["population"])
         self.assertIn("estimate", self.reports["mf"])
 

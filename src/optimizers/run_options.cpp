@@ -11,6 +11,7 @@
 #include "dpsosp/optimizer.hpp"
 #include "dpsosp/options.hpp"
 #include "dpsosp/params.hpp"
+#include "dpsosp/scaling.hpp"
 
 namespace dpsosp {
 
@@ -71,7 +72,7 @@ Index classifier_passes(Index n, Index d, double mu) {
   constexpr double kQuiet = 0.1, kMaxPasses = 30, kSteps = 1000;
   const Index base = default_passes(n);
   if (n <= 0 || d <= 0 || !(mu > 0)) return base;
-  const double r = std::sqrt(static_cast<double>(d)) / (static_cast<double>(n) * mu);
+  const double r = noise_to_signal(n, d, mu);  // the noise warning's ratio
   if (!(r < kQuiet)) return base;
   const double passes = static_cast<double>(base);
   const double steps = passes * static_cast<double>(n) / static_cast<double>(default_o1_batch(n, mu, passes, true));
